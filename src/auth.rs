@@ -1,0 +1,269 @@
+//! JWT verification and capability matching (API.md §3).
+//!
+//! The caller's identity is the token subject, so every capability is bound to the calling peer.
+
+use std::collections::BTreeMap;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use serde::{Deserialize, Serialize};
+
+use crate::domain::AgentId;
+use crate::error::{ApiError, ErrorCode};
+
+/// A capability grant: an action, optionally narrowed by a scope.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum CapEntry {
+    Action(String),
+    Scoped {
+        action: String,
+        #[serde(default)]
+        scope: Option<BTreeMap<String, String>>,
+    },
+}
+
+impl CapEntry {
+    fn action(&self) -> &str {
+        match self {
+            CapEntry::Action(a) | CapEntry::Scoped { action: a, .. } => a,
+        }
+    }
+    fn scope(&self) -> Option<&BTreeMap<String, String>> {
+        match self {
+            CapEntry::Action(_) => None,
+            CapEntry::Scoped { scope, .. } => scope.as_ref(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Claims {
+    pub sub: String,
+    pub exp: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iat: Option<u64>,
+    /// A string or a list of strings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aud: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iss: Option<String>,
+    #[serde(default)]
+    pub caps: Vec<CapEntry>,
+}
+
+/// The authenticated caller of a request.
+#[derive(Clone, Debug)]
+pub struct Caller {
+    pub sub: AgentId,
+    pub caps: Vec<CapEntry>,
+}
+
+/// The request values a scope may pin. A scope naming a field the request lacks does not admit it.
+#[derive(Clone, Debug, Default)]
+pub struct ScopeCtx<'a> {
+    pub peer: Option<&'a str>,
+    pub task_id: Option<String>,
+    pub lease_id: Option<String>,
+    pub duplicate_risk: Option<&'a str>,
+}
+
+impl ScopeCtx<'_> {
+    fn get(&self, field: &str) -> Option<&str> {
+        match field {
+            "peer" => self.peer,
+            "task_id" => self.task_id.as_deref(),
+            "lease_id" => self.lease_id.as_deref(),
+            "duplicate_risk" => self.duplicate_risk,
+            _ => None,
+        }
+    }
+}
+
+/// The outcome of a capability check, as recorded in the audit feed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CapCheck {
+    Passed,
+    Missing,
+    ScopeMismatch,
+}
+
+/// Does `grant` (e.g. `a2a.send.*`) name the `required` action (e.g. `a2a.send.bob@acme`)?
+fn action_matches(grant: &str, required: &str) -> bool {
+    if grant == required {
+        return true;
+    }
+    // `<family>.*` covers every `<family>.<x>`; agent ids may contain dots, so only the last
+    // segment of the grant may be the wildcard and it must stand for a whole suffix.
+    match grant.strip_suffix('*') {
+        Some(prefix) if prefix.ends_with('.') => {
+            required.len() > prefix.len() && required.starts_with(prefix)
+        }
+        _ => false,
+    }
+}
+
+impl Caller {
+    pub fn is_operator(&self) -> bool {
+        self.caps
+            .iter()
+            .any(|c| c.action() == "a2a.operator" && c.scope().is_none_or(|s| s.is_empty()))
+    }
+
+    pub fn check(&self, required: &str, ctx: &ScopeCtx) -> CapCheck {
+        let mut any = false;
+        for cap in self
+            .caps
+            .iter()
+            .filter(|c| action_matches(c.action(), required))
+        {
+            any = true;
+            let admitted = cap
+                .scope()
+                .is_none_or(|scope| scope.iter().all(|(k, v)| ctx.get(k) == Some(v.as_str())));
+            if admitted {
+                return CapCheck::Passed;
+            }
+        }
+        if any {
+            CapCheck::ScopeMismatch
+        } else {
+            CapCheck::Missing
+        }
+    }
+
+    /// Checks and turns a refusal into the contract's 403.
+    pub fn require(&self, required: &str, ctx: &ScopeCtx) -> Result<(), ApiError> {
+        cap_error(self.check(required, ctx), required)
+    }
+}
+
+pub fn cap_error(check: CapCheck, required: &str) -> Result<(), ApiError> {
+    match check {
+        CapCheck::Passed => Ok(()),
+        CapCheck::Missing => Err(ApiError::new(
+            ErrorCode::CapabilityMissing,
+            format!("the token lacks the capability {required}"),
+        )),
+        CapCheck::ScopeMismatch => Err(ApiError::new(
+            ErrorCode::CapabilityScopeMismatch,
+            format!("the token grants {required}, but its scope does not admit this request"),
+        )),
+    }
+}
+
+/// How tokens are verified.
+pub struct Verifier {
+    key: DecodingKey,
+    validation: Validation,
+}
+
+impl Verifier {
+    pub fn new(
+        alg: Algorithm,
+        key: DecodingKey,
+        audience: Option<&str>,
+        issuer: Option<&str>,
+    ) -> Verifier {
+        let mut validation = Validation::new(alg);
+        validation.set_required_spec_claims(&["exp", "sub"]);
+        validation.leeway = 30;
+        validation.validate_nbf = true;
+        match audience {
+            Some(aud) => {
+                validation.set_audience(&[aud]);
+                validation.set_required_spec_claims(&["exp", "sub", "aud"]);
+            }
+            None => validation.validate_aud = false,
+        }
+        if let Some(iss) = issuer {
+            validation.set_issuer(&[iss]);
+        }
+        Verifier { key, validation }
+    }
+
+    pub fn verify(&self, token: &str) -> Result<Caller, ApiError> {
+        let data = jsonwebtoken::decode::<Claims>(token, &self.key, &self.validation)
+            .map_err(|e| ApiError::unauthenticated(format!("invalid bearer token: {e}")))?;
+        let sub = AgentId::parse(&data.claims.sub)
+            .map_err(|e| ApiError::unauthenticated(format!("invalid token subject: {e}")))?;
+        Ok(Caller {
+            sub,
+            caps: data.claims.caps,
+        })
+    }
+}
+
+pub fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// Mints an HS256 token (the `token` command, the `--dev` operator token).
+pub fn mint_hs256(
+    secret: &[u8],
+    sub: &str,
+    caps: Vec<CapEntry>,
+    ttl_secs: u64,
+    audience: Option<String>,
+    issuer: Option<String>,
+) -> anyhow::Result<String> {
+    AgentId::parse(sub).map_err(anyhow::Error::msg)?;
+    let now = now_secs();
+    let claims = Claims {
+        sub: sub.to_owned(),
+        exp: now + ttl_secs,
+        iat: Some(now),
+        aud: audience.map(serde_json::Value::String),
+        iss: issuer,
+        caps,
+    };
+    Ok(jsonwebtoken::encode(
+        &Header::new(Algorithm::HS256),
+        &claims,
+        &EncodingKey::from_secret(secret),
+    )?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caller(caps: serde_json::Value) -> Caller {
+        Caller {
+            sub: AgentId::parse("me").unwrap(),
+            caps: serde_json::from_value(caps).unwrap(),
+        }
+    }
+
+    #[test]
+    fn wildcards_cover_whole_suffixes_only() {
+        assert!(action_matches("a2a.send.*", "a2a.send.bob@acme"));
+        assert!(action_matches("a2a.send.bob", "a2a.send.bob"));
+        assert!(!action_matches("a2a.send.bob", "a2a.send.bob2"));
+        assert!(!action_matches("a2a.send*", "a2a.sendx.bob"));
+        assert!(!action_matches("a2a.send.*", "a2a.respond.bob"));
+        assert!(!action_matches("a2a.send.*", "a2a.send."));
+    }
+
+    #[test]
+    fn scopes_narrow_grants() {
+        let c = caller(serde_json::json!([{"action": "a2a.send.*", "scope": {"peer": "bob"}}]));
+        let bob = ScopeCtx {
+            peer: Some("bob"),
+            ..Default::default()
+        };
+        let carol = ScopeCtx {
+            peer: Some("carol"),
+            ..Default::default()
+        };
+        assert_eq!(c.check("a2a.send.bob", &bob), CapCheck::Passed);
+        assert_eq!(c.check("a2a.send.carol", &carol), CapCheck::ScopeMismatch);
+        assert_eq!(c.check("a2a.respond.bob", &bob), CapCheck::Missing);
+        // A scope naming a field the request lacks does not admit it.
+        let c = caller(serde_json::json!([{"action": "a2a.send.bob", "scope": {"lease_id": "x"}}]));
+        assert_eq!(c.check("a2a.send.bob", &bob), CapCheck::ScopeMismatch);
+    }
+}

@@ -1,0 +1,217 @@
+//! Settings: command-line flags, each of which also reads an environment variable.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use clap::Args;
+use jsonwebtoken::{Algorithm, DecodingKey};
+
+use crate::auth::Verifier;
+use crate::mailbox::MailboxConfig;
+
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://a2a-mailbox.db";
+
+#[derive(Args, Debug, Clone)]
+pub struct DbArgs {
+    /// sqlite://file.db (created on first start), sqlite:///abs/path.db?mode=rwc or postgres://user@host:port/db
+    #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL)]
+    pub database_url: String,
+    /// Largest number of database connections (PostgreSQL; SQLite uses one writer and up to 8 readers).
+    #[arg(long, env = "A2A_MAILBOX_DB_MAX_CONNECTIONS", default_value_t = 16)]
+    pub db_max_connections: u32,
+    /// How long a request waits for a database connection before it answers 503.
+    #[arg(
+        long,
+        env = "A2A_MAILBOX_DB_ACQUIRE_TIMEOUT_MS",
+        default_value_t = 10_000
+    )]
+    pub db_acquire_timeout_ms: u64,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct JwtArgs {
+    /// HS256 secret: the raw bytes of this string.
+    #[arg(long, env = "A2A_MAILBOX_JWT_SECRET", hide_env_values = true)]
+    pub jwt_secret: Option<String>,
+    /// A file holding the HS256 secret (a trailing newline is ignored).
+    #[arg(long, env = "A2A_MAILBOX_JWT_SECRET_FILE")]
+    pub jwt_secret_file: Option<PathBuf>,
+    /// Verification algorithm: HS256 (secret), or RS256 / ES256 / EdDSA with --jwt-public-key-file.
+    #[arg(long, env = "A2A_MAILBOX_JWT_ALGORITHM", default_value = "HS256")]
+    pub jwt_algorithm: String,
+    /// PEM public key for RS256 / ES256 / EdDSA.
+    #[arg(long, env = "A2A_MAILBOX_JWT_PUBLIC_KEY_FILE")]
+    pub jwt_public_key_file: Option<PathBuf>,
+    /// When set, tokens must carry this `aud`; when unset, tokens without `aud` are accepted.
+    #[arg(long, env = "A2A_MAILBOX_JWT_AUDIENCE")]
+    pub jwt_audience: Option<String>,
+    /// When set, tokens must carry this `iss`.
+    #[arg(long, env = "A2A_MAILBOX_JWT_ISSUER")]
+    pub jwt_issuer: Option<String>,
+}
+
+/// Where `serve --dev` keeps its generated secret: next to the SQLite file, or in the working
+/// directory for PostgreSQL.
+pub fn dev_secret_path(database_url: &str) -> PathBuf {
+    match sqlite_path(database_url) {
+        Some(p) => {
+            let mut s = p.into_os_string();
+            s.push(".jwt-secret");
+            PathBuf::from(s)
+        }
+        None => PathBuf::from("a2a-mailbox-dev.jwt-secret"),
+    }
+}
+
+fn sqlite_path(url: &str) -> Option<PathBuf> {
+    let rest = url.strip_prefix("sqlite:")?;
+    let rest = rest.strip_prefix("//").unwrap_or(rest);
+    let path = rest.split('?').next().unwrap_or(rest);
+    (!path.is_empty() && path != ":memory:").then(|| PathBuf::from(path))
+}
+
+impl JwtArgs {
+    /// The configured HS256 secret, if any (flag, environment, or secret file).
+    pub fn configured_secret(&self) -> anyhow::Result<Option<Vec<u8>>> {
+        if let Some(s) = &self.jwt_secret {
+            if s.is_empty() {
+                bail!("A2A_MAILBOX_JWT_SECRET is set but empty");
+            }
+            return Ok(Some(s.as_bytes().to_vec()));
+        }
+        if let Some(path) = &self.jwt_secret_file {
+            return read_secret_file(path).map(Some);
+        }
+        Ok(None)
+    }
+
+    pub fn algorithm(&self) -> anyhow::Result<Algorithm> {
+        Ok(match self.jwt_algorithm.to_ascii_uppercase().as_str() {
+            "HS256" => Algorithm::HS256,
+            "RS256" => Algorithm::RS256,
+            "ES256" => Algorithm::ES256,
+            "EDDSA" => Algorithm::EdDSA,
+            other => bail!("unsupported --jwt-algorithm {other}: use HS256, RS256, ES256 or EdDSA"),
+        })
+    }
+
+    pub fn verifier(&self, secret: Option<&[u8]>) -> anyhow::Result<Verifier> {
+        let alg = self.algorithm()?;
+        let key = match alg {
+            Algorithm::HS256 => DecodingKey::from_secret(
+                secret.context("HS256 needs a secret (A2A_MAILBOX_JWT_SECRET)")?,
+            ),
+            _ => {
+                let path = self
+                    .jwt_public_key_file
+                    .as_ref()
+                    .context("RS256/ES256/EdDSA need --jwt-public-key-file (A2A_MAILBOX_JWT_PUBLIC_KEY_FILE)")?;
+                let pem = std::fs::read(path)
+                    .with_context(|| format!("reading public key {}", path.display()))?;
+                match alg {
+                    Algorithm::RS256 => DecodingKey::from_rsa_pem(&pem)?,
+                    Algorithm::ES256 => DecodingKey::from_ec_pem(&pem)?,
+                    _ => DecodingKey::from_ed_pem(&pem)?,
+                }
+            }
+        };
+        Ok(Verifier::new(
+            alg,
+            key,
+            self.jwt_audience.as_deref(),
+            self.jwt_issuer.as_deref(),
+        ))
+    }
+}
+
+pub fn read_secret_file(path: &PathBuf) -> anyhow::Result<Vec<u8>> {
+    let mut s =
+        std::fs::read(path).with_context(|| format!("reading secret file {}", path.display()))?;
+    while s.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+        s.pop();
+    }
+    if s.is_empty() {
+        bail!("secret file {} is empty", path.display());
+    }
+    Ok(s)
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct MailboxArgs {
+    /// Dedup window of the receiver-side result cache, in milliseconds.
+    #[arg(
+        long,
+        env = "A2A_MAILBOX_RESULT_CACHE_WINDOW_MS",
+        default_value_t = 86_400_000
+    )]
+    pub result_cache_window_ms: u64,
+    /// Per-task_kind windows, e.g. `refund=604800000,lookup=3600000`.
+    #[arg(long, env = "A2A_MAILBOX_RESULT_CACHE_WINDOWS", default_value = "")]
+    pub result_cache_windows: String,
+    /// How long an Idempotency-Key is honoured, in milliseconds.
+    #[arg(
+        long,
+        env = "A2A_MAILBOX_IDEMPOTENCY_WINDOW_MS",
+        default_value_t = 86_400_000
+    )]
+    pub idempotency_window_ms: u64,
+    /// How long a pending Idempotency-Key record blocks duplicates before it may be taken over.
+    #[arg(
+        long,
+        env = "A2A_MAILBOX_IDEMPOTENCY_PENDING_TTL_MS",
+        default_value_t = 60_000
+    )]
+    pub idempotency_pending_ttl_ms: u64,
+}
+
+impl MailboxArgs {
+    pub fn config(&self) -> anyhow::Result<MailboxConfig> {
+        let mut by_kind = HashMap::new();
+        for part in self
+            .result_cache_windows
+            .split(',')
+            .filter(|p| !p.trim().is_empty())
+        {
+            let (kind, ms) = part
+                .split_once('=')
+                .with_context(|| format!("bad result cache window {part:?}: expected kind=ms"))?;
+            let ms: u64 = ms
+                .trim()
+                .parse()
+                .with_context(|| format!("bad result cache window {part:?}: expected kind=ms"))?;
+            by_kind.insert(kind.trim().to_owned(), clamp_ms(ms));
+        }
+        Ok(MailboxConfig {
+            result_cache_window_ms: clamp_ms(self.result_cache_window_ms),
+            result_cache_window_by_kind: by_kind,
+            idempotency_window_ms: clamp_ms(self.idempotency_window_ms),
+            idempotency_pending_ttl_ms: clamp_ms(self.idempotency_pending_ttl_ms),
+        })
+    }
+}
+
+fn clamp_ms(v: u64) -> i64 {
+    v.min(i64::MAX as u64 / 2) as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dev_secret_lives_next_to_the_sqlite_file() {
+        assert_eq!(
+            dev_secret_path("sqlite://a2a-mailbox.db"),
+            PathBuf::from("a2a-mailbox.db.jwt-secret")
+        );
+        assert_eq!(
+            dev_secret_path("sqlite:///var/lib/a2a/m.db?mode=rwc"),
+            PathBuf::from("/var/lib/a2a/m.db.jwt-secret")
+        );
+        assert_eq!(
+            dev_secret_path("postgres://u@h/db"),
+            PathBuf::from("a2a-mailbox-dev.jwt-secret")
+        );
+    }
+}

@@ -1,0 +1,79 @@
+//! Extractors: the authenticated [`Caller`] and the contract's answers to malformed input.
+
+use std::future::{ready, Ready};
+
+use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
+use actix_web::{dev::Payload, web, FromRequest, HttpRequest};
+
+use super::State;
+use crate::auth::Caller;
+use crate::error::{ApiError, ErrorCode};
+
+impl FromRequest for Caller {
+    type Error = ApiError;
+    type Future = Ready<Result<Caller, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(authenticate(req))
+    }
+}
+
+fn authenticate(req: &HttpRequest) -> Result<Caller, ApiError> {
+    let state = req
+        .app_data::<State>()
+        .ok_or_else(|| ApiError::internal("application state missing"))?;
+    let header = req
+        .headers()
+        .get(actix_web::http::header::AUTHORIZATION)
+        .ok_or_else(|| ApiError::unauthenticated("missing Authorization: Bearer <token>"))?;
+    let token = header
+        .to_str()
+        .ok()
+        .and_then(|h| {
+            h.strip_prefix("Bearer ")
+                .or_else(|| h.strip_prefix("bearer "))
+        })
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| {
+            ApiError::unauthenticated("the Authorization header must be Bearer <token>")
+        })?;
+    state.verifier.verify(token)
+}
+
+/// JSON bodies: size limit, content type and syntax errors in the contract's shape.
+pub fn json_config(limit: usize) -> web::JsonConfig {
+    web::JsonConfig::default()
+        .limit(limit)
+        .error_handler(move |err, _req| {
+            let e = match &err {
+                JsonPayloadError::OverflowKnownLength { .. }
+                | JsonPayloadError::Overflow { .. } => ApiError::new(
+                    ErrorCode::PayloadTooLarge,
+                    format!("the request body is larger than {limit} bytes"),
+                ),
+                JsonPayloadError::ContentType => ApiError::new(
+                    ErrorCode::UnsupportedMediaType,
+                    "the request body must be application/json",
+                ),
+                other => ApiError::invalid(format!("malformed JSON body: {other}")),
+            };
+            e.into()
+        })
+}
+
+pub fn query_config() -> web::QueryConfig {
+    web::QueryConfig::default().error_handler(|err, _req| {
+        let msg = match &err {
+            QueryPayloadError::Deserialize(e) => format!("bad query parameter: {e}"),
+            other => format!("bad query string: {other}"),
+        };
+        ApiError::invalid(msg).into()
+    })
+}
+
+pub fn path_config() -> web::PathConfig {
+    web::PathConfig::default().error_handler(|err: PathError, _req| {
+        ApiError::invalid(format!("bad path parameter: {err}")).into()
+    })
+}

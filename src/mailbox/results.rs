@@ -1,0 +1,256 @@
+//! Posting and draining results.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::rows::{result_from_columns, TaskRow, TASK_COLS};
+use super::{audit, now_ms, IdemRequest, Mailbox, Reply};
+use crate::args;
+use crate::auth::{Caller, ScopeCtx};
+use crate::domain::{A2ATaskResult, PostResult, TaskState};
+use crate::error::{ApiError, ErrorCode};
+use crate::store::Tx;
+
+#[derive(sqlx::FromRow)]
+struct Drained {
+    id: String,
+    result_status: Option<String>,
+    result_content: Option<String>,
+    result_error: Option<String>,
+}
+
+impl Mailbox {
+    /// `POST /a2a/results`.
+    pub async fn post_result(
+        &self,
+        caller: &Caller,
+        idem: Option<&IdemRequest>,
+        input: &PostResult,
+    ) -> Result<Reply, ApiError> {
+        self.write(caller, idem, |mut tx| async move {
+            let out = self.post_result_in(&mut tx, caller, input).await;
+            (tx, out)
+        })
+        .await
+    }
+
+    async fn post_result_in(
+        &self,
+        tx: &mut Tx,
+        caller: &Caller,
+        input: &PostResult,
+    ) -> Result<Reply, ApiError> {
+        let now = now_ms();
+        let me = caller.sub.as_str();
+        let id = input.task_id.to_string();
+        let row: Option<TaskRow> = tx
+            .fetch_optional(
+                &format!("SELECT {TASK_COLS} FROM tasks WHERE id = $1 /*FOR_UPDATE*/"),
+                args![id.as_str()],
+            )
+            .await?;
+        // Unknown and invisible tasks are refused before any capability check, so task ids
+        // cannot be probed for granted capabilities.
+        let row = match row {
+            Some(row) if row.visible_to(caller) => row,
+            _ => {
+                audit(
+                    tx,
+                    now,
+                    me,
+                    "a2a_result_rejected",
+                    json!({"task_id": id, "reason": "unknown_task"}),
+                )
+                .await?;
+                return Err(ApiError::new(
+                    ErrorCode::UnknownTask,
+                    format!("no task {id} is visible to the caller"),
+                ));
+            }
+        };
+        let lease_id = input.lease_id.map(|l| l.to_string());
+        let ctx = ScopeCtx {
+            peer: Some(&row.sender),
+            task_id: Some(id.clone()),
+            lease_id: lease_id.clone(),
+            duplicate_risk: None,
+        };
+        self.audited_check(
+            tx,
+            caller,
+            &format!("a2a-respond:{id}"),
+            &format!("a2a.respond.{}", row.sender),
+            &ctx,
+            now,
+        )
+        .await?;
+        let result = input.result();
+        let posted = json!({"kind": "a2a_result_posted", "task_id": input.task_id});
+        match row.state() {
+            TaskState::ResultPending | TaskState::Resolved => {
+                // Answered already: only the one who answered (or an operator) may replay.
+                if row.result_by.as_deref() != Some(me) && !caller.is_operator() {
+                    return Err(not_lessee(&id));
+                }
+                if row.result()?.as_ref() == Some(&result) {
+                    Ok(Reply::new(200, posted).replay())
+                } else {
+                    Err(ApiError::new(
+                        ErrorCode::ResultConflict,
+                        format!("task {id} was already answered with a different result"),
+                    ))
+                }
+            }
+            TaskState::Queued => Err(ApiError::new(
+                ErrorCode::NotInFlight,
+                format!("task {id} is queued, not leased: there is no lease to answer"),
+            )),
+            TaskState::InFlight => {
+                if row.leased_to.as_deref() != Some(me) && !caller.is_operator() {
+                    return Err(not_lessee(&id));
+                }
+                if lease_id.is_some() && lease_id != row.lease_id {
+                    return Err(ApiError::new(
+                        ErrorCode::LeaseMismatch,
+                        format!(
+                            "lease {} is not the current lease of task {id} (current: {})",
+                            lease_id.unwrap_or_default(),
+                            row.lease_id.as_deref().unwrap_or("none")
+                        ),
+                    ));
+                }
+                let content = serde_json::to_string(&result.content).map_err(ApiError::internal)?;
+                let result_seq = tx.next_seq("result").await?;
+                tx.execute(
+                    "UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
+                        result_error = $4, result_by = $5, result_at_ms = $6, result_seq = $7, updated_at_ms = $6 \
+                     WHERE id = $1",
+                    args![
+                        id.as_str(),
+                        result.status.as_str(),
+                        content.as_str(),
+                        result.error_message.clone(),
+                        me,
+                        now,
+                        result_seq
+                    ],
+                )
+                .await?;
+                if let Some(cache_key) = &row.cache_key {
+                    self.cache_result(tx, &row, cache_key, &result, &content, now)
+                        .await?;
+                }
+                Ok(Reply::new(201, posted).waking())
+            }
+        }
+    }
+
+    /// Fills the receiver-side result cache for an idempotent task answered while in flight.
+    async fn cache_result(
+        &self,
+        tx: &mut Tx,
+        row: &TaskRow,
+        cache_key: &str,
+        result: &A2ATaskResult,
+        content: &str,
+        now: i64,
+    ) -> Result<(), ApiError> {
+        let task = row.task()?;
+        let window = task
+            .task_kind
+            .as_ref()
+            .and_then(|k| self.cfg.result_cache_window_by_kind.get(k))
+            .copied()
+            .unwrap_or(self.cfg.result_cache_window_ms);
+        tx.execute(
+            "INSERT INTO result_cache (cache_key, source_task_id, status, content, error_message, created_at_ms, expires_at_ms) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7) \
+             ON CONFLICT (cache_key) DO UPDATE SET source_task_id = excluded.source_task_id, status = excluded.status, \
+                content = excluded.content, error_message = excluded.error_message, \
+                created_at_ms = excluded.created_at_ms, expires_at_ms = excluded.expires_at_ms \
+             WHERE result_cache.expires_at_ms <= $6",
+            args![
+                cache_key,
+                row.id.as_str(),
+                result.status.as_str(),
+                content,
+                result.error_message.clone(),
+                now,
+                now.saturating_add(window)
+            ],
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// `GET /a2a/results/next`: drains the oldest pending result of a task the caller sent.
+    pub async fn drain_result(
+        &self,
+        caller: &Caller,
+        wait: Duration,
+    ) -> Result<Option<A2ATaskResult>, ApiError> {
+        self.long_poll(wait, || self.drain_once(caller)).await
+    }
+
+    async fn drain_once(&self, caller: &Caller) -> Result<Option<A2ATaskResult>, ApiError> {
+        let me = caller.sub.as_str();
+        let any: Option<(String,)> = self
+            .db
+            .fetch_optional(
+                "SELECT id FROM tasks WHERE state = 'result_pending' AND sender = $1 LIMIT 1",
+                args![me],
+            )
+            .await?;
+        if any.is_none() {
+            return Ok(None);
+        }
+        let mut tx = self.db.begin().await?;
+        let drained: Option<Drained> = tx
+            .fetch_optional(
+                "UPDATE tasks SET state = 'resolved', updated_at_ms = $2 WHERE id = ( \
+                    SELECT id FROM tasks WHERE state = 'result_pending' AND sender = $1 \
+                    ORDER BY result_seq LIMIT 1 /*SKIP_LOCKED*/) \
+                 RETURNING id, result_status, result_content, result_error",
+                args![me, now_ms()],
+            )
+            .await?;
+        tx.commit().await?;
+        drained
+            .map(|d| {
+                result_from_columns(
+                    &d.id,
+                    d.result_status.as_deref().unwrap_or("error"),
+                    d.result_content.as_deref(),
+                    d.result_error,
+                )
+            })
+            .transpose()
+    }
+
+    /// `GET /a2a/results/recent`: pending results of the caller's tasks; never consumes.
+    pub async fn recent_results(
+        &self,
+        caller: &Caller,
+        limit: i64,
+    ) -> Result<Vec<A2ATaskResult>, ApiError> {
+        let rows: Vec<TaskRow> = self
+            .db
+            .fetch_all(
+                &format!(
+                    "SELECT {TASK_COLS} FROM tasks WHERE state = 'result_pending' AND sender = $1 \
+                     ORDER BY result_seq LIMIT $2"
+                ),
+                args![caller.sub.as_str(), limit],
+            )
+            .await?;
+        rows.iter().filter_map(|r| r.result().transpose()).collect()
+    }
+}
+
+fn not_lessee(id: &str) -> ApiError {
+    ApiError::new(
+        ErrorCode::NotLessee,
+        format!("the caller does not hold the lease of task {id}"),
+    )
+}

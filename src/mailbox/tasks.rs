@@ -1,0 +1,548 @@
+//! Sending, leasing and reading tasks.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+use super::rows::{TaskRow, TASK_COLS};
+use super::{audit, now_ms, Mailbox, Reply};
+use crate::args;
+use crate::auth::{Caller, ScopeCtx};
+use crate::domain::{A2ATask, Lease, QueueEntry, QueueState};
+use crate::error::{ApiError, ErrorCode};
+use crate::store::Tx;
+
+use super::IdemRequest;
+
+/// Filters of the queue snapshot.
+#[derive(Clone, Debug, Default)]
+pub struct QueueFilter {
+    pub limit: i64,
+    pub min_lease_age_ms: Option<i64>,
+    pub deadline_within_ms: Option<i64>,
+    pub state: Option<QueueState>,
+}
+
+pub struct QueueSnapshot {
+    pub tasks: Vec<QueueEntry>,
+    pub results: Vec<crate::domain::A2ATaskResult>,
+}
+
+#[derive(sqlx::FromRow)]
+struct Existing {
+    sender: String,
+    body: String,
+    replayed_from: Option<String>,
+}
+
+#[derive(sqlx::FromRow)]
+struct CacheHit {
+    source_task_id: String,
+    status: String,
+    content: String,
+    error_message: Option<String>,
+}
+
+#[derive(sqlx::FromRow)]
+struct Candidate {
+    id: String,
+    deadline_ms: Option<i64>,
+}
+
+fn queued_answer(task_id: Uuid, replayed_from: Option<&str>) -> Value {
+    let mut body = json!({"kind": "a2a_task_queued", "task_id": task_id});
+    if let Some(src) = replayed_from {
+        body["replayed_from"] = Value::String(src.to_owned());
+    }
+    body
+}
+
+impl Mailbox {
+    /// `POST /a2a/tasks`. `raw` is the body as JSON: the sender and capability gates run on it
+    /// before the body is validated as an `A2ATask` (§4, §11).
+    pub async fn send(
+        &self,
+        caller: &Caller,
+        idem: Option<&IdemRequest>,
+        raw: &Value,
+    ) -> Result<Reply, ApiError> {
+        self.write(caller, idem, |mut tx| async move {
+            let out = self.send_in(&mut tx, caller, raw).await;
+            (tx, out)
+        })
+        .await
+    }
+
+    async fn send_in(&self, tx: &mut Tx, caller: &Caller, raw: &Value) -> Result<Reply, ApiError> {
+        let now = now_ms();
+        let sender = raw.get("sender").and_then(Value::as_str);
+        let recipient = raw.get("recipient").and_then(Value::as_str);
+        let (Some(sender), Some(recipient)) = (sender, recipient) else {
+            return Err(ApiError::invalid(
+                "the task needs string fields sender and recipient",
+            ));
+        };
+        if sender != caller.sub.as_str() {
+            audit(
+                tx,
+                now,
+                caller.sub.as_str(),
+                "a2a_sender_mismatch",
+                json!({"sender": sender, "recipient": recipient, "task_id": raw.get("id")}),
+            )
+            .await?;
+            return Err(ApiError::new(
+                ErrorCode::SenderMismatch,
+                format!(
+                    "the task's sender {sender:?} is not the token subject {:?}",
+                    caller.sub.as_str()
+                ),
+            ));
+        }
+        let task_id = raw.get("id").and_then(Value::as_str).map(str::to_owned);
+        let ctx = ScopeCtx {
+            peer: Some(recipient),
+            task_id: task_id.clone(),
+            ..Default::default()
+        };
+        self.audited_check(
+            tx,
+            caller,
+            &format!("a2a-send:{recipient}"),
+            &format!("a2a.send.{recipient}"),
+            &ctx,
+            now,
+        )
+        .await?;
+        let task: A2ATask = serde_json::from_value(raw.clone())
+            .map_err(|e| ApiError::invalid(format!("invalid task: {e}")))?;
+        task.validate()?;
+        let id = task.id.to_string();
+        let body = serde_json::to_string(&task).map_err(ApiError::internal)?;
+
+        if let Some(reply) = self.replay_send(tx, &task, &body).await? {
+            return Ok(reply);
+        }
+        let cache_key = task.cache_key();
+        let idem = task.idempotency.as_ref();
+        let deadline = task.deadline_ms.map(|d| d as i64);
+        if let Some(key) = &cache_key {
+            let hit: Option<CacheHit> = tx
+                .fetch_optional(
+                    "SELECT source_task_id, status, content, error_message FROM result_cache \
+                     WHERE cache_key = $1 AND expires_at_ms > $2",
+                    args![key.as_str(), now],
+                )
+                .await?;
+            if let Some(hit) = hit {
+                // The work was done already: queue a copy of its result for the sender at once.
+                let result_seq = tx.next_seq("result").await?;
+                let inserted = tx
+                    .execute(
+                        "INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, deadline_ms, \
+                            duplicate_safety, idem_key, cache_key, replayed_from, result_status, result_content, \
+                            result_error, result_at_ms, result_seq, created_at_ms, updated_at_ms) \
+                         VALUES ($1, $2, $3, $4, 'result_pending', 0, 0, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $13, $13) \
+                         ON CONFLICT (id) DO NOTHING",
+                        args![
+                            id.as_str(),
+                            task.sender.as_str(),
+                            task.recipient.as_str(),
+                            body.as_str(),
+                            deadline,
+                            idem.map(|i| i.duplicate_safety.as_str()),
+                            idem.map(|i| i.key.as_str()),
+                            key.as_str(),
+                            hit.source_task_id.as_str(),
+                            hit.status.as_str(),
+                            hit.content.as_str(),
+                            hit.error_message,
+                            now,
+                            result_seq
+                        ],
+                    )
+                    .await?;
+                if inserted == 0 {
+                    return self.replay_after_race(tx, &task, &body).await;
+                }
+                self.metrics.inc(&self.metrics.cache_hits);
+                return Ok(
+                    Reply::new(201, queued_answer(task.id, Some(&hit.source_task_id))).waking(),
+                );
+            }
+        }
+        let queue_seq = tx.next_seq("queue").await?;
+        let inserted = tx
+            .execute(
+                "INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, deadline_ms, \
+                    duplicate_safety, idem_key, cache_key, created_at_ms, updated_at_ms) \
+                 VALUES ($1, $2, $3, $4, 'queued', 0, $5, $6, $7, $8, $9, $10, $10) \
+                 ON CONFLICT (id) DO NOTHING",
+                args![
+                    id.as_str(),
+                    task.sender.as_str(),
+                    task.recipient.as_str(),
+                    body.as_str(),
+                    queue_seq,
+                    deadline,
+                    idem.map(|i| i.duplicate_safety.as_str()),
+                    idem.map(|i| i.key.as_str()),
+                    cache_key,
+                    now
+                ],
+            )
+            .await?;
+        if inserted == 0 {
+            return self.replay_after_race(tx, &task, &body).await;
+        }
+        self.metrics.inc(&self.metrics.tasks_sent);
+        Ok(Reply::new(201, queued_answer(task.id, None)).waking())
+    }
+
+    /// A send whose id exists: the same sender and body replays the first answer, anything else
+    /// is a conflict.
+    async fn replay_send(
+        &self,
+        tx: &mut Tx,
+        task: &A2ATask,
+        body: &str,
+    ) -> Result<Option<Reply>, ApiError> {
+        let existing: Option<Existing> = tx
+            .fetch_optional(
+                "SELECT sender, body, replayed_from FROM tasks WHERE id = $1",
+                args![task.id],
+            )
+            .await?;
+        let Some(existing) = existing else {
+            return Ok(None);
+        };
+        if existing.sender == task.sender.as_str() && existing.body == body {
+            Ok(Some(
+                Reply::new(
+                    200,
+                    queued_answer(task.id, existing.replayed_from.as_deref()),
+                )
+                .replay(),
+            ))
+        } else {
+            Err(ApiError::new(
+                ErrorCode::TaskIdConflict,
+                format!("task id {} is already used by a different task", task.id),
+            ))
+        }
+    }
+
+    /// Another transaction inserted the same id between our check and our insert.
+    async fn replay_after_race(
+        &self,
+        tx: &mut Tx,
+        task: &A2ATask,
+        body: &str,
+    ) -> Result<Reply, ApiError> {
+        self.replay_send(tx, task, body)
+            .await?
+            .ok_or_else(|| ApiError::internal("a conflicting insert left no row"))
+    }
+
+    /// `GET /a2a/tasks/next`: leases the oldest queued task of `recipient`, waiting up to `wait`.
+    pub async fn lease_next(
+        &self,
+        caller: &Caller,
+        recipient: &str,
+        wait: Duration,
+    ) -> Result<Option<(crate::domain::A2ATask, Lease)>, ApiError> {
+        if recipient != caller.sub.as_str() {
+            caller.require(
+                &format!("a2a.lease.{recipient}"),
+                &ScopeCtx {
+                    peer: Some(recipient),
+                    ..Default::default()
+                },
+            )?;
+        }
+        self.long_poll(wait, || self.lease_once(caller, recipient))
+            .await
+    }
+
+    async fn lease_once(
+        &self,
+        caller: &Caller,
+        recipient: &str,
+    ) -> Result<Option<(A2ATask, Lease)>, ApiError> {
+        // Cheap read first: an empty poll never takes the write lock.
+        let any: Option<(String,)> = self
+            .db
+            .fetch_optional(
+                "SELECT id FROM tasks WHERE state = 'queued' AND recipient = $1 LIMIT 1",
+                args![recipient],
+            )
+            .await?;
+        if any.is_none() {
+            return Ok(None);
+        }
+        let mut tx = self.db.begin().await?;
+        match self.lease_in(&mut tx, caller, recipient).await {
+            Ok((leased, expired)) => {
+                if expired > 0 {
+                    tx.notify_peers().await?;
+                }
+                tx.commit().await?;
+                if expired > 0 {
+                    self.wakeup.notify_waiters();
+                }
+                if leased.is_some() {
+                    self.metrics.inc(&self.metrics.leases);
+                }
+                Ok(leased)
+            }
+            Err(e) => {
+                let _ = tx.rollback().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// One claim transaction: walks the head of the recipient's queue, resolving tasks whose
+    /// deadline has passed (§4.1), and leases the first live one. Answers the lease and the
+    /// number of tasks it expired.
+    async fn lease_in(
+        &self,
+        tx: &mut Tx,
+        caller: &Caller,
+        recipient: &str,
+    ) -> Result<(Option<(A2ATask, Lease)>, u32), ApiError> {
+        let now = now_ms();
+        let mut expired = 0;
+        loop {
+            let head: Option<Candidate> = tx
+                .fetch_optional(
+                    "SELECT id, deadline_ms FROM tasks WHERE state = 'queued' AND recipient = $1 \
+                     ORDER BY queue_seq LIMIT 1 /*SKIP_LOCKED*/",
+                    args![recipient],
+                )
+                .await?;
+            let Some(head) = head else {
+                return Ok((None, expired));
+            };
+            if head.deadline_ms.is_some_and(|d| d < now) {
+                let result_seq = tx.next_seq("result").await?;
+                tx.execute(
+                    "UPDATE tasks SET state = 'result_pending', result_status = 'error', result_content = '[]', \
+                        result_error = 'deadline exceeded', result_at_ms = $2, result_seq = $3, updated_at_ms = $2 \
+                     WHERE id = $1",
+                    args![head.id.as_str(), now, result_seq],
+                )
+                .await?;
+                expired += 1;
+                continue;
+            }
+            let lease_id = Uuid::new_v4();
+            let row: TaskRow = tx
+                .fetch_optional(
+                    &format!(
+                        "UPDATE tasks SET state = 'in_flight', attempt = attempt + 1, lease_id = $2, leased_to = $3, \
+                            leased_at_ms = $4, heartbeat_at_ms = $4, updated_at_ms = $4 \
+                         WHERE id = $1 RETURNING {TASK_COLS}"
+                    ),
+                    args![head.id.as_str(), lease_id, caller.sub.as_str(), now],
+                )
+                .await?
+                .ok_or_else(|| ApiError::internal("claimed row vanished"))?;
+            let lease = row
+                .lease()?
+                .ok_or_else(|| ApiError::internal("claimed row has no lease"))?;
+            return Ok((Some((row.task()?, lease)), expired));
+        }
+    }
+
+    /// `GET /a2a/tasks/{id}`: 404 when missing or invisible (identical answers).
+    pub async fn task_status(
+        &self,
+        caller: &Caller,
+        id: Uuid,
+    ) -> Result<crate::domain::TaskStatus, ApiError> {
+        let row: Option<TaskRow> = self
+            .db
+            .fetch_optional(
+                &format!("SELECT {TASK_COLS} FROM tasks WHERE id = $1"),
+                args![id],
+            )
+            .await?;
+        match row {
+            Some(row) if row.visible_to(caller) => row.status(),
+            _ => Err(not_found(id)),
+        }
+    }
+
+    /// `GET /a2a/tasks/recent`: queued tasks visible to the caller, oldest first.
+    pub async fn recent_tasks(
+        &self,
+        caller: &Caller,
+        limit: i64,
+    ) -> Result<Vec<A2ATask>, ApiError> {
+        let rows: Vec<TaskRow> = if caller.is_operator() {
+            self.db
+                .fetch_all(
+                    &format!(
+                        "SELECT {TASK_COLS} FROM tasks WHERE state = 'queued' ORDER BY queue_seq LIMIT $1"
+                    ),
+                    args![limit],
+                )
+                .await?
+        } else {
+            self.db
+                .fetch_all(
+                    &format!(
+                        "SELECT {TASK_COLS} FROM tasks WHERE state = 'queued' AND (sender = $1 OR recipient = $1) \
+                         ORDER BY queue_seq LIMIT $2"
+                    ),
+                    args![caller.sub.as_str(), limit],
+                )
+                .await?
+        };
+        rows.iter().map(TaskRow::task).collect()
+    }
+
+    /// `GET /a2a/queue`: queued tasks first (FIFO), then in-flight ones oldest lease first, and
+    /// the pending results; all visibility-filtered. Filters apply before the limit.
+    pub async fn queue(&self, caller: &Caller, f: &QueueFilter) -> Result<QueueSnapshot, ApiError> {
+        let now = now_ms();
+        let operator = caller.is_operator();
+        let me = caller.sub.as_str();
+        let visible = if operator {
+            "$1 = $1"
+        } else {
+            "(sender = $1 OR recipient = $1 OR leased_to = $1)"
+        };
+        // Optional filters are bound as nullable parameters so each statement's text stays fixed.
+        let deadline_max = f.deadline_within_ms.map(|w| now.saturating_add(w));
+        let heartbeat_max = f.min_lease_age_ms.map(|a| now.saturating_sub(a));
+        let mut tasks: Vec<TaskRow> = Vec::new();
+        if f.state != Some(QueueState::InFlight) {
+            tasks = self
+                .db
+                .fetch_all(
+                    &format!(
+                        "SELECT {TASK_COLS} FROM tasks WHERE state = 'queued' AND {visible} \
+                         AND ($3 IS NULL OR deadline_ms <= $3) ORDER BY queue_seq LIMIT $2"
+                    ),
+                    args![me, f.limit, deadline_max],
+                )
+                .await?;
+        }
+        let room = f.limit - tasks.len() as i64;
+        if f.state != Some(QueueState::Queued) && room > 0 {
+            let in_flight: Vec<TaskRow> = self
+                .db
+                .fetch_all(
+                    &format!(
+                        "SELECT {TASK_COLS} FROM tasks WHERE state = 'in_flight' AND {visible} \
+                         AND ($3 IS NULL OR deadline_ms <= $3) AND ($4 IS NULL OR heartbeat_at_ms <= $4) \
+                         ORDER BY heartbeat_at_ms, id LIMIT $2"
+                    ),
+                    args![me, room, deadline_max, heartbeat_max],
+                )
+                .await?;
+            tasks.extend(in_flight);
+        }
+        let results: Vec<TaskRow> = self
+            .db
+            .fetch_all(
+                &format!(
+                    "SELECT {TASK_COLS} FROM tasks WHERE state = 'result_pending' AND {} \
+                     ORDER BY result_seq LIMIT $2",
+                    if operator {
+                        "$1 = $1"
+                    } else {
+                        "(sender = $1 OR recipient = $1)"
+                    }
+                ),
+                args![me, f.limit],
+            )
+            .await?;
+        Ok(QueueSnapshot {
+            tasks: tasks
+                .iter()
+                .map(TaskRow::queue_entry)
+                .collect::<Result<_, _>>()?,
+            results: results
+                .iter()
+                .filter_map(|r| r.result().transpose())
+                .collect::<Result<_, _>>()?,
+        })
+    }
+}
+
+pub fn not_found(id: Uuid) -> ApiError {
+    ApiError::new(
+        ErrorCode::NotFound,
+        format!("no task {id} is visible to the caller"),
+    )
+}
+
+#[derive(sqlx::FromRow)]
+struct Count {
+    n: i64,
+}
+
+#[derive(sqlx::FromRow)]
+struct Oldest {
+    at: Option<i64>,
+}
+
+impl Mailbox {
+    /// Queue gauges for `/metrics`. Each reads one partial index: depths are index-only counts
+    /// of one state's rows and the ages come from the first entry of an ordered index, so no
+    /// query walks the whole table.
+    pub async fn gauges(&self) -> Result<Vec<(&'static str, &'static str, String, f64)>, ApiError> {
+        let now = now_ms();
+        let mut out = Vec::new();
+        for state in ["queued", "in_flight", "result_pending"] {
+            let c: Option<Count> = self
+                .db
+                .fetch_optional(
+                    "SELECT COUNT(*) AS n FROM tasks WHERE state = $1",
+                    args![state],
+                )
+                .await?;
+            out.push((
+                "a2a_queue_depth",
+                "Tasks per state.",
+                format!("{{state=\"{state}\"}}"),
+                c.map_or(0.0, |c| c.n as f64),
+            ));
+        }
+        let q: Option<Oldest> = self
+            .db
+            .fetch_optional(
+                "SELECT updated_at_ms AS at FROM tasks WHERE state = 'queued' ORDER BY queue_seq LIMIT 1",
+                &[],
+            )
+            .await?;
+        let l: Option<Oldest> = self
+            .db
+            .fetch_optional(
+                "SELECT heartbeat_at_ms AS at FROM tasks WHERE state = 'in_flight' ORDER BY heartbeat_at_ms LIMIT 1",
+                &[],
+            )
+            .await?;
+        let age = |o: Option<Oldest>| {
+            o.and_then(|o| o.at)
+                .map_or(0.0, |at| (now - at).max(0) as f64 / 1000.0)
+        };
+        out.push((
+            "a2a_oldest_queued_age_seconds",
+            "Age of the task at the head of the queue (since it was queued or requeued).",
+            String::new(),
+            age(q),
+        ));
+        out.push((
+            "a2a_oldest_lease_age_seconds",
+            "Age of the oldest in-flight lease, measured from its last heartbeat.",
+            String::new(),
+            age(l),
+        ));
+        Ok(out)
+    }
+}

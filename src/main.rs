@@ -1,0 +1,280 @@
+//! The `a2a-mailbox` binary: `serve`, `migrate`, `token`.
+
+use std::io::Write;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use clap::{Args, Parser, Subcommand};
+use tracing_subscriber::EnvFilter;
+
+use a2a_mailbox::auth::{mint_hs256, CapEntry};
+use a2a_mailbox::config::{dev_secret_path, read_secret_file, DbArgs, JwtArgs, MailboxArgs};
+use a2a_mailbox::server::{serve, ServerSettings};
+use a2a_mailbox::store::{Db, PoolSettings};
+
+#[derive(Parser)]
+#[command(
+    name = "a2a-mailbox",
+    version,
+    about = "A durable, explicitly leased task mailbox between AI agents"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the HTTP service (runs migrations first).
+    Serve(ServeArgs),
+    /// Run the database migrations and exit.
+    Migrate(MigrateArgs),
+    /// Mint an HS256 token from the configured secret.
+    Token(TokenArgs),
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    #[command(flatten)]
+    db: DbArgs,
+    #[command(flatten)]
+    jwt: JwtArgs,
+    #[command(flatten)]
+    mailbox: MailboxArgs,
+    /// host:port to listen on (port 0 picks a free port).
+    #[arg(long, env = "A2A_MAILBOX_BIND", default_value = "127.0.0.1:8080")]
+    bind: String,
+    /// Largest accepted request body, in bytes (larger bodies get 413).
+    #[arg(long, env = "A2A_MAILBOX_MAX_BODY_BYTES", default_value_t = 1024 * 1024)]
+    max_body_bytes: usize,
+    /// Development mode: without a configured secret, generate one, keep it next to the
+    /// database and print a ready-to-use operator token.
+    #[arg(long)]
+    dev: bool,
+}
+
+#[derive(Args)]
+struct MigrateArgs {
+    #[command(flatten)]
+    db: DbArgs,
+}
+
+#[derive(Args)]
+struct TokenArgs {
+    #[command(flatten)]
+    jwt: JwtArgs,
+    /// Used only to find the secret that `serve --dev` generated next to the database.
+    #[arg(long, env = "DATABASE_URL", default_value = a2a_mailbox::config::DEFAULT_DATABASE_URL)]
+    database_url: String,
+    /// The subject (AgentId) of the token.
+    #[arg(long)]
+    sub: String,
+    /// A capability action, e.g. a2a.send.bob or a2a.operator; repeat for more. A scoped grant
+    /// is written as JSON: '{"action":"a2a.send.*","scope":{"peer":"bob"}}'.
+    #[arg(long = "cap")]
+    caps: Vec<String>,
+    /// Lifetime: seconds, or a number with s, m, h or d (e.g. 1h).
+    #[arg(long, default_value = "1h")]
+    ttl: String,
+}
+
+fn parse_ttl(s: &str) -> anyhow::Result<u64> {
+    let s = s.trim();
+    let (num, unit) = match s.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => s.split_at(i),
+        None => (s, "s"),
+    };
+    let n: u64 = num.parse().with_context(|| format!("bad --ttl {s:?}"))?;
+    let mult = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => bail!("bad --ttl {s:?}: use a number of seconds or a suffix s, m, h, d"),
+    };
+    Ok(n * mult)
+}
+
+fn parse_caps(caps: &[String]) -> anyhow::Result<Vec<CapEntry>> {
+    caps.iter()
+        .map(|c| {
+            if c.trim_start().starts_with('{') {
+                serde_json::from_str(c).with_context(|| format!("bad scoped --cap {c}"))
+            } else {
+                Ok(CapEntry::Action(c.clone()))
+            }
+        })
+        .collect()
+}
+
+/// The capabilities of the operator token printed by `serve --dev`.
+const DEV_OPERATOR_CAPS: [&str; 7] = [
+    "a2a.operator",
+    "a2a.send.*",
+    "a2a.respond.*",
+    "a2a.lease.*",
+    "a2a.repair.requeue",
+    "a2a.repair.force_error",
+    "a2a.compact",
+];
+
+fn dev_secret(database_url: &str) -> anyhow::Result<Vec<u8>> {
+    let path = dev_secret_path(database_url);
+    if path.exists() {
+        return read_secret_file(&path);
+    }
+    let secret = format!(
+        "{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    );
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let mut f = opts
+        .open(&path)
+        .with_context(|| format!("writing the dev secret {}", path.display()))?;
+    f.write_all(secret.as_bytes())?;
+    eprintln!("dev mode: generated a JWT secret in {}", path.display());
+    Ok(secret.into_bytes())
+}
+
+async fn run_serve(a: ServeArgs) -> anyhow::Result<()> {
+    let secret = match a.jwt.configured_secret()? {
+        Some(s) => Some(s),
+        None if a.dev => {
+            let s = dev_secret(&a.db.database_url)?;
+            let token = mint_hs256(
+                &s,
+                "operator",
+                DEV_OPERATOR_CAPS.iter().map(|c| CapEntry::Action(c.to_string())).collect(),
+                7 * 86_400,
+                a.jwt.jwt_audience.clone(),
+                a.jwt.jwt_issuer.clone(),
+            )?;
+            eprintln!(
+                "dev mode: operator token (7 days; mint others with `a2a-mailbox token --sub NAME --cap ACTION`):\n{token}"
+            );
+            Some(s)
+        }
+        None if a.jwt.algorithm()? != jsonwebtoken::Algorithm::HS256 => None,
+        None => bail!(
+            "no JWT secret is configured, so no request could be authenticated.\n\
+             Set one, e.g.\n  export A2A_MAILBOX_JWT_SECRET=\"$(head -c 32 /dev/urandom | base64)\"\n\
+             or point A2A_MAILBOX_JWT_SECRET_FILE (--jwt-secret-file) at a file holding it,\n\
+             or run `a2a-mailbox serve --dev` to generate one for local development."
+        ),
+    };
+    let verifier = a.jwt.verifier(secret.as_deref())?;
+    serve(ServerSettings {
+        database_url: a.db.database_url.clone(),
+        bind: a.bind,
+        pool: PoolSettings {
+            max_connections: a.db.db_max_connections,
+            acquire_timeout: Duration::from_millis(a.db.db_acquire_timeout_ms),
+        },
+        verifier,
+        mailbox: a.mailbox.config()?,
+        max_body_bytes: a.max_body_bytes,
+    })
+    .await
+}
+
+async fn run_migrate(a: MigrateArgs) -> anyhow::Result<()> {
+    let db = Db::connect(
+        &a.db.database_url,
+        &PoolSettings {
+            max_connections: 2,
+            acquire_timeout: Duration::from_millis(a.db.db_acquire_timeout_ms),
+        },
+    )
+    .await?;
+    db.migrate().await?;
+    db.close().await;
+    println!("migrations applied to {}", a.db.database_url);
+    Ok(())
+}
+
+fn run_token(a: TokenArgs) -> anyhow::Result<()> {
+    let secret = match a.jwt.configured_secret()? {
+        Some(s) => s,
+        None => {
+            let path = dev_secret_path(&a.database_url);
+            if !path.exists() {
+                bail!(
+                    "no JWT secret is configured: set A2A_MAILBOX_JWT_SECRET (or --jwt-secret-file), \
+                     or start `a2a-mailbox serve --dev` once to generate {}",
+                    path.display()
+                );
+            }
+            read_secret_file(&path)?
+        }
+    };
+    let token = mint_hs256(
+        &secret,
+        &a.sub,
+        parse_caps(&a.caps)?,
+        parse_ttl(&a.ttl)?,
+        a.jwt.jwt_audience,
+        a.jwt.jwt_issuer,
+    )?;
+    println!("{token}");
+    Ok(())
+}
+
+fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Token(a) => run_token(a),
+        command => {
+            let rt = match tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt,
+                Err(e) => {
+                    eprintln!("error: cannot start the runtime: {e}");
+                    return std::process::ExitCode::FAILURE;
+                }
+            };
+            rt.block_on(async move {
+                match command {
+                    Command::Serve(a) => run_serve(a).await,
+                    Command::Migrate(a) => run_migrate(a).await,
+                    Command::Token(_) => unreachable!("handled above"),
+                }
+            })
+        }
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ttl_units() {
+        assert_eq!(parse_ttl("90").unwrap(), 90);
+        assert_eq!(parse_ttl("1h").unwrap(), 3600);
+        assert_eq!(parse_ttl("2d").unwrap(), 172_800);
+        assert!(parse_ttl("1y").is_err());
+    }
+}

@@ -1,0 +1,123 @@
+//! Process-local counters and latency histograms, rendered in the Prometheus text format.
+//! Queue gauges are read from the database at scrape time (see `http::metrics`).
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// Upper bounds (seconds) of the request latency buckets.
+const BUCKETS: [f64; 12] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
+];
+
+#[derive(Default)]
+struct Histogram {
+    counts: [u64; BUCKETS.len()],
+    count: u64,
+    sum: f64,
+}
+
+#[derive(Default)]
+pub struct Metrics {
+    pub tasks_sent: AtomicU64,
+    pub leases: AtomicU64,
+    pub requeues_manual: AtomicU64,
+    pub requeues_auto: AtomicU64,
+    pub forced_errors: AtomicU64,
+    pub cache_hits: AtomicU64,
+    pub idempotency_replays: AtomicU64,
+    latency: Mutex<BTreeMap<(String, String, u16), Histogram>>,
+}
+
+impl Metrics {
+    pub fn inc(&self, c: &AtomicU64) {
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn observe(&self, method: &str, route: &str, status: u16, seconds: f64) {
+        let mut map = self.latency.lock().unwrap_or_else(|p| p.into_inner());
+        let h = map
+            .entry((method.to_owned(), route.to_owned(), status))
+            .or_default();
+        for (i, b) in BUCKETS.iter().enumerate() {
+            if seconds <= *b {
+                h.counts[i] += 1;
+            }
+        }
+        h.count += 1;
+        h.sum += seconds;
+    }
+
+    /// Renders the counters and histograms; `gauges` are (name, help, value) read by the caller.
+    pub fn render(&self, gauges: &[(&str, &str, String, f64)]) -> String {
+        let mut out = String::new();
+        let mut gauge_names = std::collections::BTreeSet::new();
+        for (name, help, labels, value) in gauges {
+            if gauge_names.insert(*name) {
+                let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
+            }
+            let _ = writeln!(out, "{name}{labels} {value}");
+        }
+        let counters: [(&str, &str, &AtomicU64); 7] = [
+            (
+                "a2a_tasks_sent_total",
+                "Tasks queued by this instance.",
+                &self.tasks_sent,
+            ),
+            (
+                "a2a_leases_total",
+                "Leases granted by this instance.",
+                &self.leases,
+            ),
+            (
+                "a2a_requeues_manual_total",
+                "Manual repair requeues.",
+                &self.requeues_manual,
+            ),
+            (
+                "a2a_requeues_auto_total",
+                "Requeues by the retry gate.",
+                &self.requeues_auto,
+            ),
+            (
+                "a2a_forced_errors_total",
+                "Manual force_error repairs.",
+                &self.forced_errors,
+            ),
+            (
+                "a2a_result_cache_hits_total",
+                "Sends answered from the result cache.",
+                &self.cache_hits,
+            ),
+            (
+                "a2a_idempotency_key_replays_total",
+                "Requests answered from a stored Idempotency-Key response.",
+                &self.idempotency_replays,
+            ),
+        ];
+        for (name, help, c) in counters {
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} counter\n{name} {}",
+                c.load(Ordering::Relaxed)
+            );
+        }
+        let name = "a2a_http_request_duration_seconds";
+        let _ = writeln!(
+            out,
+            "# HELP {name} HTTP request latency by route.\n# TYPE {name} histogram"
+        );
+        let map = self.latency.lock().unwrap_or_else(|p| p.into_inner());
+        for ((method, route, status), h) in map.iter() {
+            let labels = format!("method=\"{method}\",route=\"{route}\",status=\"{status}\"");
+            for (i, b) in BUCKETS.iter().enumerate() {
+                let _ = writeln!(out, "{name}_bucket{{{labels},le=\"{b}\"}} {}", h.counts[i]);
+            }
+            let _ = writeln!(out, "{name}_bucket{{{labels},le=\"+Inf\"}} {}", h.count);
+            let _ = writeln!(out, "{name}_sum{{{labels}}} {}", h.sum);
+            let _ = writeln!(out, "{name}_count{{{labels}}} {}", h.count);
+        }
+        out
+    }
+}

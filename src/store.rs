@@ -1,0 +1,391 @@
+//! The storage seam: one SQLite and one PostgreSQL implementation behind the same small API.
+//!
+//! Business rules live in `mailbox/`; this module only opens pools, runs each engine's
+//! migrations, starts transactions the way each engine needs (`BEGIN IMMEDIATE` on SQLite,
+//! row locks on PostgreSQL) and runs SQL. Statements are shared text with `$n` parameters; the
+//! few engine-specific fragments are written as markers that [`Engine::sql`] expands:
+//!
+//! - `/*SKIP_LOCKED*/` → `FOR UPDATE SKIP LOCKED` on PostgreSQL (claims), nothing on SQLite,
+//!   where `BEGIN IMMEDIATE` already makes the transaction the only writer;
+//! - `/*FOR_UPDATE*/` → `FOR UPDATE` on PostgreSQL, nothing on SQLite.
+
+use std::borrow::Cow;
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
+};
+use sqlx::{FromRow, PgPool, Postgres, Sqlite, SqlitePool, Transaction};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    Sqlite,
+    Postgres,
+}
+
+impl Engine {
+    pub fn from_url(url: &str) -> anyhow::Result<Engine> {
+        if url.starts_with("sqlite:") {
+            Ok(Engine::Sqlite)
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            Ok(Engine::Postgres)
+        } else {
+            anyhow::bail!(
+                "unsupported DATABASE_URL {url:?}: use sqlite://file.db, sqlite:///abs/path.db?mode=rwc or postgres://user@host:port/db"
+            )
+        }
+    }
+
+    pub fn sql(self, sql: &str) -> Cow<'_, str> {
+        if !sql.contains("/*") {
+            return Cow::Borrowed(sql);
+        }
+        let (skip_locked, for_update) = match self {
+            Engine::Postgres => ("FOR UPDATE SKIP LOCKED", "FOR UPDATE"),
+            Engine::Sqlite => ("", ""),
+        };
+        Cow::Owned(
+            sql.replace("/*SKIP_LOCKED*/", skip_locked)
+                .replace("/*FOR_UPDATE*/", for_update),
+        )
+    }
+}
+
+/// A bound parameter.
+#[derive(Clone, Debug)]
+pub enum Val {
+    Str(String),
+    Int(i64),
+    OptStr(Option<String>),
+    OptInt(Option<i64>),
+}
+
+impl From<&str> for Val {
+    fn from(v: &str) -> Val {
+        Val::Str(v.to_owned())
+    }
+}
+impl From<String> for Val {
+    fn from(v: String) -> Val {
+        Val::Str(v)
+    }
+}
+impl From<&String> for Val {
+    fn from(v: &String) -> Val {
+        Val::Str(v.clone())
+    }
+}
+impl From<i64> for Val {
+    fn from(v: i64) -> Val {
+        Val::Int(v)
+    }
+}
+impl From<Option<String>> for Val {
+    fn from(v: Option<String>) -> Val {
+        Val::OptStr(v)
+    }
+}
+impl From<Option<&str>> for Val {
+    fn from(v: Option<&str>) -> Val {
+        Val::OptStr(v.map(str::to_owned))
+    }
+}
+impl From<Option<i64>> for Val {
+    fn from(v: Option<i64>) -> Val {
+        Val::OptInt(v)
+    }
+}
+impl From<uuid::Uuid> for Val {
+    fn from(v: uuid::Uuid) -> Val {
+        Val::Str(v.to_string())
+    }
+}
+impl From<Option<uuid::Uuid>> for Val {
+    fn from(v: Option<uuid::Uuid>) -> Val {
+        Val::OptStr(v.map(|u| u.to_string()))
+    }
+}
+
+/// `args![a, b, c]` builds a parameter list.
+#[macro_export]
+macro_rules! args {
+    ($($v:expr),* $(,)?) => { &[$($crate::store::Val::from($v)),*][..] };
+}
+
+macro_rules! bind_all {
+    ($q:expr, $args:expr) => {{
+        let mut q = $q;
+        for a in $args {
+            q = match a {
+                Val::Str(s) => q.bind(s.as_str()),
+                Val::Int(i) => q.bind(*i),
+                Val::OptStr(s) => q.bind(s.as_deref()),
+                Val::OptInt(i) => q.bind(*i),
+            };
+        }
+        q
+    }};
+}
+
+/// A row type that both engines can decode.
+pub trait Row: for<'r> FromRow<'r, SqliteRow> + for<'r> FromRow<'r, PgRow> + Send + Unpin {}
+impl<T> Row for T where T: for<'r> FromRow<'r, SqliteRow> + for<'r> FromRow<'r, PgRow> + Send + Unpin
+{}
+
+#[derive(Clone)]
+enum Pools {
+    /// One writer connection (SQLite has one writer at a time anyway; queueing in the pool is
+    /// cheaper than `SQLITE_BUSY` retries) and a few readers, which WAL lets run beside it.
+    Sqlite {
+        write: SqlitePool,
+        read: SqlitePool,
+    },
+    Postgres(PgPool),
+}
+
+#[derive(Clone)]
+pub struct Db {
+    pools: Pools,
+}
+
+pub enum Tx {
+    Sqlite(Transaction<'static, Sqlite>),
+    Postgres(Transaction<'static, Postgres>),
+}
+
+pub struct PoolSettings {
+    pub max_connections: u32,
+    pub acquire_timeout: Duration,
+}
+
+impl Db {
+    pub async fn connect(url: &str, settings: &PoolSettings) -> anyhow::Result<Db> {
+        let pools = match Engine::from_url(url)? {
+            Engine::Sqlite => {
+                let opts = SqliteConnectOptions::from_str(url)?
+                    .create_if_missing(true)
+                    .journal_mode(SqliteJournalMode::Wal)
+                    // FULL: every commit is fsynced before it is acknowledged, so an acknowledged
+                    // task, lease or result survives a power loss, not only a process crash.
+                    .synchronous(SqliteSynchronous::Full)
+                    .busy_timeout(Duration::from_secs(5))
+                    .foreign_keys(true);
+                let write = SqlitePoolOptions::new()
+                    .max_connections(1)
+                    .acquire_timeout(settings.acquire_timeout)
+                    .connect_with(opts.clone())
+                    .await?;
+                let read = SqlitePoolOptions::new()
+                    .max_connections(settings.max_connections.clamp(1, 8))
+                    .acquire_timeout(settings.acquire_timeout)
+                    .connect_with(opts.read_only(true))
+                    .await?;
+                Pools::Sqlite { write, read }
+            }
+            Engine::Postgres => {
+                let opts = PgConnectOptions::from_str(url)?;
+                let pool = PgPoolOptions::new()
+                    .max_connections(settings.max_connections)
+                    .acquire_timeout(settings.acquire_timeout)
+                    .connect_with(opts)
+                    .await?;
+                Pools::Postgres(pool)
+            }
+        };
+        Ok(Db { pools })
+    }
+
+    pub fn engine(&self) -> Engine {
+        match self.pools {
+            Pools::Sqlite { .. } => Engine::Sqlite,
+            Pools::Postgres(_) => Engine::Postgres,
+        }
+    }
+
+    pub fn pg_pool(&self) -> Option<&PgPool> {
+        match &self.pools {
+            Pools::Postgres(p) => Some(p),
+            Pools::Sqlite { .. } => None,
+        }
+    }
+
+    pub async fn migrate(&self) -> anyhow::Result<()> {
+        match &self.pools {
+            Pools::Sqlite { write, .. } => sqlx::migrate!("migrations/sqlite").run(write).await?,
+            Pools::Postgres(pool) => sqlx::migrate!("migrations/postgres").run(pool).await?,
+        }
+        Ok(())
+    }
+
+    /// Starts a write transaction: `BEGIN IMMEDIATE` on SQLite, a plain one on PostgreSQL.
+    pub async fn begin(&self) -> Result<Tx, sqlx::Error> {
+        Ok(match &self.pools {
+            Pools::Sqlite { write, .. } => Tx::Sqlite(write.begin_with("BEGIN IMMEDIATE").await?),
+            Pools::Postgres(pool) => Tx::Postgres(pool.begin().await?),
+        })
+    }
+
+    /// A read outside any write transaction (SQLite: on a reader connection).
+    pub async fn fetch_all<T: Row>(&self, sql: &str, args: &[Val]) -> Result<Vec<T>, sqlx::Error> {
+        let sql = self.engine().sql(sql);
+        match &self.pools {
+            Pools::Sqlite { read, .. } => {
+                bind_all!(sqlx::query_as::<Sqlite, T>(&sql), args)
+                    .fetch_all(read)
+                    .await
+            }
+            Pools::Postgres(pool) => {
+                bind_all!(sqlx::query_as::<Postgres, T>(&sql), args)
+                    .fetch_all(pool)
+                    .await
+            }
+        }
+    }
+
+    pub async fn fetch_optional<T: Row>(
+        &self,
+        sql: &str,
+        args: &[Val],
+    ) -> Result<Option<T>, sqlx::Error> {
+        let sql = self.engine().sql(sql);
+        match &self.pools {
+            Pools::Sqlite { read, .. } => {
+                bind_all!(sqlx::query_as::<Sqlite, T>(&sql), args)
+                    .fetch_optional(read)
+                    .await
+            }
+            Pools::Postgres(pool) => {
+                bind_all!(sqlx::query_as::<Postgres, T>(&sql), args)
+                    .fetch_optional(pool)
+                    .await
+            }
+        }
+    }
+
+    /// `SELECT 1` against the database (readiness).
+    pub async fn ping(&self) -> Result<(), sqlx::Error> {
+        let _: Option<(i64,)> = self.fetch_optional("SELECT CAST(1 AS BIGINT)", &[]).await?;
+        Ok(())
+    }
+
+    pub async fn close(&self) {
+        match &self.pools {
+            Pools::Sqlite { write, read } => {
+                read.close().await;
+                write.close().await;
+            }
+            Pools::Postgres(pool) => pool.close().await,
+        }
+    }
+}
+
+impl Tx {
+    pub fn engine(&self) -> Engine {
+        match self {
+            Tx::Sqlite(_) => Engine::Sqlite,
+            Tx::Postgres(_) => Engine::Postgres,
+        }
+    }
+
+    /// Runs a statement; answers the number of rows it changed.
+    pub async fn execute(&mut self, sql: &str, args: &[Val]) -> Result<u64, sqlx::Error> {
+        let sql = self.engine().sql(sql);
+        Ok(match self {
+            Tx::Sqlite(tx) => bind_all!(sqlx::query::<Sqlite>(&sql), args)
+                .execute(&mut **tx)
+                .await?
+                .rows_affected(),
+            Tx::Postgres(tx) => bind_all!(sqlx::query::<Postgres>(&sql), args)
+                .execute(&mut **tx)
+                .await?
+                .rows_affected(),
+        })
+    }
+
+    pub async fn fetch_optional<T: Row>(
+        &mut self,
+        sql: &str,
+        args: &[Val],
+    ) -> Result<Option<T>, sqlx::Error> {
+        let sql = self.engine().sql(sql);
+        match self {
+            Tx::Sqlite(tx) => {
+                bind_all!(sqlx::query_as::<Sqlite, T>(&sql), args)
+                    .fetch_optional(&mut **tx)
+                    .await
+            }
+            Tx::Postgres(tx) => {
+                bind_all!(sqlx::query_as::<Postgres, T>(&sql), args)
+                    .fetch_optional(&mut **tx)
+                    .await
+            }
+        }
+    }
+
+    pub async fn fetch_all<T: Row>(
+        &mut self,
+        sql: &str,
+        args: &[Val],
+    ) -> Result<Vec<T>, sqlx::Error> {
+        let sql = self.engine().sql(sql);
+        match self {
+            Tx::Sqlite(tx) => {
+                bind_all!(sqlx::query_as::<Sqlite, T>(&sql), args)
+                    .fetch_all(&mut **tx)
+                    .await
+            }
+            Tx::Postgres(tx) => {
+                bind_all!(sqlx::query_as::<Postgres, T>(&sql), args)
+                    .fetch_all(&mut **tx)
+                    .await
+            }
+        }
+    }
+
+    /// The next value of a monotonic counter (`queue` or `result`), inside this transaction.
+    pub async fn next_seq(&mut self, name: &str) -> Result<i64, sqlx::Error> {
+        let row: (i64,) = match self.engine() {
+            Engine::Postgres => {
+                let sql = match name {
+                    "queue" => "SELECT nextval('a2a_queue_seq')",
+                    _ => "SELECT nextval('a2a_result_seq')",
+                };
+                self.fetch_optional(sql, &[]).await?
+            }
+            Engine::Sqlite => {
+                self.fetch_optional(
+                    "UPDATE counters SET value = value + 1 WHERE name = $1 RETURNING value",
+                    args![name],
+                )
+                .await?
+            }
+        }
+        .ok_or(sqlx::Error::RowNotFound)?;
+        Ok(row.0)
+    }
+
+    /// Wakes long-polls on other instances (PostgreSQL `NOTIFY`, delivered at commit).
+    pub async fn notify_peers(&mut self) -> Result<(), sqlx::Error> {
+        if self.engine() == Engine::Postgres {
+            self.execute("SELECT pg_notify('a2a_mailbox', '')", &[])
+                .await?;
+        }
+        Ok(())
+    }
+
+    pub async fn commit(self) -> Result<(), sqlx::Error> {
+        match self {
+            Tx::Sqlite(tx) => tx.commit().await,
+            Tx::Postgres(tx) => tx.commit().await,
+        }
+    }
+
+    pub async fn rollback(self) -> Result<(), sqlx::Error> {
+        match self {
+            Tx::Sqlite(tx) => tx.rollback().await,
+            Tx::Postgres(tx) => tx.rollback().await,
+        }
+    }
+}

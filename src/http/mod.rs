@@ -1,6 +1,8 @@
 //! HTTP routes: thin handlers that parse, call the mailbox and map errors.
 
 mod extract;
+pub mod openapi;
+pub mod ops;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -48,7 +50,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/a2a/results", web::post().to(post_result))
         .route("/a2a/results/next", web::get().to(next_result))
         .route("/a2a/results/recent", web::get().to(recent_results))
-        .route("/a2a/queue", web::get().to(queue));
+        .route("/a2a/queue", web::get().to(queue))
+        .configure(ops::configure)
+        .configure(openapi::configure);
 }
 
 /// Every unmatched path answers the contract's error shape.

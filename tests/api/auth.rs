@@ -1,0 +1,236 @@
+//! Authentication (API.md §3, §11): every way a bearer token can be wrong is 401
+//! `unauthenticated`, and the open endpoints need no token.
+
+use jsonwebtoken::Algorithm;
+use reqwest::Method;
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+use crate::helpers::*;
+
+/// (method, path, JSON body) for each authenticated mailbox route.
+fn protected_routes() -> Vec<(Method, String, Option<Value>)> {
+    let id = Uuid::new_v4().to_string();
+    vec![
+        (
+            Method::POST,
+            "/a2a/tasks".into(),
+            Some(task("alice", "bob")),
+        ),
+        (Method::GET, "/a2a/tasks/next".into(), None),
+        (Method::GET, "/a2a/tasks/recent".into(), None),
+        (Method::GET, format!("/a2a/tasks/{id}"), None),
+        (
+            Method::POST,
+            format!("/a2a/tasks/{id}/heartbeat"),
+            Some(json!({"lease_id": Uuid::new_v4().to_string()})),
+        ),
+        (
+            Method::POST,
+            "/a2a/results".into(),
+            Some(result(&id, "ok", "x")),
+        ),
+        (Method::GET, "/a2a/results/next".into(), None),
+        (Method::GET, "/a2a/results/recent".into(), None),
+        (Method::GET, "/a2a/queue".into(), None),
+    ]
+}
+
+async fn call(
+    app: &TestApp,
+    auth: Option<&str>,
+    m: &Method,
+    path: &str,
+    body: &Option<Value>,
+) -> Resp {
+    let (ct, bytes) = match body {
+        Some(b) => (
+            Some("application/json"),
+            Some(serde_json::to_vec(b).unwrap()),
+        ),
+        None => (None, None),
+    };
+    app.raw(m.clone(), path, auth, ct, bytes).await
+}
+
+both_engines!(missing_token_is_401_on_every_mailbox_route);
+async fn missing_token_is_401_on_every_mailbox_route(app: TestApp) {
+    for (m, path, body) in protected_routes() {
+        let r = call(&app, None, &m, &path, &body).await;
+        assert_error(&r, 401, "unauthenticated");
+    }
+    app.assert_empty("after unauthenticated calls").await;
+}
+
+/// Every malformed, forged or otherwise unacceptable Authorization header we can think of.
+fn bad_authorizations(app: &TestApp) -> Vec<(&'static str, String)> {
+    let now = now_ms() / 1000;
+    let caps = json!(["a2a.send.bob", "a2a.operator"]);
+    let good = json!({"sub": "alice", "exp": now + 3600, "caps": caps});
+    let with = |k: &str, v: Value| {
+        let mut c = good.clone();
+        c[k] = v;
+        c
+    };
+    let without = |k: &str| {
+        let mut c = good.clone();
+        c.as_object_mut().unwrap().remove(k);
+        c
+    };
+    let hs256 = |claims: &Value| app.jwt(claims, Algorithm::HS256);
+
+    let none_token = format!(
+        "{}.{}.",
+        b64url(br#"{"alg":"none","typ":"JWT"}"#),
+        b64url(good.to_string().as_bytes())
+    );
+    let none_upper = format!(
+        "{}.{}.",
+        b64url(br#"{"alg":"NONE","typ":"JWT"}"#),
+        b64url(good.to_string().as_bytes())
+    );
+    let valid = hs256(&good);
+    let parts: Vec<&str> = valid.split('.').collect();
+    let tampered = format!(
+        "{}.{}.{}",
+        parts[0],
+        b64url(with("sub", json!("mallory")).to_string().as_bytes()),
+        parts[2]
+    );
+    let stripped_signature = format!("{}.{}.", parts[0], parts[1]);
+
+    vec![
+        ("garbage", "Bearer garbage".into()),
+        ("three garbage segments", "Bearer a.b.c".into()),
+        ("empty bearer", "Bearer ".into()),
+        ("basic auth", "Basic YWxpY2U6cGFzc3dvcmQ=".into()),
+        ("token without scheme", valid.clone()),
+        (
+            "expired",
+            format!("Bearer {}", hs256(&with("exp", json!(now - 3600)))),
+        ),
+        (
+            "wrong secret",
+            format!(
+                "Bearer {}",
+                mint(b"some-other-secret", &good, Algorithm::HS256)
+            ),
+        ),
+        ("alg none", format!("Bearer {none_token}")),
+        ("alg NONE", format!("Bearer {none_upper}")),
+        (
+            "HS512 with the right secret",
+            format!("Bearer {}", app.jwt(&good, Algorithm::HS512)),
+        ),
+        (
+            "HS384 with the right secret",
+            format!("Bearer {}", app.jwt(&good, Algorithm::HS384)),
+        ),
+        ("tampered payload", format!("Bearer {tampered}")),
+        ("signature stripped", format!("Bearer {stripped_signature}")),
+        ("no exp", format!("Bearer {}", hs256(&without("exp")))),
+        ("no sub", format!("Bearer {}", hs256(&without("sub")))),
+        (
+            "nbf an hour ahead",
+            format!("Bearer {}", hs256(&with("nbf", json!(now + 3600)))),
+        ),
+    ]
+}
+
+both_engines!(bad_tokens_are_401_unauthenticated);
+async fn bad_tokens_are_401_unauthenticated(app: TestApp) {
+    let mut failures = Vec::new();
+    for (what, auth) in bad_authorizations(&app) {
+        for (m, path, body) in [
+            (Method::GET, "/a2a/queue".to_string(), None),
+            (
+                Method::POST,
+                "/a2a/tasks".to_string(),
+                Some(task("alice", "bob")),
+            ),
+        ] {
+            let r = call(&app, Some(&auth), &m, &path, &body).await;
+            if r.status != 401 || r.body["code"] != "unauthenticated" {
+                failures.push(format!("{what}: {m} {path} got {} {}", r.status, r.text));
+            } else {
+                assert_error(&r, 401, "unauthenticated");
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "these tokens should be refused with 401 unauthenticated:\n{}",
+        failures.join("\n")
+    );
+    app.assert_empty("after refused tokens").await;
+
+    // The same claims, correctly signed with HS256, are accepted.
+    let ok = app.token("alice", json!(["a2a.send.bob"]));
+    app.send_ok(&ok, &task("alice", "bob")).await;
+}
+
+both_engines!(open_endpoints_answer_without_a_token);
+async fn open_endpoints_answer_without_a_token(app: TestApp) {
+    for path in ["/healthz", "/readyz", "/version"] {
+        let r = app.get_anon(path).await;
+        assert_eq!(r.status, 200, "GET {path} without a token: {}", r.text);
+    }
+}
+
+fn audience_and_issuer() -> AppConfig {
+    AppConfig::default()
+        .env("A2A_MAILBOX_JWT_AUDIENCE", "mailbox-test")
+        .env("A2A_MAILBOX_JWT_ISSUER", "https://issuer.test")
+}
+
+both_engines!(
+    configured_audience_and_issuer_are_enforced,
+    config = audience_and_issuer
+);
+async fn configured_audience_and_issuer_are_enforced(app: TestApp) {
+    let exp = now_ms() / 1000 + 3600;
+    let claims = |aud: Option<&str>, iss: Option<&str>| {
+        let mut c = json!({"sub": "carol", "exp": exp, "caps": []});
+        if let Some(aud) = aud {
+            c["aud"] = json!(aud);
+        }
+        if let Some(iss) = iss {
+            c["iss"] = json!(iss);
+        }
+        app.jwt(&c, Algorithm::HS256)
+    };
+    let good = claims(Some("mailbox-test"), Some("https://issuer.test"));
+    let r = app.get("/a2a/tasks/recent", &good).await;
+    assert_eq!(r.status, 200, "right aud and iss: {}", r.text);
+
+    for (what, token) in [
+        (
+            "wrong aud",
+            claims(Some("other-service"), Some("https://issuer.test")),
+        ),
+        ("no aud", claims(None, Some("https://issuer.test"))),
+        (
+            "wrong iss",
+            claims(Some("mailbox-test"), Some("https://evil.test")),
+        ),
+        ("no iss", claims(Some("mailbox-test"), None)),
+    ] {
+        let r = app.get("/a2a/tasks/recent", &token).await;
+        assert_eq!(r.status, 401, "{what}: {}", r.text);
+        assert_error(&r, 401, "unauthenticated");
+    }
+
+    // A list-valued aud containing the configured audience is fine.
+    let list = app.jwt(
+        &json!({"sub": "carol", "exp": exp, "caps": [], "aud": ["x", "mailbox-test"],
+                "iss": "https://issuer.test"}),
+        Algorithm::HS256,
+    );
+    assert_eq!(app.get("/a2a/tasks/recent", &list).await.status, 200);
+}
+
+both_engines!(tokens_without_aud_and_iss_are_accepted_when_none_is_configured);
+async fn tokens_without_aud_and_iss_are_accepted_when_none_is_configured(app: TestApp) {
+    let plain = app.token("carol", json!([]));
+    assert_eq!(app.get("/a2a/tasks/recent", &plain).await.status, 200);
+}

@@ -1,0 +1,18 @@
+//! Black-box integration tests for a2a-mailbox: the real binary, over HTTP, on SQLite and on
+//! PostgreSQL (`A2A_MAILBOX_TEST_POSTGRES_URL`). Every test runs on both engines; test names end
+//! in `::sqlite` or `::postgres`.
+
+#[macro_use]
+mod helpers;
+
+mod auth;
+mod concurrency;
+mod crash;
+mod deadline;
+mod lease;
+mod longpoll;
+mod queue;
+mod recent;
+mod results;
+mod send;
+mod validation;

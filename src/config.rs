@@ -215,3 +215,59 @@ mod tests {
         );
     }
 }
+
+/// The retry-gate policy of the scheduler tick, and the optional in-process timer.
+#[derive(Args, Debug, Clone)]
+pub struct SchedulerArgs {
+    /// Let `POST /a2a/scheduler/tick` requeue (1/true). Unset: every tick is a dry run.
+    #[arg(long = "auto-retry-scheduler", env = "A2A_MAILBOX_AUTO_RETRY_SCHEDULER",
+        value_parser = clap::builder::BoolishValueParser::new(), default_value = "false")]
+    pub enabled: bool,
+    #[arg(
+        long = "auto-retry-min-lease-age-ms",
+        env = "A2A_MAILBOX_AUTO_RETRY_MIN_LEASE_AGE_MS",
+        default_value_t = 300_000
+    )]
+    pub min_lease_age_ms: u64,
+    #[arg(
+        long = "auto-retry-max-attempts",
+        env = "A2A_MAILBOX_AUTO_RETRY_MAX_ATTEMPTS",
+        default_value_t = 3
+    )]
+    pub max_attempts: u32,
+    #[arg(
+        long = "auto-retry-max-requeues",
+        env = "A2A_MAILBOX_AUTO_RETRY_MAX_REQUEUES",
+        default_value_t = 1
+    )]
+    pub max_requeues: u32,
+    #[arg(
+        long = "auto-retry-scan-limit",
+        env = "A2A_MAILBOX_AUTO_RETRY_SCAN_LIMIT",
+        default_value_t = 100
+    )]
+    pub scan_limit: u32,
+    /// Also run the tick on an in-process timer every this many milliseconds (single-node
+    /// setups; with several instances prefer one external timer calling the endpoint).
+    #[arg(
+        long = "auto-retry-interval-ms",
+        env = "A2A_MAILBOX_AUTO_RETRY_INTERVAL_MS"
+    )]
+    pub interval_ms: Option<u64>,
+}
+
+impl SchedulerArgs {
+    pub fn policy(&self) -> anyhow::Result<crate::mailbox::retry::RetryPolicy> {
+        let policy = crate::mailbox::retry::RetryPolicy {
+            enabled: self.enabled,
+            min_lease_age_ms: self.min_lease_age_ms,
+            max_attempts: self.max_attempts,
+            max_requeues: self.max_requeues,
+            scan_limit: self.scan_limit,
+        };
+        policy
+            .validate()
+            .map_err(|e| anyhow::anyhow!("A2A_MAILBOX_AUTO_RETRY_*: {}", e.message))?;
+        Ok(policy)
+    }
+}

@@ -8,7 +8,9 @@ use clap::{Args, Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 
 use a2a_mailbox::auth::{mint_hs256, CapEntry};
-use a2a_mailbox::config::{dev_secret_path, read_secret_file, DbArgs, JwtArgs, MailboxArgs};
+use a2a_mailbox::config::{
+    dev_secret_path, read_secret_file, DbArgs, JwtArgs, MailboxArgs, SchedulerArgs,
+};
 use a2a_mailbox::server::{serve, ServerSettings};
 use a2a_mailbox::store::{Db, PoolSettings};
 
@@ -41,6 +43,8 @@ struct ServeArgs {
     jwt: JwtArgs,
     #[command(flatten)]
     mailbox: MailboxArgs,
+    #[command(flatten)]
+    scheduler: SchedulerArgs,
     /// host:port to listen on (port 0 picks a free port).
     #[arg(long, env = "A2A_MAILBOX_BIND", default_value = "127.0.0.1:8080")]
     bind: String,
@@ -180,6 +184,8 @@ async fn run_serve(a: ServeArgs) -> anyhow::Result<()> {
         verifier,
         mailbox: a.mailbox.config()?,
         max_body_bytes: a.max_body_bytes,
+        scheduler_policy: a.scheduler.policy()?,
+        scheduler_interval_ms: a.scheduler.interval_ms,
     })
     .await
 }

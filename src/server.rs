@@ -8,7 +8,10 @@ use actix_web::{web, App, HttpServer};
 use tracing_actix_web::TracingLogger;
 
 use crate::auth::Verifier;
+use crate::auth::{Caller, CapEntry};
+use crate::domain::AgentId;
 use crate::http::{self, AppState};
+use crate::mailbox::retry::{RetryPolicy, ScanKind};
 use crate::mailbox::{Mailbox, MailboxConfig};
 use crate::metrics::Metrics;
 use crate::store::{Db, PoolSettings};
@@ -20,6 +23,9 @@ pub struct ServerSettings {
     pub verifier: Verifier,
     pub mailbox: MailboxConfig,
     pub max_body_bytes: usize,
+    pub scheduler_policy: RetryPolicy,
+    /// Run the scheduler tick in-process every this many milliseconds.
+    pub scheduler_interval_ms: Option<u64>,
 }
 
 /// Opens the database, runs its migrations and serves until interrupted. Prints
@@ -31,11 +37,19 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
     if let Some(pool) = db.pg_pool() {
         tokio::spawn(listen_for_peers(pool.clone(), mailbox.clone()));
     }
+    if let Some(every) = s.scheduler_interval_ms.filter(|ms| *ms > 0) {
+        tokio::spawn(scheduler_timer(
+            mailbox.clone(),
+            s.scheduler_policy.clone(),
+            Duration::from_millis(every),
+        ));
+    }
     let max_body = s.max_body_bytes;
     let state = web::Data::new(Arc::new(AppState {
         mailbox,
         verifier: s.verifier,
         max_body_bytes: max_body,
+        scheduler_policy: s.scheduler_policy,
     }));
     let server = HttpServer::new(move || {
         App::new()
@@ -77,5 +91,32 @@ async fn listen_for_peers(pool: sqlx::PgPool, mailbox: Mailbox) {
         // Anything may have happened while the listener was down: let waiters re-check.
         mailbox.wakeup.notify_waiters();
         tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+/// The identity of the in-process timer in the audit feed.
+pub const SCHEDULER_AGENT: &str = "a2a-mailbox-scheduler";
+
+/// Runs the scheduler tick in-process (opt-in, single-node setups). It holds exactly the
+/// capabilities an operator's timer would: `a2a.operator` and `a2a.repair.requeue`.
+async fn scheduler_timer(mailbox: Mailbox, policy: RetryPolicy, every: Duration) {
+    let caller = Caller {
+        sub: AgentId::parse(SCHEDULER_AGENT).expect("valid agent id"),
+        caps: vec![
+            CapEntry::Action("a2a.operator".into()),
+            CapEntry::Action("a2a.repair.requeue".into()),
+        ],
+    };
+    let mut ticker = tokio::time::interval(every);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        match mailbox
+            .retry_stale(&caller, None, &policy, ScanKind::Scheduler)
+            .await
+        {
+            Ok(r) => tracing::info!(report = %r.body["report"], "scheduler tick"),
+            Err(e) => tracing::warn!(error = %e, "scheduler tick failed"),
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! Extractors: the authenticated [`Caller`] and the contract's answers to malformed input.
 
-use std::future::{ready, Ready};
+use futures_util::future::LocalBoxFuture;
 
 use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
 use actix_web::{dev::Payload, web, FromRequest, HttpRequest};
@@ -11,10 +11,28 @@ use crate::error::{ApiError, ErrorCode};
 
 impl FromRequest for Caller {
     type Error = ApiError;
-    type Future = Ready<Result<Caller, ApiError>>;
+    type Future = LocalBoxFuture<'static, Result<Caller, ApiError>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        ready(authenticate(req))
+        let outcome = authenticate(req);
+        let state = req.app_data::<State>().cloned();
+        Box::pin(async move {
+            match (outcome, state) {
+                (Err(e), Some(state)) if e.code == ErrorCode::Unauthenticated => {
+                    // Refused tokens are audited (visible to operators); the answer stays 401
+                    // even if the audit write fails.
+                    if let Err(audit_err) = state
+                        .mailbox
+                        .audit_auth_failure("anonymous", &e.message)
+                        .await
+                    {
+                        tracing::warn!(error = %audit_err, "could not audit an authentication failure");
+                    }
+                    Err(e)
+                }
+                (outcome, _) => outcome,
+            }
+        })
     }
 }
 

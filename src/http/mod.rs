@@ -30,6 +30,8 @@ pub struct AppState {
     pub mailbox: Mailbox,
     pub verifier: Verifier,
     pub max_body_bytes: usize,
+    /// The policy `POST /a2a/scheduler/tick` runs (from `A2A_MAILBOX_AUTO_RETRY_*`).
+    pub scheduler_policy: crate::mailbox::retry::RetryPolicy,
 }
 
 pub type State = web::Data<Arc<AppState>>;
@@ -97,7 +99,10 @@ pub(crate) fn reply(r: Reply) -> HttpResponse {
     res.json(r.body)
 }
 
-fn idem_request(req: &HttpRequest, body: &Value) -> Result<Option<IdemRequest>, ApiError> {
+pub(crate) fn idem_request(
+    req: &HttpRequest,
+    body: &Value,
+) -> Result<Option<IdemRequest>, ApiError> {
     match req.headers().get("Idempotency-Key") {
         None => Ok(None),
         Some(v) => {
@@ -118,7 +123,7 @@ fn wait(wait_ms: Option<u64>) -> Result<Duration, ApiError> {
     }
 }
 
-fn limit(limit: Option<i64>) -> i64 {
+pub(crate) fn limit(limit: Option<i64>) -> i64 {
     limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT)
 }
 

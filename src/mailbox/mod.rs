@@ -6,8 +6,11 @@
 //! can still commit the audit rows it wrote (a failed capability check is audited) without
 //! changing the mailbox.
 
+pub mod admin;
 mod idempotency;
+pub mod repair;
 mod results;
+pub mod retry;
 mod rows;
 pub mod tasks;
 
@@ -87,6 +90,8 @@ pub struct Mailbox {
     pub metrics: Arc<Metrics>,
     /// Signalled after every commit that may have made a task or a result available.
     pub wakeup: Arc<Notify>,
+    /// Held by the retry scan running in this process (see `retry`).
+    pub(crate) scan_lock: Arc<tokio::sync::Mutex<()>>,
 }
 
 pub fn now_ms() -> i64 {
@@ -108,6 +113,7 @@ impl Mailbox {
             cfg: Arc::new(cfg),
             metrics,
             wakeup: Arc::new(Notify::new()),
+            scan_lock: Arc::new(tokio::sync::Mutex::new(())),
         }
     }
 

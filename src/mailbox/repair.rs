@@ -1,0 +1,315 @@
+//! Explicit lease repair (§5) and heartbeats.
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use super::rows::{TaskRow, TASK_COLS};
+use super::tasks::not_found;
+use super::{audit, now_ms, IdemRequest, Mailbox, Reply};
+use crate::args;
+use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
+use crate::domain::{A2ATaskResult, Lease, ResultStatus, TaskState};
+use crate::error::{ApiError, ErrorCode};
+use crate::store::Tx;
+
+/// The duplicate-work posture an operator states when requeueing a leased task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DuplicateRisk {
+    /// The task is safe to execute again.
+    Idempotent,
+    /// The operator accepts that the work may happen twice.
+    OperatorAccepted,
+}
+
+impl DuplicateRisk {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DuplicateRisk::Idempotent => "idempotent",
+            DuplicateRisk::OperatorAccepted => "operator_accepted",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum RepairCommand {
+    /// Return the in-flight task to the END of the queue, keeping its attempt counter.
+    Requeue {
+        /// Guard: refuse unless this is still the current lease.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lease_id: Option<Uuid>,
+        duplicate_risk: DuplicateRisk,
+    },
+    /// Clear the lease and post an error result for the sender.
+    ForceError {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lease_id: Option<Uuid>,
+        /// Non-blank; becomes the result's `error_message`.
+        message: String,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct RepairRequest {
+    pub task_id: Uuid,
+    /// Why the operator repairs this lease (non-blank); recorded in the audit row.
+    pub reason: String,
+    pub command: RepairCommand,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RepairAction {
+    Requeued,
+    ForcedError,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RepairedState {
+    Queued,
+    ResultPending,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct RepairOutcome {
+    pub task_id: Uuid,
+    pub action: RepairAction,
+    pub state: RepairedState,
+    pub attempt: u32,
+    /// The error result posted by `force_error`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<A2ATaskResult>,
+}
+
+impl Mailbox {
+    /// `POST /a2a/repair`.
+    pub async fn repair(
+        &self,
+        caller: &Caller,
+        idem: Option<&IdemRequest>,
+        req: &RepairRequest,
+    ) -> Result<Reply, ApiError> {
+        self.write(caller, idem, |mut tx| async move {
+            let out = self.repair_in(&mut tx, caller, req).await;
+            (tx, out)
+        })
+        .await
+    }
+
+    async fn repair_in(
+        &self,
+        tx: &mut Tx,
+        caller: &Caller,
+        req: &RepairRequest,
+    ) -> Result<Reply, ApiError> {
+        let now = now_ms();
+        let (action, lease_guard, duplicate_risk) = match &req.command {
+            RepairCommand::Requeue {
+                lease_id,
+                duplicate_risk,
+            } => ("requeue", *lease_id, Some(duplicate_risk.as_str())),
+            RepairCommand::ForceError { lease_id, .. } => ("force_error", *lease_id, None),
+        };
+        let required = format!("a2a.repair.{action}");
+        // 1. The action itself, whatever the task (403 even for unknown ids).
+        if caller.check(&required, &ScopeCtx::default()) == CapCheck::Missing {
+            cap_error(CapCheck::Missing, &required)?;
+        }
+        // 2. Visible, 3. in flight.
+        let id = req.task_id.to_string();
+        let row: Option<TaskRow> = tx
+            .fetch_optional(
+                &format!("SELECT {TASK_COLS} FROM tasks WHERE id = $1 /*FOR_UPDATE*/"),
+                args![id.as_str()],
+            )
+            .await?;
+        let row = match row {
+            Some(row) if row.visible_to(caller) => row,
+            _ => return Err(not_found(req.task_id)),
+        };
+        if row.state() != TaskState::InFlight {
+            return Err(ApiError::new(
+                ErrorCode::NotInFlight,
+                format!(
+                    "task {id} is {}, not in flight: only leased tasks can be repaired",
+                    row.state
+                ),
+            ));
+        }
+        // 4. Scope.
+        let ctx = ScopeCtx {
+            peer: Some(&row.recipient),
+            task_id: Some(id.clone()),
+            lease_id: lease_guard.map(|l| l.to_string()),
+            duplicate_risk,
+        };
+        caller.require(&required, &ctx)?;
+        // 5. Non-blank reason and message.
+        if req.reason.trim().is_empty() {
+            return Err(ApiError::invalid("reason must not be blank"));
+        }
+        if let RepairCommand::ForceError { message, .. } = &req.command {
+            if message.trim().is_empty() {
+                return Err(ApiError::invalid("message must not be blank"));
+            }
+        }
+        // 6. The lease guard.
+        if let Some(guard) = lease_guard {
+            let guard = guard.to_string();
+            if row.lease_id.as_deref() != Some(guard.as_str()) {
+                return Err(ApiError::new(
+                    ErrorCode::LeaseMismatch,
+                    format!(
+                        "lease {guard} is not the current lease of task {id} (current lease: {})",
+                        row.lease_id.as_deref().unwrap_or("none")
+                    ),
+                ));
+            }
+        }
+        let attempt = row.attempt as u32;
+        let outcome = match &req.command {
+            RepairCommand::Requeue { .. } => {
+                requeue(tx, &id, now).await?;
+                self.metrics.inc(&self.metrics.requeues_manual);
+                RepairOutcome {
+                    task_id: req.task_id,
+                    action: RepairAction::Requeued,
+                    state: RepairedState::Queued,
+                    attempt,
+                    result: None,
+                }
+            }
+            RepairCommand::ForceError { message, .. } => {
+                let result_seq = tx.next_seq("result").await?;
+                tx.execute(
+                    "UPDATE tasks SET state = 'result_pending', result_status = 'error', result_content = '[]', \
+                        result_error = $2, result_by = NULL, result_at_ms = $3, result_seq = $4, \
+                        lease_id = NULL, leased_to = NULL, leased_at_ms = NULL, heartbeat_at_ms = NULL, \
+                        updated_at_ms = $3 \
+                     WHERE id = $1",
+                    args![id.as_str(), message.as_str(), now, result_seq],
+                )
+                .await?;
+                self.metrics.inc(&self.metrics.forced_errors);
+                RepairOutcome {
+                    task_id: req.task_id,
+                    action: RepairAction::ForcedError,
+                    state: RepairedState::ResultPending,
+                    attempt,
+                    result: Some(A2ATaskResult {
+                        task_id: req.task_id,
+                        status: ResultStatus::Error,
+                        content: vec![],
+                        error_message: Some(message.clone()),
+                    }),
+                }
+            }
+        };
+        audit(
+            tx,
+            now,
+            caller.sub.as_str(),
+            "a2a_repair_applied",
+            json!({
+                "task_id": id,
+                "action": action,
+                "reason": req.reason,
+                "lease_id": lease_guard,
+                "duplicate_risk": duplicate_risk,
+                "attempt": attempt,
+            }),
+        )
+        .await?;
+        Ok(Reply::new(200, json!({"kind": "a2a_repaired", "outcome": outcome})).waking())
+    }
+
+    /// `POST /a2a/tasks/{id}/heartbeat`: the lessee refreshes its lease.
+    pub async fn heartbeat(
+        &self,
+        caller: &Caller,
+        idem: Option<&IdemRequest>,
+        task_id: Uuid,
+        lease_id: Uuid,
+    ) -> Result<Reply, ApiError> {
+        self.write(caller, idem, |mut tx| async move {
+            let out = self.heartbeat_in(&mut tx, caller, task_id, lease_id).await;
+            (tx, out)
+        })
+        .await
+    }
+
+    async fn heartbeat_in(
+        &self,
+        tx: &mut Tx,
+        caller: &Caller,
+        task_id: Uuid,
+        lease_id: Uuid,
+    ) -> Result<Reply, ApiError> {
+        let now = now_ms();
+        let id = task_id.to_string();
+        let row: Option<TaskRow> = tx
+            .fetch_optional(
+                &format!("SELECT {TASK_COLS} FROM tasks WHERE id = $1 /*FOR_UPDATE*/"),
+                args![id.as_str()],
+            )
+            .await?;
+        let row = match row {
+            Some(row) if row.visible_to(caller) => row,
+            _ => return Err(not_found(task_id)),
+        };
+        if row.state() != TaskState::InFlight {
+            return Err(ApiError::new(
+                ErrorCode::NotInFlight,
+                format!("task {id} is {}, not in flight", row.state),
+            ));
+        }
+        if row.leased_to.as_deref() != Some(caller.sub.as_str()) {
+            return Err(ApiError::new(
+                ErrorCode::NotLessee,
+                format!("the caller does not hold the lease of task {id}"),
+            ));
+        }
+        let lease_id = lease_id.to_string();
+        if row.lease_id.as_deref() != Some(lease_id.as_str()) {
+            return Err(ApiError::new(
+                ErrorCode::LeaseMismatch,
+                format!(
+                    "lease {lease_id} is not the current lease of task {id} (current lease: {})",
+                    row.lease_id.as_deref().unwrap_or("none")
+                ),
+            ));
+        }
+        let row: TaskRow = tx
+            .fetch_optional(
+                &format!(
+                    "UPDATE tasks SET heartbeat_at_ms = $2, updated_at_ms = $2 WHERE id = $1 RETURNING {TASK_COLS}"
+                ),
+                args![id.as_str(), now],
+            )
+            .await?
+            .ok_or_else(|| ApiError::internal("heartbeat row vanished"))?;
+        let lease: Option<Lease> = row.lease()?;
+        Ok(Reply::new(
+            200,
+            json!({"kind": "a2a_lease_extended", "lease": lease}),
+        ))
+    }
+}
+
+/// Returns an in-flight task to the END of its recipient's queue; the attempt counter is kept
+/// (the next lease increments it).
+pub(super) async fn requeue(tx: &mut Tx, id: &str, now: i64) -> Result<u64, ApiError> {
+    let queue_seq = tx.next_seq("queue").await?;
+    Ok(tx
+        .execute(
+            "UPDATE tasks SET state = 'queued', queue_seq = $2, lease_id = NULL, leased_to = NULL, \
+                leased_at_ms = NULL, heartbeat_at_ms = NULL, updated_at_ms = $3 \
+             WHERE id = $1 AND state = 'in_flight'",
+            args![id, queue_seq, now],
+        )
+        .await?)
+}

@@ -1,0 +1,333 @@
+//! The bounded, opt-in retry gate (§7) and the scheduler tick that runs it.
+//!
+//! Scans never run at the same time: on PostgreSQL a scan holds a transaction-scoped advisory
+//! lock, on SQLite the process-wide scan mutex (SQLite serves one node). A scan that finds
+//! another one running does not wait for it and does nothing (`considered: 0`), so two timers
+//! firing together (or two instances ticking together) act as one scan: no task is requeued
+//! twice and `max_requeues` bounds them together.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use super::repair::requeue;
+use super::rows::{TaskRow, TASK_COLS};
+use super::{audit, now_ms, IdemRequest, Mailbox, Reply};
+use crate::args;
+use crate::auth::{Caller, CapCheck, ScopeCtx};
+use crate::domain::{DuplicateSafety, TaskState};
+use crate::error::ApiError;
+use crate::store::{Engine, Tx};
+
+/// Bounds of one retry scan. `{}` means these defaults, and a dry run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(default)]
+pub struct RetryPolicy {
+    /// Without `true` the scan changes nothing and skips every task as `disabled`.
+    pub enabled: bool,
+    /// Only leases whose last heartbeat is at least this old are stale.
+    pub min_lease_age_ms: u64,
+    /// Tasks leased this many times already are left alone.
+    pub max_attempts: u32,
+    /// At most this many requeues per scan.
+    pub max_requeues: u32,
+    /// At most this many in-flight tasks are examined, oldest lease first (1..=1000).
+    pub scan_limit: u32,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            enabled: false,
+            min_lease_age_ms: 300_000,
+            max_attempts: 3,
+            max_requeues: 1,
+            scan_limit: 100,
+        }
+    }
+}
+
+impl RetryPolicy {
+    pub fn validate(&self) -> Result<(), ApiError> {
+        if self.scan_limit == 0 || self.scan_limit > 1000 {
+            return Err(ApiError::invalid("scan_limit must be within 1..=1000"));
+        }
+        if self.min_lease_age_ms > crate::domain::MAX_MS {
+            return Err(ApiError::invalid("min_lease_age_ms is out of range"));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SkipReason {
+    Disabled,
+    NotInFlight,
+    MissingLease,
+    LeaseTooYoung,
+    MissingIdempotency,
+    UnsafeDuplicateSafety,
+    MaxAttemptsReached,
+    LimitReached,
+    CapabilityScopeMismatch,
+}
+
+impl SkipReason {
+    fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::Disabled => "disabled",
+            SkipReason::NotInFlight => "not_in_flight",
+            SkipReason::MissingLease => "missing_lease",
+            SkipReason::LeaseTooYoung => "lease_too_young",
+            SkipReason::MissingIdempotency => "missing_idempotency",
+            SkipReason::UnsafeDuplicateSafety => "unsafe_duplicate_safety",
+            SkipReason::MaxAttemptsReached => "max_attempts_reached",
+            SkipReason::LimitReached => "limit_reached",
+            SkipReason::CapabilityScopeMismatch => "capability_scope_mismatch",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Requeued {
+    pub task_id: Uuid,
+    /// The stale lease that was released.
+    pub lease_id: Uuid,
+    /// The attempt counter, kept; the next lease increments it.
+    pub attempt: u32,
+    pub idempotency_key: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Skipped {
+    pub task_id: Uuid,
+    pub reason: SkipReason,
+    pub attempt: u32,
+    /// Present for `lease_too_young`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_age_ms: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct RetryReport {
+    pub policy: RetryPolicy,
+    pub considered: u32,
+    pub requeued: Vec<Requeued>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// Who runs a scan: an operator over HTTP or the scheduler tick.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum ScanKind {
+    Manual,
+    Scheduler,
+}
+
+impl Mailbox {
+    /// `POST /a2a/retry-stale` (manual) and `POST /a2a/scheduler/tick` (policy from config).
+    pub async fn retry_stale(
+        &self,
+        caller: &Caller,
+        idem: Option<&IdemRequest>,
+        policy: &RetryPolicy,
+        kind: ScanKind,
+    ) -> Result<Reply, ApiError> {
+        caller.require("a2a.operator", &ScopeCtx::default())?;
+        policy.validate()?;
+        // Only one scan at a time in this process; others coalesce into it.
+        let guard = self.scan_lock.try_lock();
+        let busy = guard.is_err();
+        self.write(caller, idem, |mut tx| async move {
+            let out = self.retry_in(&mut tx, caller, policy, kind, busy).await;
+            (tx, out)
+        })
+        .await
+    }
+
+    async fn retry_in(
+        &self,
+        tx: &mut Tx,
+        caller: &Caller,
+        policy: &RetryPolicy,
+        kind: ScanKind,
+        mut busy: bool,
+    ) -> Result<Reply, ApiError> {
+        let now = now_ms();
+        let mut cap_error = None;
+        if policy.enabled
+            && caller.check("a2a.repair.requeue", &ScopeCtx::default()) == CapCheck::Missing
+        {
+            cap_error = Some(ApiError::new(
+                crate::error::ErrorCode::CapabilityMissing,
+                "the token lacks the capability a2a.repair.requeue, which an enabled retry scan needs",
+            ));
+        }
+        if !busy && tx.engine() == Engine::Postgres {
+            let (locked,): (bool,) = tx
+                .fetch_optional("SELECT pg_try_advisory_xact_lock(7262001)", &[])
+                .await?
+                .ok_or_else(|| ApiError::internal("advisory lock answered nothing"))?;
+            busy = !locked;
+        }
+        let report = if cap_error.is_some() || busy {
+            RetryReport {
+                policy: policy.clone(),
+                considered: 0,
+                requeued: vec![],
+                skipped: vec![],
+            }
+        } else {
+            self.scan(tx, caller, policy, now).await?
+        };
+        let error = match &cap_error {
+            Some(e) => Some(e.to_string()),
+            None if busy => Some("another retry scan was running; this one did nothing".to_owned()),
+            None => None,
+        };
+        if kind == ScanKind::Scheduler {
+            let mut by_reason = BTreeMap::new();
+            for s in &report.skipped {
+                *by_reason.entry(s.reason.as_str()).or_insert(0u32) += 1;
+            }
+            audit(
+                tx,
+                now,
+                caller.sub.as_str(),
+                "a2a_auto_retry_scheduler_scan",
+                json!({
+                    "enabled": policy.enabled,
+                    "considered": report.considered,
+                    "requeued": report.requeued.len(),
+                    "skipped": report.skipped.len(),
+                    "skipped_by_reason": by_reason,
+                    "bounds": {
+                        "min_lease_age_ms": policy.min_lease_age_ms,
+                        "max_attempts": policy.max_attempts,
+                        "max_requeues": policy.max_requeues,
+                        "scan_limit": policy.scan_limit,
+                    },
+                    "error": error,
+                }),
+            )
+            .await?;
+        }
+        if let Some(e) = cap_error {
+            return Err(e);
+        }
+        let wake = !report.requeued.is_empty();
+        let mut reply = Reply::new(200, json!({"kind": "a2a_auto_retried", "report": report}));
+        reply.wake = wake;
+        Ok(reply)
+    }
+
+    async fn scan(
+        &self,
+        tx: &mut Tx,
+        caller: &Caller,
+        policy: &RetryPolicy,
+        now: i64,
+    ) -> Result<RetryReport, ApiError> {
+        let rows: Vec<TaskRow> = tx
+            .fetch_all(
+                &format!(
+                    "SELECT {TASK_COLS} FROM tasks WHERE state = 'in_flight' \
+                     ORDER BY heartbeat_at_ms, id LIMIT $1"
+                ),
+                args![policy.scan_limit as i64],
+            )
+            .await?;
+        let mut report = RetryReport {
+            policy: policy.clone(),
+            considered: rows.len() as u32,
+            requeued: vec![],
+            skipped: vec![],
+        };
+        for row in rows {
+            let attempt = row.attempt as u32;
+            let task_id = super::rows::parse_uuid(&row.id)?;
+            let age = now - row.heartbeat_at_ms.unwrap_or(now);
+            let mut skip = |reason: SkipReason, lease_age_ms: Option<u64>| {
+                report.skipped.push(Skipped {
+                    task_id,
+                    reason,
+                    attempt,
+                    lease_age_ms,
+                });
+            };
+            if !policy.enabled {
+                skip(SkipReason::Disabled, None);
+                continue;
+            }
+            if row.state() != TaskState::InFlight {
+                skip(SkipReason::NotInFlight, None);
+                continue;
+            }
+            let Some(lease_id) = row.lease_id.clone() else {
+                skip(SkipReason::MissingLease, None);
+                continue;
+            };
+            if age < policy.min_lease_age_ms as i64 {
+                skip(SkipReason::LeaseTooYoung, Some(age.max(0) as u64));
+                continue;
+            }
+            let key = row.idem_key.clone().filter(|k| !k.trim().is_empty());
+            let Some(key) = key else {
+                skip(SkipReason::MissingIdempotency, None);
+                continue;
+            };
+            if row.duplicate_safety.as_deref() != Some(DuplicateSafety::Idempotent.as_str()) {
+                skip(SkipReason::UnsafeDuplicateSafety, None);
+                continue;
+            }
+            if attempt >= policy.max_attempts {
+                skip(SkipReason::MaxAttemptsReached, None);
+                continue;
+            }
+            if report.requeued.len() as u32 >= policy.max_requeues {
+                skip(SkipReason::LimitReached, None);
+                continue;
+            }
+            let ctx = ScopeCtx {
+                peer: Some(&row.recipient),
+                task_id: Some(row.id.clone()),
+                lease_id: Some(lease_id.clone()),
+                duplicate_risk: Some("idempotent"),
+            };
+            if caller.check("a2a.repair.requeue", &ctx) != CapCheck::Passed {
+                skip(SkipReason::CapabilityScopeMismatch, None);
+                continue;
+            }
+            if requeue(tx, &row.id, now).await? == 0 {
+                skip(SkipReason::NotInFlight, None);
+                continue;
+            }
+            audit(
+                tx,
+                now,
+                caller.sub.as_str(),
+                "a2a_repair_applied",
+                json!({
+                    "task_id": row.id,
+                    "action": "auto_requeue",
+                    "reason": format!("retry gate: lease idle for {age} ms (min_lease_age_ms {})", policy.min_lease_age_ms),
+                    "lease_id": lease_id,
+                    "duplicate_risk": "idempotent",
+                    "attempt": attempt,
+                }),
+            )
+            .await?;
+            self.metrics.inc(&self.metrics.requeues_auto);
+            report.requeued.push(Requeued {
+                task_id,
+                lease_id: super::rows::parse_uuid(&lease_id)?,
+                attempt,
+                idempotency_key: key,
+            });
+        }
+        Ok(report)
+    }
+}

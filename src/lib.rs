@@ -5,6 +5,7 @@
 //! (wiring), `config` (flags and environment).
 
 pub mod auth;
+pub mod cli;
 pub mod config;
 pub mod domain;
 pub mod error;

@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 
 use a2a_mailbox::auth::{mint_hs256, CapEntry};
+use a2a_mailbox::cli;
 use a2a_mailbox::config::{
     dev_secret_path, read_secret_file, DbArgs, JwtArgs, MailboxArgs, SchedulerArgs,
 };
@@ -33,6 +34,16 @@ enum Command {
     Migrate(MigrateArgs),
     /// Mint an HS256 token from the configured secret.
     Token(TokenArgs),
+    /// Show queued tasks, in-flight leases and pending results of a running server.
+    Status(cli::StatusArgs),
+    /// Requeue an in-flight task (stating the duplicate-work risk).
+    Requeue(cli::RequeueArgs),
+    /// Clear a lease and post an error result for the sender.
+    ForceError(cli::ForceErrorArgs),
+    /// Run the retry gate (a dry run unless --enable).
+    RetryStale(cli::RetryStaleArgs),
+    /// Drop resolved tasks and expired idempotency records.
+    Compact(cli::CompactArgs),
 }
 
 #[derive(Args)]
@@ -232,6 +243,12 @@ fn run_token(a: TokenArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Operator commands print only on success, so a failure leaves stdout empty.
+fn print(out: anyhow::Result<String>) -> anyhow::Result<()> {
+    println!("{}", out?);
+    Ok(())
+}
+
 fn main() -> std::process::ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -258,6 +275,11 @@ fn main() -> std::process::ExitCode {
                 match command {
                     Command::Serve(a) => run_serve(a).await,
                     Command::Migrate(a) => run_migrate(a).await,
+                    Command::Status(a) => print(cli::status(a).await),
+                    Command::Requeue(a) => print(cli::requeue(a).await),
+                    Command::ForceError(a) => print(cli::force_error(a).await),
+                    Command::RetryStale(a) => print(cli::retry_stale(a).await),
+                    Command::Compact(a) => print(cli::compact(a).await),
                     Command::Token(_) => unreachable!("handled above"),
                 }
             })

@@ -62,6 +62,57 @@ impl RetryPolicy {
     }
 }
 
+/// What the gate knows of one in-flight task.
+pub struct Candidate<'a> {
+    pub in_flight: bool,
+    pub lease_id: Option<&'a str>,
+    /// Time since the last heartbeat.
+    pub lease_age_ms: i64,
+    pub idempotency_key: Option<&'a str>,
+    pub duplicate_safety: Option<&'a str>,
+    pub attempt: u32,
+}
+
+impl RetryPolicy {
+    /// The gate's rules, in the contract's order, except the capability scope (which needs the
+    /// caller): `Ok` when the task may be requeued, else the first failing rule (and the lease
+    /// age for `lease_too_young`). Also used by the CLI to say what a dry run would do.
+    pub fn verdict(
+        &self,
+        c: &Candidate,
+        requeued_so_far: u32,
+    ) -> Result<(), (SkipReason, Option<u64>)> {
+        if !self.enabled {
+            return Err((SkipReason::Disabled, None));
+        }
+        if !c.in_flight {
+            return Err((SkipReason::NotInFlight, None));
+        }
+        if c.lease_id.is_none() {
+            return Err((SkipReason::MissingLease, None));
+        }
+        if c.lease_age_ms < self.min_lease_age_ms as i64 {
+            return Err((
+                SkipReason::LeaseTooYoung,
+                Some(c.lease_age_ms.max(0) as u64),
+            ));
+        }
+        if c.idempotency_key.is_none_or(|k| k.trim().is_empty()) {
+            return Err((SkipReason::MissingIdempotency, None));
+        }
+        if c.duplicate_safety != Some(DuplicateSafety::Idempotent.as_str()) {
+            return Err((SkipReason::UnsafeDuplicateSafety, None));
+        }
+        if c.attempt >= self.max_attempts {
+            return Err((SkipReason::MaxAttemptsReached, None));
+        }
+        if requeued_so_far >= self.max_requeues {
+            return Err((SkipReason::LimitReached, None));
+        }
+        Ok(())
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SkipReason {
@@ -77,7 +128,7 @@ pub enum SkipReason {
 }
 
 impl SkipReason {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             SkipReason::Disabled => "disabled",
             SkipReason::NotInFlight => "not_in_flight",
@@ -250,47 +301,38 @@ impl Mailbox {
             let attempt = row.attempt as u32;
             let task_id = super::rows::parse_uuid(&row.id)?;
             let age = now - row.heartbeat_at_ms.unwrap_or(now);
-            let mut skip = |reason: SkipReason, lease_age_ms: Option<u64>| {
+            let candidate = Candidate {
+                in_flight: row.state() == TaskState::InFlight,
+                lease_id: row.lease_id.as_deref(),
+                lease_age_ms: age,
+                idempotency_key: row.idem_key.as_deref(),
+                duplicate_safety: row.duplicate_safety.as_deref(),
+                attempt,
+            };
+            let verdict = policy.verdict(&candidate, report.requeued.len() as u32);
+            let (lease_id, key) = match verdict {
+                Ok(()) => (
+                    row.lease_id.clone().unwrap_or_default(),
+                    row.idem_key.clone().unwrap_or_default(),
+                ),
+                Err((reason, lease_age_ms)) => {
+                    report.skipped.push(Skipped {
+                        task_id,
+                        reason,
+                        attempt,
+                        lease_age_ms,
+                    });
+                    continue;
+                }
+            };
+            let mut skip = |reason: SkipReason| {
                 report.skipped.push(Skipped {
                     task_id,
                     reason,
                     attempt,
-                    lease_age_ms,
+                    lease_age_ms: None,
                 });
             };
-            if !policy.enabled {
-                skip(SkipReason::Disabled, None);
-                continue;
-            }
-            if row.state() != TaskState::InFlight {
-                skip(SkipReason::NotInFlight, None);
-                continue;
-            }
-            let Some(lease_id) = row.lease_id.clone() else {
-                skip(SkipReason::MissingLease, None);
-                continue;
-            };
-            if age < policy.min_lease_age_ms as i64 {
-                skip(SkipReason::LeaseTooYoung, Some(age.max(0) as u64));
-                continue;
-            }
-            let key = row.idem_key.clone().filter(|k| !k.trim().is_empty());
-            let Some(key) = key else {
-                skip(SkipReason::MissingIdempotency, None);
-                continue;
-            };
-            if row.duplicate_safety.as_deref() != Some(DuplicateSafety::Idempotent.as_str()) {
-                skip(SkipReason::UnsafeDuplicateSafety, None);
-                continue;
-            }
-            if attempt >= policy.max_attempts {
-                skip(SkipReason::MaxAttemptsReached, None);
-                continue;
-            }
-            if report.requeued.len() as u32 >= policy.max_requeues {
-                skip(SkipReason::LimitReached, None);
-                continue;
-            }
             let ctx = ScopeCtx {
                 peer: Some(&row.recipient),
                 task_id: Some(row.id.clone()),
@@ -298,11 +340,11 @@ impl Mailbox {
                 duplicate_risk: Some("idempotent"),
             };
             if caller.check("a2a.repair.requeue", &ctx) != CapCheck::Passed {
-                skip(SkipReason::CapabilityScopeMismatch, None);
+                skip(SkipReason::CapabilityScopeMismatch);
                 continue;
             }
             if requeue(tx, &row.id, now).await? == 0 {
-                skip(SkipReason::NotInFlight, None);
+                skip(SkipReason::NotInFlight);
                 continue;
             }
             audit(

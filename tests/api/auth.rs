@@ -22,11 +22,6 @@ fn protected_routes() -> Vec<(Method, String, Option<Value>)> {
         (Method::GET, format!("/a2a/tasks/{id}"), None),
         (
             Method::POST,
-            format!("/a2a/tasks/{id}/heartbeat"),
-            Some(json!({"lease_id": Uuid::new_v4().to_string()})),
-        ),
-        (
-            Method::POST,
             "/a2a/results".into(),
             Some(result(&id, "ok", "x")),
         ),
@@ -233,4 +228,19 @@ both_engines!(tokens_without_aud_and_iss_are_accepted_when_none_is_configured);
 async fn tokens_without_aud_and_iss_are_accepted_when_none_is_configured(app: TestApp) {
     let plain = app.token("carol", json!([]));
     assert_eq!(app.get("/a2a/tasks/recent", &plain).await.status, 200);
+}
+
+both_engines!(
+    a_token_without_iss_is_refused_when_an_issuer_is_configured,
+    config = audience_and_issuer
+);
+async fn a_token_without_iss_is_refused_when_an_issuer_is_configured(app: TestApp) {
+    // API.md §3: iss is checked against configuration; §11: only when unset are tokens
+    // without aud/iss accepted.
+    let token = app.jwt(
+        &json!({"sub": "carol", "exp": now_ms() / 1000 + 3600, "caps": [], "aud": "mailbox-test"}),
+        Algorithm::HS256,
+    );
+    let r = app.get("/a2a/tasks/recent", &token).await;
+    assert_error(&r, 401, "unauthenticated");
 }

@@ -129,7 +129,15 @@ impl Mailbox {
             match self.reserve_key(&mut tx, caller, idem).await {
                 Ok(None) => {}
                 Ok(Some(stored)) => {
-                    tx.rollback().await?;
+                    audit(
+                        &mut tx,
+                        now_ms(),
+                        caller.sub.as_str(),
+                        "idempotency_key_replayed",
+                        serde_json::json!({"key": idem.key, "status": stored.status}),
+                    )
+                    .await?;
+                    tx.commit().await?;
                     self.metrics.inc(&self.metrics.idempotency_replays);
                     return Ok(Begun::Replay(stored));
                 }

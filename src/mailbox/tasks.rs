@@ -166,6 +166,14 @@ impl Mailbox {
                 if inserted == 0 {
                     return self.replay_after_race(tx, &task, &body).await;
                 }
+                audit(
+                    tx,
+                    now,
+                    caller.sub.as_str(),
+                    "a2a_result_cache_replayed",
+                    json!({"task_id": id, "replayed_from": hit.source_task_id}),
+                )
+                .await?;
                 self.metrics.inc(&self.metrics.cache_hits);
                 return Ok(
                     Reply::new(201, queued_answer(task.id, Some(&hit.source_task_id))).waking(),

@@ -575,8 +575,31 @@ impl TestApp {
     pub async fn start(&mut self) {
         assert!(self.child.is_none(), "start() while a server is running");
         self.starts += 1;
-        let stdout_log = self.dir.join(format!("server-{}.stdout.log", self.starts));
-        let stderr_log = self.dir.join(format!("server-{}.stderr.log", self.starts));
+        let (child, address) = self.launch(&self.starts.to_string()).await;
+        self.api.address = address;
+        self.child = Some(child);
+    }
+
+    /// Starts one more server process on the same database (several instances may serve one
+    /// database). It is killed when the returned handle is dropped.
+    pub async fn second_instance(&mut self) -> Instance {
+        self.starts += 1;
+        let tag = format!("{}-extra", self.starts);
+        let (child, address) = self.launch(&tag).await;
+        Instance {
+            api: Api {
+                address,
+                ..self.api.clone()
+            },
+            child,
+        }
+    }
+
+    /// Spawns `a2a-mailbox serve` on this app's database; returns it and its base URL once it
+    /// printed its listening line. Logs go to `server-<tag>.{stdout,stderr}.log` in the temp dir.
+    async fn launch(&self, tag: &str) -> (Child, String) {
+        let stdout_log = self.dir.join(format!("server-{tag}.stdout.log"));
+        let stderr_log = self.dir.join(format!("server-{tag}.stderr.log"));
         let stderr_file = std::fs::File::create(&stderr_log).expect("creating the stderr log");
 
         let mut cmd = Command::new(BIN);
@@ -648,8 +671,7 @@ impl TestApp {
             address.starts_with("http://"),
             "unexpected listening line address {address:?}"
         );
-        self.api.address = address;
-        self.child = Some(child);
+        (child, address)
     }
 
     /// SIGKILL (Unix `Child::kill`) the server, without any chance to clean up.
@@ -666,8 +688,37 @@ impl TestApp {
         self.start().await;
     }
 
+    /// The last lines of every server's stderr log of this test.
     pub fn server_log(&self) -> String {
-        read_tail(&self.dir.join(format!("server-{}.stderr.log", self.starts)))
+        let mut logs: Vec<PathBuf> = std::fs::read_dir(&self.dir)
+            .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
+        logs.retain(|p| p.to_string_lossy().ends_with(".stderr.log"));
+        logs.sort();
+        logs.iter()
+            .map(|p| format!("== {} ==\n{}", p.display(), read_tail(p)))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// Another server process on a test app's database; killed on drop.
+pub struct Instance {
+    pub api: Api,
+    child: Child,
+}
+
+impl Deref for Instance {
+    type Target = Api;
+    fn deref(&self) -> &Api {
+        &self.api
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

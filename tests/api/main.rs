@@ -9,6 +9,7 @@ mod auth;
 mod concurrency;
 mod crash;
 mod deadline;
+mod instances;
 mod lease;
 mod longpoll;
 mod queue;

@@ -303,6 +303,7 @@ async fn a_third_agent_sees_none_of_alices_tasks_for_bob(app: TestApp) {
     let random = Uuid::new_v4().to_string();
     let missing = app.status(&carol, &random).await;
     assert_error(&missing, 404, "not_found");
+    assert_error(&app.status(&app.ops(), &random).await, 404, "not_found");
     let blank = |b: &Value, id: &str| {
         let mut b = b.clone();
         b["message"] = json!(b["message"]

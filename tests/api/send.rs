@@ -312,3 +312,31 @@ async fn unknown_json_fields_are_ignored(app: TestApp) {
     res["x_unknown"] = json!(true);
     app.post_result(&app.bob(), &res).await.expect(201);
 }
+
+both_engines!(a_replay_is_recognised_regardless_of_key_order_and_whitespace);
+async fn a_replay_is_recognised_regardless_of_key_order_and_whitespace(app: TestApp) {
+    let alice = app.alice();
+    let t = task("alice", "bob");
+    let raw = format!(
+        "{{\n  \"recipient\" : \"bob\",\n  \"intent_text\": {},\n  \"sender\":\"alice\",   \"id\": \"{}\"\n}}",
+        t["intent_text"],
+        t["id"].as_str().unwrap()
+    );
+    let first = app
+        .raw(
+            reqwest::Method::POST,
+            "/a2a/tasks",
+            Some(&format!("Bearer {alice}")),
+            Some("application/json"),
+            Some(raw.into_bytes()),
+        )
+        .await;
+    first.expect(201);
+    let again = app.send(&alice, &t).await;
+    assert_eq!(
+        again.expect(200),
+        &first.body,
+        "the same task with its keys in another order is the same body"
+    );
+    assert!(again.replayed());
+}

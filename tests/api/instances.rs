@@ -1,0 +1,106 @@
+//! Several server processes on one database (DESIGN.md: "Any number of instances can serve the
+//! same database"): races are decided by the database, and long-polls see other instances' work.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tokio::task::JoinSet;
+
+use crate::helpers::*;
+
+both_engines!(two_instances_never_lease_the_same_task);
+async fn two_instances_never_lease_the_same_task(mut app: TestApp) {
+    const N: usize = 300;
+    let other = app.second_instance().await;
+    let alice = app.alice();
+    let mut sent = HashSet::new();
+    for i in 0..N {
+        let t = task("alice", "bob");
+        let via: &Api = if i % 2 == 0 { &app } else { &other };
+        sent.insert(via.send_ok(&alice, &t).await);
+    }
+
+    let mut set = JoinSet::new();
+    for w in 0..8 {
+        let api = if w % 2 == 0 {
+            app.api.clone()
+        } else {
+            other.api.clone()
+        };
+        set.spawn(async move {
+            let bob = api.bob();
+            let mut got = Vec::new();
+            while let Some((t, _)) = api.lease(&bob).await {
+                got.push(t["id"].as_str().unwrap().to_owned());
+            }
+            got
+        });
+    }
+    let mut leased = Vec::new();
+    while let Some(r) = set.join_next().await {
+        leased.extend(r.expect("a leaser panicked"));
+    }
+    let distinct: HashSet<String> = leased.iter().cloned().collect();
+    assert_eq!(
+        distinct.len(),
+        leased.len(),
+        "a task was leased twice across instances"
+    );
+    assert_eq!(distinct, sent, "every task leased exactly once");
+}
+
+both_engines!(identical_sends_through_two_instances_create_one_task);
+async fn identical_sends_through_two_instances_create_one_task(mut app: TestApp) {
+    let other = app.second_instance().await;
+    let alice = app.alice();
+    let t = task("alice", "bob");
+    let mut set = JoinSet::new();
+    for i in 0..10 {
+        let api = if i % 2 == 0 {
+            app.api.clone()
+        } else {
+            other.api.clone()
+        };
+        let (alice, t) = (alice.clone(), t.clone());
+        set.spawn(async move { api.send(&alice, &t).await });
+    }
+    let mut statuses = Vec::new();
+    while let Some(r) = set.join_next().await {
+        let r = r.expect("a sender panicked");
+        assert_eq!(
+            r.body,
+            json!({"kind": "a2a_task_queued", "task_id": t["id"]}),
+            "{} {}",
+            r.status,
+            r.text
+        );
+        statuses.push(r.status);
+    }
+    statuses.sort_unstable();
+    assert_eq!(statuses, [200, 200, 200, 200, 200, 200, 200, 200, 200, 201]);
+    let q: Value = other.queue(&other.ops(), "").await;
+    assert_eq!(queue_ids(&q), vec![t["id"].as_str().unwrap()]);
+}
+
+both_engines!(a_long_poll_on_one_instance_sees_a_task_sent_through_another);
+async fn a_long_poll_on_one_instance_sees_a_task_sent_through_another(mut app: TestApp) {
+    let other = app.second_instance().await;
+    let (alice, bob) = (app.alice(), app.bob());
+    let t = task("alice", "bob");
+    let started = Instant::now();
+    let (poll, _) = tokio::join!(app.next(&bob, "?wait_ms=5000"), async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        other.send_ok(&alice, &t).await
+    });
+    let elapsed = started.elapsed();
+    assert_eq!(
+        poll.expect(200)["task"]["id"],
+        t["id"],
+        "the poll on instance A must get the task sent through instance B within wait_ms"
+    );
+    assert!(
+        elapsed < Duration::from_millis(3000),
+        "the poll should wake soon after the send through the other instance, took {elapsed:?}"
+    );
+}

@@ -141,6 +141,8 @@ enum Pools {
     Sqlite {
         write: SqlitePool,
         read: SqlitePool,
+        /// Write units go to the group-commit writer (see [`Db::run`]).
+        writer: tokio::sync::mpsc::Sender<Box<dyn Unit>>,
     },
     Postgres(PgPool),
 }
@@ -182,7 +184,13 @@ impl Db {
                     .acquire_timeout(settings.acquire_timeout)
                     .connect_with(opts.read_only(true))
                     .await?;
-                Pools::Sqlite { write, read }
+                let (writer, units) = tokio::sync::mpsc::channel(4096);
+                tokio::spawn(group_commit_writer(write.clone(), units));
+                Pools::Sqlite {
+                    write,
+                    read,
+                    writer,
+                }
             }
             Engine::Postgres => {
                 let opts = PgConnectOptions::from_str(url)?;
@@ -217,14 +225,6 @@ impl Db {
             Pools::Postgres(pool) => sqlx::migrate!("migrations/postgres").run(pool).await?,
         }
         Ok(())
-    }
-
-    /// Starts a write transaction: `BEGIN IMMEDIATE` on SQLite, a plain one on PostgreSQL.
-    pub async fn begin(&self) -> Result<Tx, sqlx::Error> {
-        Ok(match &self.pools {
-            Pools::Sqlite { write, .. } => Tx::Sqlite(write.begin_with("BEGIN IMMEDIATE").await?),
-            Pools::Postgres(pool) => Tx::Postgres(pool.begin().await?),
-        })
     }
 
     /// A read outside any write transaction (SQLite: on a reader connection).
@@ -272,7 +272,7 @@ impl Db {
 
     pub async fn close(&self) {
         match &self.pools {
-            Pools::Sqlite { write, read } => {
+            Pools::Sqlite { write, read, .. } => {
                 read.close().await;
                 write.close().await;
             }
@@ -386,6 +386,109 @@ impl Tx {
         match self {
             Tx::Sqlite(tx) => tx.rollback().await,
             Tx::Postgres(tx) => tx.rollback().await,
+        }
+    }
+}
+
+/// One write unit: runs inside a transaction and says whether its changes are kept
+/// (`true`: success, or a refusal that only wrote audit rows) or must be undone (`false`).
+/// `done` is told whether the transaction that carried it committed; only then may the unit
+/// answer its caller, so nothing is acknowledged before it is durable.
+pub trait Unit: Send {
+    fn run<'t>(&'t mut self, tx: &'t mut Tx) -> futures_util::future::BoxFuture<'t, bool>;
+    fn done(self: Box<Self>, committed: Result<(), String>);
+}
+
+/// The largest number of units one SQLite transaction carries.
+const MAX_GROUP: usize = 128;
+
+impl Db {
+    /// Runs one write unit in a transaction of its own (PostgreSQL, where the server already
+    /// groups concurrent commits into one WAL flush) or in the next group commit (SQLite).
+    pub async fn run(&self, mut unit: Box<dyn Unit>) {
+        match &self.pools {
+            Pools::Sqlite { writer, .. } => {
+                if let Err(e) = writer.send(unit).await {
+                    e.0.done(Err("the database writer has stopped".into()));
+                }
+            }
+            Pools::Postgres(pool) => {
+                let mut tx = match pool.begin().await {
+                    Ok(tx) => Tx::Postgres(tx),
+                    Err(e) => return unit.done(Err(e.to_string())),
+                };
+                let keep = unit.run(&mut tx).await;
+                let committed = if keep {
+                    tx.commit().await.map_err(|e| e.to_string())
+                } else {
+                    let _ = tx.rollback().await;
+                    Ok(())
+                };
+                unit.done(committed);
+            }
+        }
+    }
+}
+
+/// SQLite group commit. SQLite has one writer at a time and, with `synchronous=FULL`, pays one
+/// fsync per commit. The writer takes every unit that is waiting (up to [`MAX_GROUP`]), runs each
+/// inside its own SAVEPOINT of one `BEGIN IMMEDIATE` transaction (a unit that fails is rolled
+/// back to its savepoint without touching the others), commits once, and only then lets each
+/// unit answer. Durability is unchanged, every acknowledged write is fsynced; the cost of the
+/// fsync is shared by all the requests that arrived while the previous one was running.
+async fn group_commit_writer(
+    pool: SqlitePool,
+    mut units: tokio::sync::mpsc::Receiver<Box<dyn Unit>>,
+) {
+    use futures_util::FutureExt;
+    let mut batch: Vec<Box<dyn Unit>> = Vec::with_capacity(MAX_GROUP);
+    while let Some(first) = units.recv().await {
+        batch.push(first);
+        while batch.len() < MAX_GROUP {
+            match units.try_recv() {
+                Ok(u) => batch.push(u),
+                Err(_) => break,
+            }
+        }
+        let mut tx = match pool.begin_with("BEGIN IMMEDIATE").await {
+            Ok(tx) => Tx::Sqlite(tx),
+            Err(e) => {
+                let msg = e.to_string();
+                for u in batch.drain(..) {
+                    u.done(Err(msg.clone()));
+                }
+                continue;
+            }
+        };
+        let mut kept = Vec::with_capacity(batch.len());
+        for mut unit in batch.drain(..) {
+            if let Err(e) = tx.execute("SAVEPOINT unit", &[]).await {
+                unit.done(Err(e.to_string()));
+                continue;
+            }
+            let keep = std::panic::AssertUnwindSafe(unit.run(&mut tx))
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|_| {
+                    tracing::error!("a write unit panicked; its changes are rolled back");
+                    false
+                });
+            let closed = if keep {
+                tx.execute("RELEASE unit", &[]).await
+            } else {
+                match tx.execute("ROLLBACK TO unit", &[]).await {
+                    Ok(_) => tx.execute("RELEASE unit", &[]).await,
+                    Err(e) => Err(e),
+                }
+            };
+            match closed {
+                Ok(_) => kept.push(unit),
+                Err(e) => unit.done(Err(e.to_string())),
+            }
+        }
+        let committed = tx.commit().await.map_err(|e| e.to_string());
+        for unit in kept {
+            unit.done(committed.clone());
         }
     }
 }

@@ -64,10 +64,13 @@ impl Mailbox {
         idem: Option<&IdemRequest>,
     ) -> Result<Reply, ApiError> {
         caller.require("a2a.compact", &ScopeCtx::default())?;
-        self.write(caller, idem, |mut tx| async move {
-            let out = self.compact_in(&mut tx, caller).await;
-            (tx, out)
-        })
+        let this = self.clone();
+        let c = caller.clone();
+        self.write(
+            caller,
+            idem,
+            Box::new(move |tx| Box::pin(async move { this.compact_in(tx, &c).await })),
+        )
         .await
     }
 
@@ -130,16 +133,20 @@ impl Mailbox {
 
     /// Records a refused token. `issuer` is the unverified subject when the token could be read.
     pub async fn audit_auth_failure(&self, issuer: &str, reason: &str) -> Result<(), ApiError> {
-        let mut tx = self.db.begin().await?;
-        audit(
-            &mut tx,
-            now_ms(),
-            issuer,
-            "authentication_failed",
-            json!({"reason": reason}),
-        )
-        .await?;
-        tx.commit().await?;
-        Ok(())
+        let (issuer, reason) = (issuer.to_owned(), reason.to_owned());
+        self.transact(Box::new(move |tx| {
+            Box::pin(async move {
+                audit(
+                    tx,
+                    now_ms(),
+                    &issuer,
+                    "authentication_failed",
+                    json!({"reason": reason}),
+                )
+                .await?;
+                Ok(((), true))
+            })
+        }))
+        .await
     }
 }

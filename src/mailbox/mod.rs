@@ -1,6 +1,5 @@
 //! The mailbox operations. Every write is ONE transaction that also carries its audit rows and,
-//! when the request had an `Idempotency-Key`, the key's record: see [`Mailbox::begin_write`] and
-//! [`Mailbox::finish_write`].
+//! when the request had an `Idempotency-Key`, the key's record: see [`Mailbox::write`].
 //!
 //! A write operation checks everything before it changes anything, so a refused request (4xx)
 //! can still commit the audit rows it wrote (a failed capability check is audited) without
@@ -18,14 +17,15 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use futures_util::future::BoxFuture;
 use serde_json::Value;
-use tokio::sync::Notify;
+use tokio::sync::{oneshot, Notify};
 
 use crate::args;
 use crate::auth::{Caller, CapCheck, ScopeCtx};
 use crate::error::ApiError;
 use crate::metrics::Metrics;
-use crate::store::{Db, Tx};
+use crate::store::{Db, Tx, Unit};
 
 pub use idempotency::IdemRequest;
 pub use rows::TaskRow;
@@ -101,9 +101,57 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-pub(crate) enum Begun {
-    Tx(Tx),
-    Replay(Reply),
+/// A write operation: runs inside the transaction it is given and answers its outcome.
+pub(crate) type Op<R> =
+    Box<dyn for<'t> FnOnce(&'t mut Tx) -> BoxFuture<'t, Result<R, ApiError>> + Send>;
+
+/// Adapts a write operation to the store's [`Unit`]: keeps the outcome until the transaction
+/// that carried it has committed, then answers.
+struct OpUnit<R> {
+    op: Option<Op<(R, bool)>>,
+    outcome: Option<Result<R, ApiError>>,
+    answer: Option<oneshot::Sender<Result<R, ApiError>>>,
+}
+
+impl<R: Send + 'static> Unit for OpUnit<R> {
+    fn run<'t>(&'t mut self, tx: &'t mut Tx) -> BoxFuture<'t, bool> {
+        Box::pin(async move {
+            let Some(op) = self.op.take() else {
+                return false;
+            };
+            match op(tx).await {
+                Ok((value, keep)) => {
+                    self.outcome = Some(Ok(value));
+                    keep
+                }
+                Err(e) => {
+                    self.outcome = Some(Err(e));
+                    false
+                }
+            }
+        })
+    }
+
+    fn done(mut self: Box<Self>, committed: Result<(), String>) {
+        let answer = match (committed, self.outcome.take()) {
+            (Ok(()), Some(outcome)) => outcome,
+            (Ok(()), None) => Err(ApiError::internal("a write unit never ran")),
+            (Err(cause), outcome) => {
+                if let Some(Err(e)) = outcome {
+                    Err(e)
+                } else {
+                    tracing::warn!(error = %cause, "write transaction failed");
+                    Err(ApiError::new(
+                        crate::error::ErrorCode::StorageUnavailable,
+                        "the database could not commit the change; retry later",
+                    ))
+                }
+            }
+        };
+        if let Some(tx) = self.answer.take() {
+            let _ = tx.send(answer);
+        }
+    }
 }
 
 impl Mailbox {
@@ -117,97 +165,95 @@ impl Mailbox {
         }
     }
 
-    /// Opens the write transaction of one request and, with an `Idempotency-Key`, reserves the
-    /// key inside it (or answers the stored response).
-    pub(crate) async fn begin_write(
+    /// Runs a write operation as one unit of work: `Ok((value, keep))` commits when `keep`,
+    /// `Err` undoes everything the operation wrote.
+    pub(crate) async fn transact<R: Send + 'static>(
         &self,
-        caller: &Caller,
-        idem: Option<&IdemRequest>,
-    ) -> Result<Begun, ApiError> {
-        let mut tx = self.db.begin().await?;
-        if let Some(idem) = idem {
-            match self.reserve_key(&mut tx, caller, idem).await {
-                Ok(None) => {}
-                Ok(Some(stored)) => {
-                    audit(
-                        &mut tx,
-                        now_ms(),
-                        caller.sub.as_str(),
-                        "idempotency_key_replayed",
-                        serde_json::json!({"key": idem.key, "status": stored.status}),
-                    )
-                    .await?;
-                    tx.commit().await?;
-                    self.metrics.inc(&self.metrics.idempotency_replays);
-                    return Ok(Begun::Replay(stored));
-                }
-                Err(e) => {
-                    tx.rollback().await?;
-                    return Err(e);
-                }
-            }
-        }
-        Ok(Begun::Tx(tx))
+        op: Op<(R, bool)>,
+    ) -> Result<R, ApiError> {
+        let (answer, answered) = oneshot::channel();
+        self.db
+            .run(Box::new(OpUnit {
+                op: Some(op),
+                outcome: None,
+                answer: Some(answer),
+            }))
+            .await;
+        answered
+            .await
+            .unwrap_or_else(|_| Err(ApiError::internal("a write unit was dropped unanswered")))
     }
 
-    /// Ends the write transaction of one request: a success or a refusal is committed (with its
-    /// audit rows and its `Idempotency-Key` record); a server-side failure is rolled back.
-    pub(crate) async fn finish_write(
+    /// Runs a request's write: with an `Idempotency-Key` the key is reserved (or its stored
+    /// response answered) in the same transaction as the effect, and the response is stored
+    /// with it. A success or a refusal commits (a refusal changed nothing but may have written
+    /// audit rows, and its key record stores the refusal); a server-side failure is rolled back.
+    pub(crate) async fn write(
         &self,
-        mut tx: Tx,
         caller: &Caller,
         idem: Option<&IdemRequest>,
-        outcome: Result<Reply, ApiError>,
+        op: Op<Reply>,
     ) -> Result<Reply, ApiError> {
+        let this = self.clone();
+        let caller = caller.clone();
+        let idem = idem.cloned();
+        let outcome = self
+            .transact(Box::new(move |tx| {
+                Box::pin(async move { this.write_in(tx, &caller, idem.as_ref(), op).await })
+            }))
+            .await?;
         match outcome {
             Ok(reply) => {
-                if let Some(idem) = idem {
-                    self.complete_key(&mut tx, caller, idem, reply.status, &reply.body)
-                        .await?;
-                }
-                if reply.wake {
-                    tx.notify_peers().await?;
-                }
-                tx.commit().await?;
                 if reply.wake {
                     self.wakeup.notify_waiters();
                 }
                 Ok(reply)
             }
-            Err(e) if e.is_client_error() => {
-                if let Some(idem) = idem {
-                    let body = serde_json::to_value(e.body()).map_err(ApiError::internal)?;
-                    self.complete_key(&mut tx, caller, idem, e.code.status().as_u16(), &body)
-                        .await?;
-                }
-                tx.commit().await?;
-                Err(e)
-            }
-            Err(e) => {
-                // Dropping the transaction rolls it back even if the connection is gone.
-                let _ = tx.rollback().await;
-                Err(e)
-            }
+            Err(refusal) => Err(refusal),
         }
     }
 
-    /// Runs a write operation with the begin/finish protocol.
-    pub(crate) async fn write<'a, F, Fut>(
-        &'a self,
-        caller: &'a Caller,
-        idem: Option<&'a IdemRequest>,
-        op: F,
-    ) -> Result<Reply, ApiError>
-    where
-        F: FnOnce(Tx) -> Fut,
-        Fut: std::future::Future<Output = (Tx, Result<Reply, ApiError>)>,
-    {
-        match self.begin_write(caller, idem).await? {
-            Begun::Replay(reply) => Ok(reply),
-            Begun::Tx(tx) => {
-                let (tx, outcome) = op(tx).await;
-                self.finish_write(tx, caller, idem, outcome).await
+    async fn write_in(
+        &self,
+        tx: &mut Tx,
+        caller: &Caller,
+        idem: Option<&IdemRequest>,
+        op: Op<Reply>,
+    ) -> Result<(Result<Reply, ApiError>, bool), ApiError> {
+        if let Some(idem) = idem {
+            if let Some(stored) = self.reserve_key(tx, caller, idem).await? {
+                audit(
+                    tx,
+                    now_ms(),
+                    caller.sub.as_str(),
+                    "idempotency_key_replayed",
+                    serde_json::json!({"key": idem.key, "status": stored.status}),
+                )
+                .await?;
+                self.metrics.inc(&self.metrics.idempotency_replays);
+                return Ok((Ok(stored), true));
             }
+        }
+        match op(tx).await {
+            Ok(reply) => {
+                if let Some(idem) = idem {
+                    self.complete_key(tx, caller, idem, reply.status, &reply.body)
+                        .await?;
+                }
+                if reply.wake {
+                    tx.notify_peers().await?;
+                }
+                Ok((Ok(reply), true))
+            }
+            Err(e) if e.is_client_error() => {
+                if let Some(idem) = idem {
+                    let body = serde_json::to_value(e.body()).map_err(ApiError::internal)?;
+                    self.complete_key(tx, caller, idem, e.code.status().as_u16(), &body)
+                        .await?;
+                }
+                Ok((Err(e), true))
+            }
+            Err(e) => Err(e),
         }
     }
 

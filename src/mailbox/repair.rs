@@ -93,10 +93,14 @@ impl Mailbox {
         idem: Option<&IdemRequest>,
         req: &RepairRequest,
     ) -> Result<Reply, ApiError> {
-        self.write(caller, idem, |mut tx| async move {
-            let out = self.repair_in(&mut tx, caller, req).await;
-            (tx, out)
-        })
+        let this = self.clone();
+        let c = caller.clone();
+        let req = req.clone();
+        self.write(
+            caller,
+            idem,
+            Box::new(move |tx| Box::pin(async move { this.repair_in(tx, &c, &req).await })),
+        )
         .await
     }
 
@@ -235,10 +239,15 @@ impl Mailbox {
         task_id: Uuid,
         lease_id: Uuid,
     ) -> Result<Reply, ApiError> {
-        self.write(caller, idem, |mut tx| async move {
-            let out = self.heartbeat_in(&mut tx, caller, task_id, lease_id).await;
-            (tx, out)
-        })
+        let this = self.clone();
+        let c = caller.clone();
+        self.write(
+            caller,
+            idem,
+            Box::new(move |tx| {
+                Box::pin(async move { this.heartbeat_in(tx, &c, task_id, lease_id).await })
+            }),
+        )
         .await
     }
 

@@ -28,10 +28,14 @@ impl Mailbox {
         idem: Option<&IdemRequest>,
         input: &PostResult,
     ) -> Result<Reply, ApiError> {
-        self.write(caller, idem, |mut tx| async move {
-            let out = self.post_result_in(&mut tx, caller, input).await;
-            (tx, out)
-        })
+        let this = self.clone();
+        let c = caller.clone();
+        let input = input.clone();
+        self.write(
+            caller,
+            idem,
+            Box::new(move |tx| Box::pin(async move { this.post_result_in(tx, &c, &input).await })),
+        )
         .await
     }
 
@@ -205,17 +209,23 @@ impl Mailbox {
         if any.is_none() {
             return Ok(None);
         }
-        let mut tx = self.db.begin().await?;
-        let drained: Option<Drained> = tx
-            .fetch_optional(
-                "UPDATE tasks SET state = 'resolved', updated_at_ms = $2 WHERE id = ( \
-                    SELECT id FROM tasks WHERE state = 'result_pending' AND sender = $1 \
-                    ORDER BY result_seq LIMIT 1 /*SKIP_LOCKED*/) \
-                 RETURNING id, result_status, result_content, result_error",
-                args![me, now_ms()],
-            )
+        let me = me.to_owned();
+        let drained: Option<Drained> = self
+            .transact(Box::new(move |tx| {
+                Box::pin(async move {
+                    let drained = tx
+                        .fetch_optional(
+                            "UPDATE tasks SET state = 'resolved', updated_at_ms = $2 WHERE id = ( \
+                                SELECT id FROM tasks WHERE state = 'result_pending' AND sender = $1 \
+                                ORDER BY result_seq LIMIT 1 /*SKIP_LOCKED*/) \
+                             RETURNING id, result_status, result_content, result_error",
+                            args![me.as_str(), now_ms()],
+                        )
+                        .await?;
+                    Ok((drained, true))
+                })
+            }))
             .await?;
-        tx.commit().await?;
         drained
             .map(|d| {
                 result_from_columns(

@@ -192,10 +192,16 @@ impl Mailbox {
         // Only one scan at a time in this process; others coalesce into it.
         let guard = self.scan_lock.try_lock();
         let busy = guard.is_err();
-        self.write(caller, idem, |mut tx| async move {
-            let out = self.retry_in(&mut tx, caller, policy, kind, busy).await;
-            (tx, out)
-        })
+        let this = self.clone();
+        let c = caller.clone();
+        let policy = policy.clone();
+        self.write(
+            caller,
+            idem,
+            Box::new(move |tx| {
+                Box::pin(async move { this.retry_in(tx, &c, &policy, kind, busy).await })
+            }),
+        )
         .await
     }
 

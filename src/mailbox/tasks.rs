@@ -67,10 +67,14 @@ impl Mailbox {
         idem: Option<&IdemRequest>,
         raw: &Value,
     ) -> Result<Reply, ApiError> {
-        self.write(caller, idem, |mut tx| async move {
-            let out = self.send_in(&mut tx, caller, raw).await;
-            (tx, out)
-        })
+        let this = self.clone();
+        let c = caller.clone();
+        let raw = raw.clone();
+        self.write(
+            caller,
+            idem,
+            Box::new(move |tx| Box::pin(async move { this.send_in(tx, &c, &raw).await })),
+        )
         .await
     }
 
@@ -289,26 +293,27 @@ impl Mailbox {
         if any.is_none() {
             return Ok(None);
         }
-        let mut tx = self.db.begin().await?;
-        match self.lease_in(&mut tx, caller, recipient).await {
-            Ok((leased, expired)) => {
-                if expired > 0 {
-                    tx.notify_peers().await?;
-                }
-                tx.commit().await?;
-                if expired > 0 {
-                    self.wakeup.notify_waiters();
-                }
-                if leased.is_some() {
-                    self.metrics.inc(&self.metrics.leases);
-                }
-                Ok(leased)
-            }
-            Err(e) => {
-                let _ = tx.rollback().await;
-                Err(e)
-            }
+        let this = self.clone();
+        let c = caller.clone();
+        let r = recipient.to_owned();
+        let (leased, expired) = self
+            .transact(Box::new(move |tx| {
+                Box::pin(async move {
+                    let (leased, expired) = this.lease_in(tx, &c, &r).await?;
+                    if expired > 0 {
+                        tx.notify_peers().await?;
+                    }
+                    Ok(((leased, expired), true))
+                })
+            }))
+            .await?;
+        if expired > 0 {
+            self.wakeup.notify_waiters();
         }
+        if leased.is_some() {
+            self.metrics.inc(&self.metrics.leases);
+        }
+        Ok(leased)
     }
 
     /// One claim transaction: walks the head of the recipient's queue, resolving tasks whose

@@ -166,8 +166,43 @@ impl Api {
         content_type: Option<&str>,
         body: Option<Vec<u8>>,
     ) -> Resp {
+        self.raw_with(method, path, auth, content_type, body, &[])
+            .await
+    }
+
+    /// POST JSON with extra request headers (e.g. `Idempotency-Key`).
+    pub async fn post_with(
+        &self,
+        path: &str,
+        token: &str,
+        body: &Value,
+        headers: &[(&str, &str)],
+    ) -> Resp {
+        self.raw_with(
+            Method::POST,
+            path,
+            Some(&format!("Bearer {token}")),
+            Some("application/json"),
+            Some(serde_json::to_vec(body).unwrap()),
+            headers,
+        )
+        .await
+    }
+
+    pub async fn raw_with(
+        &self,
+        method: Method,
+        path: &str,
+        auth: Option<&str>,
+        content_type: Option<&str>,
+        body: Option<Vec<u8>>,
+        headers: &[(&str, &str)],
+    ) -> Resp {
         let what = format!("{method} {path}");
         let mut req = self.client.request(method, self.url(path));
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
         if let Some(auth) = auth {
             req = req.header("authorization", auth);
         }

@@ -9,6 +9,7 @@ mod auth;
 mod concurrency;
 mod crash;
 mod deadline;
+mod idempotency;
 mod instances;
 mod lease;
 mod longpoll;

@@ -166,19 +166,21 @@ impl Verifier {
         issuer: Option<&str>,
     ) -> Verifier {
         let mut validation = Validation::new(alg);
-        validation.set_required_spec_claims(&["exp", "sub"]);
+        let mut required = vec!["exp", "sub"];
         validation.leeway = 30;
         validation.validate_nbf = true;
         match audience {
             Some(aud) => {
                 validation.set_audience(&[aud]);
-                validation.set_required_spec_claims(&["exp", "sub", "aud"]);
+                required.push("aud");
             }
             None => validation.validate_aud = false,
         }
         if let Some(iss) = issuer {
             validation.set_issuer(&[iss]);
+            required.push("iss");
         }
+        validation.set_required_spec_claims(&required);
         Verifier { key, validation }
     }
 

@@ -7,7 +7,12 @@ use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-/// Stable machine codes of the contract.
+/// Stable machine codes of the contract; each one has a fixed HTTP status: `invalid_request` 400;
+/// `unauthenticated` 401; `sender_mismatch`, `capability_missing`, `capability_scope_mismatch`,
+/// `not_lessee` 403; `not_found`, `unknown_task` 404; `task_id_conflict`, `not_in_flight`,
+/// `lease_mismatch`, `result_conflict`, `idempotency_in_flight` 409; `payload_too_large` 413;
+/// `unsupported_media_type` 415; `idempotency_key_reused` 422; `storage_unavailable` 503;
+/// `internal` 500.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
@@ -84,14 +89,21 @@ impl ErrorCode {
     }
 }
 
-/// The error body: `{"kind":"error","code","message","retriable"}`.
+/// The error body: `{"kind":"error","code","message","retriable"}`. Every refusal and failure
+/// answers it, with the HTTP status of its `code` (API.md §9).
 #[derive(Clone, Debug, Serialize, ToSchema)]
+#[schema(example = json!({"kind": "error", "code": "not_found",
+    "message": "no task 0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90 is visible to the caller", "retriable": false}))]
 pub struct ErrorBody {
     /// Always `"error"`.
-    #[schema(example = "error")]
+    #[schema(value_type = crate::http::openapi::ErrorKind)]
     pub kind: &'static str,
+    /// The stable machine code; it determines the HTTP status.
     pub code: ErrorCode,
+    /// Human-readable; free text, never internal detail.
     pub message: String,
+    /// `true` when the same request may succeed later (`storage_unavailable`,
+    /// `idempotency_in_flight`).
     pub retriable: bool,
 }
 

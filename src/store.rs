@@ -7,7 +7,11 @@
 //!
 //! - `/*SKIP_LOCKED*/` → `FOR UPDATE SKIP LOCKED` on PostgreSQL (claims), nothing on SQLite,
 //!   where `BEGIN IMMEDIATE` already makes the transaction the only writer;
-//! - `/*FOR_UPDATE*/` → `FOR UPDATE` on PostgreSQL, nothing on SQLite.
+//! - `/*FOR_UPDATE*/` → `FOR UPDATE` on PostgreSQL, nothing on SQLite;
+//! - `/*NEXT_QUEUE_SEQ*/`, `/*NEXT_RESULT_SEQ*/` → the next FIFO position of the queue or of the
+//!   pending results: a sequence on PostgreSQL; on SQLite (one writer) one past the largest
+//!   position among the rows now in that state, read from the state's partial index. Order only
+//!   matters among rows in the same state, so that is enough for FIFO.
 
 use std::borrow::Cow;
 use std::str::FromStr;
@@ -42,13 +46,25 @@ impl Engine {
         if !sql.contains("/*") {
             return Cow::Borrowed(sql);
         }
-        let (skip_locked, for_update) = match self {
-            Engine::Postgres => ("FOR UPDATE SKIP LOCKED", "FOR UPDATE"),
-            Engine::Sqlite => ("", ""),
+        let (skip_locked, for_update, queue_seq, result_seq) = match self {
+            Engine::Postgres => (
+                "FOR UPDATE SKIP LOCKED",
+                "FOR UPDATE",
+                "nextval('a2a_queue_seq')",
+                "nextval('a2a_result_seq')",
+            ),
+            Engine::Sqlite => (
+                "",
+                "",
+                "(SELECT COALESCE(MAX(queue_seq), 0) + 1 FROM tasks WHERE state = 'queued')",
+                "(SELECT COALESCE(MAX(result_seq), 0) + 1 FROM tasks WHERE state = 'result_pending')",
+            ),
         };
         Cow::Owned(
             sql.replace("/*SKIP_LOCKED*/", skip_locked)
-                .replace("/*FOR_UPDATE*/", for_update),
+                .replace("/*FOR_UPDATE*/", for_update)
+                .replace("/*NEXT_QUEUE_SEQ*/", queue_seq)
+                .replace("/*NEXT_RESULT_SEQ*/", result_seq),
         )
     }
 }
@@ -342,37 +358,6 @@ impl Tx {
                     .await
             }
         }
-    }
-
-    /// The next value of a monotonic counter (`queue` or `result`), inside this transaction.
-    pub async fn next_seq(&mut self, name: &str) -> Result<i64, sqlx::Error> {
-        let row: (i64,) = match self.engine() {
-            Engine::Postgres => {
-                let sql = match name {
-                    "queue" => "SELECT nextval('a2a_queue_seq')",
-                    _ => "SELECT nextval('a2a_result_seq')",
-                };
-                self.fetch_optional(sql, &[]).await?
-            }
-            Engine::Sqlite => {
-                self.fetch_optional(
-                    "UPDATE counters SET value = value + 1 WHERE name = $1 RETURNING value",
-                    args![name],
-                )
-                .await?
-            }
-        }
-        .ok_or(sqlx::Error::RowNotFound)?;
-        Ok(row.0)
-    }
-
-    /// Wakes long-polls on other instances (PostgreSQL `NOTIFY`, delivered at commit).
-    pub async fn notify_peers(&mut self) -> Result<(), sqlx::Error> {
-        if self.engine() == Engine::Postgres {
-            self.execute("SELECT pg_notify('a2a_mailbox', '')", &[])
-                .await?;
-        }
-        Ok(())
     }
 
     pub async fn commit(self) -> Result<(), sqlx::Error> {

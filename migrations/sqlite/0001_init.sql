@@ -36,12 +36,6 @@ CREATE INDEX tasks_pending_by_sender ON tasks (sender, result_seq) WHERE state =
 CREATE INDEX tasks_pending_fifo ON tasks (result_seq) WHERE state = 'result_pending';
 CREATE INDEX tasks_resolved_by_age ON tasks (updated_at_ms) WHERE state = 'resolved';
 
-CREATE TABLE counters (
-    name  TEXT PRIMARY KEY NOT NULL,
-    value INTEGER NOT NULL
-);
-INSERT INTO counters (name, value) VALUES ('queue', 0), ('result', 0);
-
 -- Receiver-side result cache (§6.2).
 CREATE TABLE result_cache (
     cache_key      TEXT PRIMARY KEY NOT NULL,

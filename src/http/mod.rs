@@ -134,15 +134,48 @@ fn non_negative(name: &str, v: Option<i64>) -> Result<Option<i64>, ApiError> {
     }
 }
 
+/// Liveness: the process serves requests.
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    operation_id = "healthz",
+    tag = "system",
+    responses(
+        (status = 200, description = "The process serves requests.", body = openapi::Health,
+            example = json!({"kind": "health", "status": "ok"})),
+    )
+)]
 async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(json!({"kind": "health", "status": "ok"}))
 }
 
+/// Readiness: the database answers.
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    operation_id = "readyz",
+    tag = "system",
+    responses(
+        (status = 200, description = "The database answers.", body = openapi::Ready,
+            example = json!({"kind": "ready", "status": "ok"})),
+    )
+)]
 async fn readyz(state: State) -> Result<HttpResponse, ApiError> {
     state.mailbox.db.ping().await?;
     Ok(HttpResponse::Ok().json(json!({"kind": "ready", "status": "ok"})))
 }
 
+/// The service's name, version and storage engine.
+#[utoipa::path(
+    get,
+    path = "/version",
+    operation_id = "version",
+    tag = "system",
+    responses(
+        (status = 200, description = "Name, version and storage engine.", body = openapi::Version,
+            example = json!({"kind": "version", "name": "a2a-mailbox", "version": "0.1.0", "engine": "sqlite"})),
+    )
+)]
 async fn version(state: State) -> HttpResponse {
     HttpResponse::Ok().json(json!({
         "kind": "version",
@@ -152,6 +185,19 @@ async fn version(state: State) -> HttpResponse {
     }))
 }
 
+/// Prometheus metrics: queue depth per state, oldest queued age, oldest lease age, leases,
+/// requeues, cache hits, request latency.
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    operation_id = "metrics",
+    tag = "system",
+    responses(
+        (status = 200, description = "Prometheus text exposition format 0.0.4.",
+            content_type = "text/plain", body = String,
+            example = "# TYPE a2a_queue_depth gauge\na2a_queue_depth{state=\"queued\"} 3\n"),
+    )
+)]
 async fn metrics(state: State) -> Result<HttpResponse, ApiError> {
     let gauges = state.mailbox.gauges().await?;
     Ok(HttpResponse::Ok()
@@ -159,6 +205,41 @@ async fn metrics(state: State) -> Result<HttpResponse, ApiError> {
         .body(state.mailbox.metrics.render(&gauges)))
 }
 
+/// Send a task to another agent.
+///
+/// Gates, in order: the task's `sender` must be the token subject (403 `sender_mismatch`); the
+/// token must grant `a2a.send.<recipient>` (403 `capability_missing` /
+/// `capability_scope_mismatch`); then the body is validated (400). The task id is chosen by the
+/// sender and reused on every retry: the same id with the same body answers 200 with the first
+/// answer (`Idempotent-Replayed: true`), even after the task was leased or resolved; the same id
+/// with another body, or from another sender, is 409 `task_id_conflict`. An `idempotent` task
+/// with a key whose result is in the receiver-side result cache is never queued: a copy of the
+/// cached result is queued for the sender at once and the answer carries `replayed_from`.
+#[utoipa::path(
+    post,
+    path = "/a2a/tasks",
+    operation_id = "send_task",
+    tag = "tasks",
+    request_body(content = crate::domain::A2ATask, description = "The task. Unknown fields are ignored.",
+        example = openapi::example_task),
+    responses(
+        (status = 201, description = "Queued; or, with `replayed_from`, answered at once from the result cache.",
+            body = openapi::TaskQueued,
+            examples(
+                ("queued" = (value = json!({"kind": "a2a_task_queued", "task_id": openapi::EXAMPLE_TASK_ID}))),
+                ("result_cache_hit" = (value = json!({"kind": "a2a_task_queued", "task_id": openapi::EXAMPLE_TASK_ID,
+                    "replayed_from": "9d2b6c1a-3e4f-4a5b-8c7d-0e1f2a3b4c5d"}))),
+            )),
+        (status = 200, description = "Replay: this task id was already sent with this body; the first answer again.",
+            body = openapi::TaskQueued),
+        (status = 400, description = "`invalid_request`: malformed JSON, wrong types, a bad AgentId, a blank `task_kind` or `idempotency.key`, `deadline_ms` out of range, or a bad `Idempotency-Key` header.",
+            body = crate::error::ErrorBody),
+        (status = 403, description = "`sender_mismatch`: `sender` is not the token subject. `capability_missing` / `capability_scope_mismatch`: the token does not grant `a2a.send.<recipient>` for this request.",
+            body = crate::error::ErrorBody),
+        (status = 409, description = "`task_id_conflict`: the id is used by a different task (another body or another sender).",
+            body = crate::error::ErrorBody),
+    )
+)]
 async fn send_task(
     state: State,
     caller: Caller,
@@ -176,6 +257,36 @@ struct NextTaskQuery {
     wait_ms: Option<u64>,
 }
 
+/// Lease the oldest queued task of a recipient.
+///
+/// Leases the OLDEST queued task addressed to `recipient` (default: the caller) with a new
+/// `lease_id`; `attempt` goes up by one. Two concurrent callers never get the same task. Queued
+/// tasks past their deadline are never leased: they are resolved with an error result for their
+/// sender instead. Leasing for another recipient needs `a2a.lease.<recipient>`. The lease stays
+/// until its holder posts a result, an operator repairs it, or the retry gate requeues it.
+#[utoipa::path(
+    get,
+    path = "/a2a/tasks/next",
+    operation_id = "lease_next_task",
+    tag = "tasks",
+    params(
+        ("recipient" = Option<AgentId>, Query, description = "Whose queue to lease from; defaults to the token subject.",
+            min_length = 1, max_length = 128, pattern = r"^[A-Za-z0-9_.-]+(@[A-Za-z0-9_.-]+)?$", example = "billing@acme"),
+        ("wait_ms" = Option<u64>, Query, description = "Long-poll: how long to wait for something to arrive, in milliseconds (0..=30000, default 0: answer at once). Answers as soon as something arrives. Larger values → 400 `invalid_request`.", minimum = 0, maximum = 30000, example = 1000),
+    ),
+    responses(
+        (status = 200, description = "The leased task and its lease, or both `null` when nothing arrived within `wait_ms`.",
+            body = openapi::TaskOpt,
+            examples(
+                ("leased" = (value = json!(openapi::example_task_opt()))),
+                ("empty" = (value = json!({"kind": "a2a_task_opt", "task": null, "lease": null}))),
+            )),
+        (status = 400, description = "`invalid_request`: `recipient` is not an AgentId, or `wait_ms` is not an integer in 0..=30000.",
+            body = crate::error::ErrorBody),
+        (status = 403, description = "`capability_missing` / `capability_scope_mismatch`: leasing for another recipient needs `a2a.lease.<recipient>`.",
+            body = crate::error::ErrorBody),
+    )
+)]
 async fn next_task(
     state: State,
     caller: Caller,
@@ -202,6 +313,22 @@ struct LimitQuery {
     limit: Option<i64>,
 }
 
+/// Peek at queued tasks.
+///
+/// Queued tasks visible to the caller (sent by it or addressed to it; operators see all), oldest
+/// first. Never consumes.
+#[utoipa::path(
+    get,
+    path = "/a2a/tasks/recent",
+    operation_id = "recent_tasks",
+    tag = "tasks",
+    params(("limit" = Option<i64>, Query, description = "How many entries to answer at most. Defaults to 10; any other value is clamped to 1..=1000 (out-of-range values are not refused).", minimum = -9223372036854775808_i64, maximum = 9223372036854775807_i64, example = 10)),
+    responses(
+        (status = 200, description = "Queued tasks, oldest first.", body = openapi::Tasks,
+            example = openapi::example_tasks),
+        (status = 400, description = "`invalid_request`: `limit` is not a 64-bit integer.", body = crate::error::ErrorBody),
+    )
+)]
 async fn recent_tasks(
     state: State,
     caller: Caller,
@@ -215,6 +342,23 @@ pub(crate) fn path_uuid(raw: &str) -> Result<Uuid, ApiError> {
     Uuid::parse_str(raw).map_err(|_| ApiError::invalid(format!("{raw:?} is not a UUID")))
 }
 
+/// Read one task's status.
+///
+/// For clients resuming from a checkpoint: the task, its state, attempt counter, current lease
+/// and result. A task that is not visible to the caller answers exactly like a missing one.
+#[utoipa::path(
+    get,
+    path = "/a2a/tasks/{id}",
+    operation_id = "get_task",
+    tag = "tasks",
+    params(("id" = Uuid, Path, description = "The task id.", example = "0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90")),
+    responses(
+        (status = 200, description = "The task's status.", body = openapi::TaskStatusBody,
+            example = openapi::example_task_status),
+        (status = 400, description = "`invalid_request`: the id is not a UUID.", body = crate::error::ErrorBody),
+        (status = 404, description = "`not_found`: no task with this id is visible to the caller.", body = crate::error::ErrorBody),
+    )
+)]
 async fn get_task(
     state: State,
     caller: Caller,
@@ -227,6 +371,34 @@ async fn get_task(
     Ok(HttpResponse::Ok().json(body))
 }
 
+/// Post the result of a leased task.
+///
+/// Checks, in order: the task must exist and be visible (404 `unknown_task`, before any
+/// capability check); the token must grant `a2a.respond.<sender>` (403); the caller must hold
+/// the lease or be an operator (403 `not_lessee`); the task must be in flight (409
+/// `not_in_flight`); a given `lease_id` must be the current lease (409 `lease_mismatch`). Once a
+/// task is answered, the same result posted again by the one who answered it (or an operator) is
+/// a 200 replay, and a different one is 409 `result_conflict`.
+#[utoipa::path(
+    post,
+    path = "/a2a/results",
+    operation_id = "post_result",
+    tag = "results",
+    request_body(content = PostResult, description = "The result, with an optional fencing `lease_id`.",
+        example = openapi::example_post_result),
+    responses(
+        (status = 201, description = "Stored for the sender.", body = openapi::ResultPosted),
+        (status = 200, description = "Replay: this task was already answered with this result; the first answer again.",
+            body = openapi::ResultPosted),
+        (status = 400, description = "`invalid_request`: malformed JSON, wrong types, or a bad `Idempotency-Key` header.",
+            body = crate::error::ErrorBody),
+        (status = 403, description = "`capability_missing` / `capability_scope_mismatch`: the token does not grant `a2a.respond.<sender>` for this task. `not_lessee`: the caller does not hold the task's lease (or did not answer it).",
+            body = crate::error::ErrorBody),
+        (status = 404, description = "`unknown_task`: no task with this id is visible to the caller.", body = crate::error::ErrorBody),
+        (status = 409, description = "`not_in_flight`: the task is queued (never leased, or requeued). `lease_mismatch`: `lease_id` is not the current lease. `result_conflict`: the task was already answered with a different result.",
+            body = crate::error::ErrorBody),
+    )
+)]
 async fn post_result(
     state: State,
     caller: Caller,
@@ -248,6 +420,25 @@ struct WaitQuery {
     wait_ms: Option<u64>,
 }
 
+/// Drain the oldest pending result of a task the caller sent.
+///
+/// The drained task becomes `resolved`. Results never echo a `lease_id`.
+#[utoipa::path(
+    get,
+    path = "/a2a/results/next",
+    operation_id = "drain_next_result",
+    tag = "results",
+    params(("wait_ms" = Option<u64>, Query, description = "Long-poll: how long to wait for something to arrive, in milliseconds (0..=30000, default 0: answer at once). Answers as soon as something arrives. Larger values → 400 `invalid_request`.", minimum = 0, maximum = 30000, example = 1000)),
+    responses(
+        (status = 200, description = "The drained result, or `null` when none arrived within `wait_ms`.",
+            body = openapi::ResultOpt,
+            examples(
+                ("drained" = (value = json!(openapi::example_result_opt()))),
+                ("empty" = (value = json!({"kind": "a2a_result_opt", "result": null}))),
+            )),
+        (status = 400, description = "`invalid_request`: `wait_ms` is not an integer in 0..=30000.", body = crate::error::ErrorBody),
+    )
+)]
 async fn next_result(
     state: State,
     caller: Caller,
@@ -260,6 +451,19 @@ async fn next_result(
     Ok(HttpResponse::Ok().json(json!({"kind": "a2a_result_opt", "result": result})))
 }
 
+/// Peek at pending results of the caller's tasks, oldest first. Never consumes.
+#[utoipa::path(
+    get,
+    path = "/a2a/results/recent",
+    operation_id = "recent_results",
+    tag = "results",
+    params(("limit" = Option<i64>, Query, description = "How many entries to answer at most. Defaults to 10; any other value is clamped to 1..=1000 (out-of-range values are not refused).", minimum = -9223372036854775808_i64, maximum = 9223372036854775807_i64, example = 10)),
+    responses(
+        (status = 200, description = "Pending results, oldest first.", body = openapi::Results,
+            example = openapi::example_results),
+        (status = 400, description = "`invalid_request`: `limit` is not a 64-bit integer.", body = crate::error::ErrorBody),
+    )
+)]
 async fn recent_results(
     state: State,
     caller: Caller,
@@ -280,6 +484,31 @@ struct QueueQuery {
     state: Option<QueueState>,
 }
 
+/// A read-only snapshot of the queue.
+///
+/// Visibility-filtered: queued tasks first (FIFO), then in-flight ones oldest lease first, and
+/// the pending results. `min_lease_age_ms` drops only young in-flight entries;
+/// `deadline_within_ms` keeps tasks with `deadline_ms <= now + W` (tasks without a deadline are
+/// dropped); `state` keeps one state. The filters never touch `results`; `limit` bounds `tasks`
+/// and `results` each.
+#[utoipa::path(
+    get,
+    path = "/a2a/queue",
+    operation_id = "queue",
+    tag = "operator",
+    params(
+        ("limit" = Option<i64>, Query, description = "How many entries to answer at most. Defaults to 10; any other value is clamped to 1..=1000 (out-of-range values are not refused).", minimum = -9223372036854775808_i64, maximum = 9223372036854775807_i64, example = 10),
+        ("min_lease_age_ms" = Option<i64>, Query, description = "Keep only in-flight entries whose last heartbeat is at least this old (queued entries are kept).",
+            minimum = 0, maximum = 9223372036854775807_i64, example = 300000),
+        ("deadline_within_ms" = Option<i64>, Query, description = "Keep only tasks whose `deadline_ms` is at most now + this many milliseconds.",
+            minimum = 0, maximum = 9223372036854775807_i64, example = 60000),
+        ("state" = Option<QueueState>, Query, description = "Keep only `queued` or only `in_flight` entries."),
+    ),
+    responses(
+        (status = 200, description = "The snapshot.", body = openapi::Queue, example = openapi::example_queue),
+        (status = 400, description = "`invalid_request`: a negative or non-integer filter, or an unknown `state`.", body = crate::error::ErrorBody),
+    )
+)]
 async fn queue(
     state: State,
     caller: Caller,

@@ -25,11 +25,38 @@ fn typed<T: serde::de::DeserializeOwned>(what: &str, body: &Value) -> Result<T, 
         .map_err(|e| ApiError::invalid(format!("invalid {what}: {e}")))
 }
 
-#[derive(Deserialize)]
+/// The body of `POST /a2a/tasks/{id}/heartbeat`.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(as = A2AHeartbeatRequest)]
 struct HeartbeatBody {
     lease_id: uuid::Uuid,
 }
 
+/// Extend a lease.
+///
+/// Lessee only: refreshes the lease's `heartbeat_at_ms`, which is what lease age (and so the
+/// retry gate's `min_lease_age_ms`) is measured from.
+#[utoipa::path(
+    post,
+    path = "/a2a/tasks/{id}/heartbeat",
+    operation_id = "heartbeat",
+    tag = "tasks",
+    params(("id" = uuid::Uuid, Path, description = "The task id.", example = "0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90")),
+    request_body(content = HeartbeatBody, description = "The lease being extended.",
+        example = json!({"lease_id": super::openapi::EXAMPLE_LEASE_ID})),
+    responses(
+        (status = 200, description = "The refreshed lease.", body = super::openapi::LeaseExtended,
+            example = super::openapi::example_lease_extended),
+        (status = 400, description = "`invalid_request`: the id is not a UUID, the body has no UUID `lease_id`, or a bad `Idempotency-Key` header.",
+            body = crate::error::ErrorBody),
+        (status = 403, description = "`not_lessee`: the caller sees the task but does not hold its lease.",
+            body = crate::error::ErrorBody),
+        (status = 404, description = "`not_found`: no task with this id is visible to the caller.",
+            body = crate::error::ErrorBody),
+        (status = 409, description = "`not_in_flight`: the task is not leased. `lease_mismatch`: `lease_id` is not the current lease.",
+            body = crate::error::ErrorBody),
+    )
+)]
 async fn heartbeat(
     state: State,
     caller: Caller,
@@ -47,6 +74,41 @@ async fn heartbeat(
     Ok(reply(r))
 }
 
+/// Repair a lease: requeue the task or answer it with an error.
+///
+/// Checks, in order: the token grants `a2a.repair.requeue` / `a2a.repair.force_error` (403, even
+/// for unknown ids); the task is visible (404 `not_found`); it is in flight (409
+/// `not_in_flight`); the grant's scope admits the request (403 `capability_scope_mismatch`);
+/// `reason` (and `message`) are not blank (400); a given `lease_id` is the current lease (409
+/// `lease_mismatch`). `requeue` puts the task at the END of the queue and keeps its attempt
+/// counter (the next lease increments it); `force_error` posts an error result for the sender.
+/// Each success writes an `a2a_repair_applied` audit row. A failed repair changes nothing.
+#[utoipa::path(
+    post,
+    path = "/a2a/repair",
+    operation_id = "repair",
+    tag = "operator",
+    request_body(content = RepairRequest, description = "What to repair and how.",
+        examples(
+            ("requeue" = (value = json!(super::openapi::example_repair_requeue()))),
+            ("force_error" = (value = json!(super::openapi::example_repair_force_error()))),
+        )),
+    responses(
+        (status = 200, description = "Repaired.", body = super::openapi::Repaired,
+            examples(
+                ("requeued" = (value = json!(super::openapi::example_repaired_requeued()))),
+                ("forced_error" = (value = json!(super::openapi::example_repaired_forced_error()))),
+            )),
+        (status = 400, description = "`invalid_request`: malformed JSON, wrong types, an unknown `action`, a blank `reason` or `message`, or a bad `Idempotency-Key` header.",
+            body = crate::error::ErrorBody),
+        (status = 403, description = "`capability_missing`: the token does not grant `a2a.repair.<action>`. `capability_scope_mismatch`: it does, but its scope (`peer`, `task_id`, `lease_id`, `duplicate_risk`) does not admit this request.",
+            body = crate::error::ErrorBody),
+        (status = 404, description = "`not_found`: no task with this id is visible to the caller.",
+            body = crate::error::ErrorBody),
+        (status = 409, description = "`not_in_flight`: only leased tasks can be repaired. `lease_mismatch`: `lease_id` is not the current lease.",
+            body = crate::error::ErrorBody),
+    )
+)]
 async fn repair(
     state: State,
     caller: Caller,
@@ -60,6 +122,30 @@ async fn repair(
     ))
 }
 
+/// Run the retry gate once.
+///
+/// Looks at up to `scan_limit` in-flight tasks, oldest lease first, and requeues (with their own
+/// ids) those whose lease is idle for at least `min_lease_age_ms`, that declared themselves
+/// `idempotent` with a key, and that are below `max_attempts`, at most `max_requeues` of them.
+/// Each task that is not requeued is reported with the first rule it fails. A dry run (the
+/// default) changes nothing and skips every task as `disabled`. Needs `a2a.operator`, and
+/// `a2a.repair.requeue` when `enabled`. Concurrent scans never requeue a task twice.
+#[utoipa::path(
+    post,
+    path = "/a2a/retry-stale",
+    operation_id = "retry_stale",
+    tag = "operator",
+    request_body(content = RetryPolicy, description = "The scan's bounds; absent fields take their defaults (`{}` is a dry run with the defaults).",
+        example = json!({"enabled": true, "min_lease_age_ms": 300000, "max_attempts": 3, "max_requeues": 1, "scan_limit": 100})),
+    responses(
+        (status = 200, description = "What the scan did (or, in a dry run, found).", body = super::openapi::AutoRetried,
+            example = super::openapi::example_auto_retried),
+        (status = 400, description = "`invalid_request`: malformed JSON, wrong types, `scan_limit` outside 1..=1000, `min_lease_age_ms` out of range, or a bad `Idempotency-Key` header.",
+            body = crate::error::ErrorBody),
+        (status = 403, description = "`capability_missing`: the token does not grant `a2a.operator` (or, with `enabled: true`, `a2a.repair.requeue`).",
+            body = crate::error::ErrorBody),
+    )
+)]
 async fn retry_stale(
     state: State,
     caller: Caller,
@@ -75,6 +161,27 @@ async fn retry_stale(
     Ok(reply(r))
 }
 
+/// Run the scheduler's retry scan once.
+///
+/// The endpoint an external timer (cron, a cloud scheduler, a Kubernetes CronJob) calls. Runs
+/// the retry gate with the policy from configuration (`A2A_MAILBOX_AUTO_RETRY_*`; disabled
+/// unless `A2A_MAILBOX_AUTO_RETRY_SCHEDULER=1`, and then every task is skipped `disabled`) and
+/// writes one `a2a_auto_retry_scheduler_scan` audit row. Takes no body. Needs `a2a.operator`,
+/// and `a2a.repair.requeue` when the configured policy is enabled.
+#[utoipa::path(
+    post,
+    path = "/a2a/scheduler/tick",
+    operation_id = "scheduler_tick",
+    tag = "operator",
+    responses(
+        (status = 200, description = "What the scan did.", body = super::openapi::AutoRetried,
+            example = super::openapi::example_auto_retried),
+        (status = 400, description = "`invalid_request`: a bad `Idempotency-Key` header.",
+            body = crate::error::ErrorBody),
+        (status = 403, description = "`capability_missing`: the token does not grant `a2a.operator` (or, when the configured policy is enabled, `a2a.repair.requeue`).",
+            body = crate::error::ErrorBody),
+    )
+)]
 async fn scheduler_tick(
     state: State,
     caller: Caller,
@@ -93,6 +200,25 @@ async fn scheduler_tick(
     Ok(reply(r))
 }
 
+/// Compact the database.
+///
+/// Deletes resolved tasks and their drained results, and result-cache entries and
+/// `Idempotency-Key` records whose window has passed. Never drops queued tasks, in-flight
+/// leases, pending results or live result-cache entries. Takes no body. Needs `a2a.compact`.
+#[utoipa::path(
+    post,
+    path = "/a2a/compact",
+    operation_id = "compact",
+    tag = "operator",
+    responses(
+        (status = 200, description = "The number of rows dropped.", body = super::openapi::Compacted,
+            example = json!({"kind": "a2a_compacted", "dropped": 42})),
+        (status = 400, description = "`invalid_request`: a bad `Idempotency-Key` header.",
+            body = crate::error::ErrorBody),
+        (status = 403, description = "`capability_missing`: the token does not grant `a2a.compact`.",
+            body = crate::error::ErrorBody),
+    )
+)]
 async fn compact(state: State, caller: Caller, req: HttpRequest) -> Result<HttpResponse, ApiError> {
     let idem = idem_request(&req, &Value::Null)?;
     Ok(reply(state.mailbox.compact(&caller, idem.as_ref()).await?))
@@ -105,6 +231,29 @@ struct AuditQuery {
     kind: Option<String>,
 }
 
+/// Read the audit feed, newest first.
+///
+/// The caller's own rows; operators (`a2a.operator`) see every row. Slugs: `capability_check`,
+/// `authentication_failed`, `a2a_sender_mismatch`, `a2a_result_rejected`, `a2a_repair_applied`,
+/// `a2a_auto_retry_scheduler_scan`, `a2a_compacted`.
+#[utoipa::path(
+    get,
+    path = "/audit/recent",
+    operation_id = "audit_recent",
+    tag = "operator",
+    params(
+        ("limit" = Option<i64>, Query, description = "How many rows to answer at most. Defaults to 10; any other value is clamped to 1..=1000 (out-of-range values are not refused).", minimum = -9223372036854775808_i64, maximum = 9223372036854775807_i64, example = 10),
+        ("since_ms" = Option<u64>, Query, description = "Keep rows with `timestamp_ms >= since_ms`.",
+            minimum = 0, maximum = 9223372036854775807_u64, example = 1736240000000_u64),
+        ("kind" = Option<String>, Query, description = "Keep rows of this slug only.", example = "a2a_repair_applied"),
+    ),
+    responses(
+        (status = 200, description = "Audit rows, newest first.", body = super::openapi::AuditEvents,
+            example = super::openapi::example_audit_events),
+        (status = 400, description = "`invalid_request`: a non-integer `limit` or `since_ms`, or `since_ms` out of range.",
+            body = crate::error::ErrorBody),
+    )
+)]
 async fn audit_recent(
     state: State,
     caller: Caller,

@@ -240,9 +240,6 @@ impl Mailbox {
                     self.complete_key(tx, caller, idem, reply.status, &reply.body)
                         .await?;
                 }
-                if reply.wake {
-                    tx.notify_peers().await?;
-                }
                 Ok((Ok(reply), true))
             }
             Err(e) if e.is_client_error() => {

@@ -188,14 +188,13 @@ impl Mailbox {
                 }
             }
             RepairCommand::ForceError { message, .. } => {
-                let result_seq = tx.next_seq("result").await?;
                 tx.execute(
                     "UPDATE tasks SET state = 'result_pending', result_status = 'error', result_content = '[]', \
-                        result_error = $2, result_by = NULL, result_at_ms = $3, result_seq = $4, \
+                        result_error = $2, result_by = NULL, result_at_ms = $3, result_seq = /*NEXT_RESULT_SEQ*/, \
                         lease_id = NULL, leased_to = NULL, leased_at_ms = NULL, heartbeat_at_ms = NULL, \
                         updated_at_ms = $3 \
                      WHERE id = $1",
-                    args![id.as_str(), message.as_str(), now, result_seq],
+                    args![id.as_str(), message.as_str(), now],
                 )
                 .await?;
                 self.metrics.inc(&self.metrics.forced_errors);
@@ -312,13 +311,12 @@ impl Mailbox {
 /// Returns an in-flight task to the END of its recipient's queue; the attempt counter is kept
 /// (the next lease increments it).
 pub(super) async fn requeue(tx: &mut Tx, id: &str, now: i64) -> Result<u64, ApiError> {
-    let queue_seq = tx.next_seq("queue").await?;
     Ok(tx
         .execute(
-            "UPDATE tasks SET state = 'queued', queue_seq = $2, lease_id = NULL, leased_to = NULL, \
-                leased_at_ms = NULL, heartbeat_at_ms = NULL, updated_at_ms = $3 \
+            "UPDATE tasks SET state = 'queued', queue_seq = /*NEXT_QUEUE_SEQ*/, lease_id = NULL, leased_to = NULL, \
+                leased_at_ms = NULL, heartbeat_at_ms = NULL, updated_at_ms = $2 \
              WHERE id = $1 AND state = 'in_flight'",
-            args![id, queue_seq, now],
+            args![id, now],
         )
         .await?)
 }

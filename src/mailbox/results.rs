@@ -10,7 +10,7 @@ use crate::args;
 use crate::auth::{Caller, ScopeCtx};
 use crate::domain::{A2ATaskResult, PostResult, TaskState};
 use crate::error::{ApiError, ErrorCode};
-use crate::store::Tx;
+use crate::store::{Engine, Tx};
 
 #[derive(sqlx::FromRow)]
 struct Drained {
@@ -125,10 +125,10 @@ impl Mailbox {
                     ));
                 }
                 let content = serde_json::to_string(&result.content).map_err(ApiError::internal)?;
-                let result_seq = tx.next_seq("result").await?;
                 tx.execute(
                     "UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
-                        result_error = $4, result_by = $5, result_at_ms = $6, result_seq = $7, updated_at_ms = $6 \
+                        result_error = $4, result_by = $5, result_at_ms = $6, result_seq = /*NEXT_RESULT_SEQ*/, \
+                        updated_at_ms = $6 \
                      WHERE id = $1",
                     args![
                         id.as_str(),
@@ -136,8 +136,7 @@ impl Mailbox {
                         content.as_str(),
                         result.error_message.clone(),
                         me,
-                        now,
-                        result_seq
+                        now
                     ],
                 )
                 .await?;
@@ -199,15 +198,18 @@ impl Mailbox {
 
     async fn drain_once(&self, caller: &Caller) -> Result<Option<A2ATaskResult>, ApiError> {
         let me = caller.sub.as_str();
-        let any: Option<(String,)> = self
-            .db
-            .fetch_optional(
-                "SELECT id FROM tasks WHERE state = 'result_pending' AND sender = $1 LIMIT 1",
-                args![me],
-            )
-            .await?;
-        if any.is_none() {
-            return Ok(None);
+        // SQLite only: see `lease_once`.
+        if self.db.engine() == Engine::Sqlite {
+            let any: Option<(String,)> = self
+                .db
+                .fetch_optional(
+                    "SELECT id FROM tasks WHERE state = 'result_pending' AND sender = $1 LIMIT 1",
+                    args![me],
+                )
+                .await?;
+            if any.is_none() {
+                return Ok(None);
+            }
         }
         let me = me.to_owned();
         let drained: Option<Drained> = self

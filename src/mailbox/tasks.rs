@@ -11,7 +11,7 @@ use crate::args;
 use crate::auth::{Caller, ScopeCtx};
 use crate::domain::{A2ATask, Lease, QueueEntry, QueueState};
 use crate::error::{ApiError, ErrorCode};
-use crate::store::Tx;
+use crate::store::{Engine, Tx};
 
 use super::IdemRequest;
 
@@ -125,10 +125,15 @@ impl Mailbox {
         let id = task.id.to_string();
         let body = serde_json::to_string(&task).map_err(ApiError::internal)?;
 
-        if let Some(reply) = self.replay_send(tx, &task, &body).await? {
-            return Ok(reply);
-        }
         let cache_key = task.cache_key();
+        // A task with a cache key must be checked for a replay of its id before the cache is
+        // consulted; any other task is inserted at once and only a conflict reads the existing
+        // row (one statement fewer on the common path).
+        if cache_key.is_some() {
+            if let Some(reply) = self.replay_send(tx, &task, &body).await? {
+                return Ok(reply);
+            }
+        }
         let idem = task.idempotency.as_ref();
         let deadline = task.deadline_ms.map(|d| d as i64);
         if let Some(key) = &cache_key {
@@ -141,13 +146,12 @@ impl Mailbox {
                 .await?;
             if let Some(hit) = hit {
                 // The work was done already: queue a copy of its result for the sender at once.
-                let result_seq = tx.next_seq("result").await?;
                 let inserted = tx
                     .execute(
                         "INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, deadline_ms, \
                             duplicate_safety, idem_key, cache_key, replayed_from, result_status, result_content, \
                             result_error, result_at_ms, result_seq, created_at_ms, updated_at_ms) \
-                         VALUES ($1, $2, $3, $4, 'result_pending', 0, 0, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $13, $13) \
+                         VALUES ($1, $2, $3, $4, 'result_pending', 0, 0, $5, $6, $7, $8, $9, $10, $11, $12, $13, /*NEXT_RESULT_SEQ*/, $13, $13) \
                          ON CONFLICT (id) DO NOTHING",
                         args![
                             id.as_str(),
@@ -162,8 +166,7 @@ impl Mailbox {
                             hit.status.as_str(),
                             hit.content.as_str(),
                             hit.error_message,
-                            now,
-                            result_seq
+                            now
                         ],
                     )
                     .await?;
@@ -184,19 +187,17 @@ impl Mailbox {
                 );
             }
         }
-        let queue_seq = tx.next_seq("queue").await?;
         let inserted = tx
             .execute(
                 "INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, deadline_ms, \
                     duplicate_safety, idem_key, cache_key, created_at_ms, updated_at_ms) \
-                 VALUES ($1, $2, $3, $4, 'queued', 0, $5, $6, $7, $8, $9, $10, $10) \
+                 VALUES ($1, $2, $3, $4, 'queued', 0, /*NEXT_QUEUE_SEQ*/, $5, $6, $7, $8, $9, $9) \
                  ON CONFLICT (id) DO NOTHING",
                 args![
                     id.as_str(),
                     task.sender.as_str(),
                     task.recipient.as_str(),
                     body.as_str(),
-                    queue_seq,
                     deadline,
                     idem.map(|i| i.duplicate_safety.as_str()),
                     idem.map(|i| i.key.as_str()),
@@ -282,16 +283,20 @@ impl Mailbox {
         caller: &Caller,
         recipient: &str,
     ) -> Result<Option<(A2ATask, Lease)>, ApiError> {
-        // Cheap read first: an empty poll never takes the write lock.
-        let any: Option<(String,)> = self
-            .db
-            .fetch_optional(
-                "SELECT id FROM tasks WHERE state = 'queued' AND recipient = $1 LIMIT 1",
-                args![recipient],
-            )
-            .await?;
-        if any.is_none() {
-            return Ok(None);
+        // SQLite: a cheap read first, so an empty poll never waits for the single writer.
+        // (PostgreSQL claims with SKIP LOCKED and an empty claim flushes nothing: the extra
+        // round trip would cost more than it saves.)
+        if self.db.engine() == Engine::Sqlite {
+            let any: Option<(String,)> = self
+                .db
+                .fetch_optional(
+                    "SELECT id FROM tasks WHERE state = 'queued' AND recipient = $1 LIMIT 1",
+                    args![recipient],
+                )
+                .await?;
+            if any.is_none() {
+                return Ok(None);
+            }
         }
         let this = self.clone();
         let c = caller.clone();
@@ -300,9 +305,6 @@ impl Mailbox {
             .transact(Box::new(move |tx| {
                 Box::pin(async move {
                     let (leased, expired) = this.lease_in(tx, &c, &r).await?;
-                    if expired > 0 {
-                        tx.notify_peers().await?;
-                    }
                     Ok(((leased, expired), true))
                 })
             }))
@@ -339,12 +341,12 @@ impl Mailbox {
                 return Ok((None, expired));
             };
             if head.deadline_ms.is_some_and(|d| d < now) {
-                let result_seq = tx.next_seq("result").await?;
                 tx.execute(
                     "UPDATE tasks SET state = 'result_pending', result_status = 'error', result_content = '[]', \
-                        result_error = 'deadline exceeded', result_at_ms = $2, result_seq = $3, updated_at_ms = $2 \
+                        result_error = 'deadline exceeded', result_at_ms = $2, result_seq = /*NEXT_RESULT_SEQ*/, \
+                        updated_at_ms = $2 \
                      WHERE id = $1",
-                    args![head.id.as_str(), now, result_seq],
+                    args![head.id.as_str(), now],
                 )
                 .await?;
                 expired += 1;

@@ -1,0 +1,144 @@
+//! `POST /a2a/compact` (API.md §8) and `/metrics`.
+
+use serde_json::json;
+
+use super::{audit_rows, full_ops, idem_task, send_and_lease};
+use crate::helpers::{assert_error, result, task, AppConfig, TestApp};
+
+async fn compaction_drops_only_resolved_tasks(app: TestApp) {
+    let ops = full_ops(&app);
+    let (resolved, lease) = send_and_lease(&app, &task("alice", "bob")).await;
+    let mut r = result(&resolved, "ok", "done");
+    r["lease_id"] = json!(lease);
+    app.post_result(&app.bob(), &r).await.expect(201);
+    app.drain(&app.alice()).await.expect("drained");
+    let (pending, lease) = send_and_lease(&app, &task("alice", "bob")).await;
+    let mut r = result(&pending, "ok", "waiting");
+    r["lease_id"] = json!(lease);
+    app.post_result(&app.bob(), &r).await.expect(201);
+    let (_in_flight, _) = send_and_lease(&app, &task("alice", "bob")).await;
+    app.send_ok(&app.alice(), &task("alice", "bob")).await;
+    let in_flight_before = app.queue(&app.ops(), "?limit=1000").await;
+
+    assert_error(
+        &app.post("/a2a/compact", &app.ops(), &json!({})).await,
+        403,
+        "capability_missing",
+    );
+    let r = app.post("/a2a/compact", &ops, &json!({})).await;
+    let b = r.expect(200);
+    assert_eq!(
+        b,
+        &json!({"kind": "a2a_compacted", "dropped": 1}),
+        "{}",
+        r.text
+    );
+    assert_error(&app.status(&app.ops(), &resolved).await, 404, "not_found");
+    assert_eq!(app.status_ok(&pending).await["state"], "result_pending");
+    assert_eq!(
+        app.queue(&app.ops(), "?limit=1000").await,
+        in_flight_before,
+        "compaction touched live work"
+    );
+    let rows = audit_rows(&app, "a2a_compacted").await;
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["kind"]["dropped"], 1);
+    // Nothing left to drop.
+    let b = app.post("/a2a/compact", &ops, &json!({})).await;
+    assert_eq!(b.expect(200)["dropped"], 0);
+}
+both_engines!(compaction_drops_only_resolved_tasks);
+
+async fn live_cache_entries_survive_compaction(app: TestApp) {
+    let ops = full_ops(&app);
+    let (id, lease) = send_and_lease(&app, &idem_task("work-1")).await;
+    let mut r = result(&id, "ok", "done once");
+    r["lease_id"] = json!(lease);
+    app.post_result(&app.bob(), &r).await.expect(201);
+    app.drain(&app.alice()).await.expect("drained");
+    app.post("/a2a/compact", &ops, &json!({})).await.expect(200);
+    let again = app.send(&app.alice(), &idem_task("work-1")).await;
+    let b = again.expect(201).clone();
+    assert_eq!(
+        b["replayed_from"],
+        id.as_str(),
+        "the cache survived compaction: {}",
+        again.text
+    );
+    let replay = app.drain(&app.alice()).await.expect("the replayed result");
+    assert_eq!(replay["task_id"], b["task_id"]);
+    assert_eq!(
+        replay["content"],
+        json!([{"type": "text", "text": "done once"}])
+    );
+    assert!(
+        app.lease(&app.bob()).await.is_none(),
+        "a replayed task is never leased"
+    );
+}
+both_engines!(live_cache_entries_survive_compaction);
+
+fn short_cache_window() -> AppConfig {
+    AppConfig::default().env("A2A_MAILBOX_RESULT_CACHE_WINDOW_MS", "1")
+}
+
+async fn expired_cache_entries_no_longer_replay_and_are_purged(app: TestApp) {
+    let ops = full_ops(&app);
+    let (id, lease) = send_and_lease(&app, &idem_task("work-2")).await;
+    let mut r = result(&id, "ok", "done");
+    r["lease_id"] = json!(lease);
+    app.post_result(&app.bob(), &r).await.expect(201);
+    crate::helpers::clock_tick().await;
+    let again = app.send(&app.alice(), &idem_task("work-2")).await;
+    let b = again.expect(201).clone();
+    assert!(
+        b.get("replayed_from").is_none(),
+        "an expired entry replayed: {}",
+        again.text
+    );
+    let (leased, _) = app.lease_some(&app.bob()).await;
+    assert_eq!(leased, b["task_id"].as_str().unwrap());
+    let compacted = app.post("/a2a/compact", &ops, &json!({})).await;
+    let rows = audit_rows(&app, "a2a_compacted").await;
+    assert_eq!(
+        rows[0]["kind"]["result_cache_entries"], 1,
+        "{}",
+        compacted.text
+    );
+}
+both_engines!(
+    expired_cache_entries_no_longer_replay_and_are_purged,
+    config = short_cache_window
+);
+
+async fn metrics_report_depths_ages_and_counters(app: TestApp) {
+    let (_id, _lease) = send_and_lease(&app, &task("alice", "bob")).await;
+    app.send_ok(&app.alice(), &task("alice", "bob")).await;
+    let r = app.get_anon("/metrics").await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    for line in [
+        "a2a_queue_depth{state=\"queued\"} 1",
+        "a2a_queue_depth{state=\"in_flight\"} 1",
+        "a2a_queue_depth{state=\"result_pending\"} 0",
+        "a2a_leases_total 1",
+        "a2a_tasks_sent_total 2",
+    ] {
+        assert!(
+            r.text.lines().any(|l| l == line),
+            "missing `{line}` in\n{}",
+            r.text
+        );
+    }
+    for name in [
+        "a2a_oldest_queued_age_seconds",
+        "a2a_oldest_lease_age_seconds",
+        "a2a_requeues_manual_total",
+        "a2a_requeues_auto_total",
+        "a2a_result_cache_hits_total",
+        "a2a_idempotency_key_replays_total",
+        "a2a_http_request_duration_seconds_bucket{method=\"POST\",route=\"/a2a/tasks\",status=\"201\",le=\"+Inf\"} 2",
+    ] {
+        assert!(r.text.contains(name), "missing {name} in\n{}", r.text);
+    }
+}
+both_engines!(metrics_report_depths_ages_and_counters);

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Smoke run of the benchmark harness (issue #6): both engines, small numbers, debug build.
+# It asserts that every phase ran and that the JSON summary was written; it asserts NO timing.
+#
+# Usage (from .ci/run, after `cargo test` so the debug artefacts are reused):
+#     bash .ci/bench-smoke.sh
+# Needs PostgreSQL at $A2A_BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres,
+# trust auth); it creates and drops its own databases there. Takes about 30-60 s when the
+# debug build is warm (only the bench target itself is compiled).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+export A2A_BENCH_PG_URL="${A2A_BENCH_PG_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
+OUT="${A2A_BENCH_SMOKE_OUT:-target/bench/smoke}"
+LIMIT_SECS="${A2A_BENCH_SMOKE_TIMEOUT_SECS:-170}"
+
+mkdir -p "$OUT"
+marker="$OUT/.started"
+touch "$marker"
+started=$(date +%s)
+
+# `cargo test --bench` builds the harness with the test (debug) profile and the server binary it
+# spawns (CARGO_BIN_EXE_a2a-mailbox) with the dev profile: both already built by `cargo test`.
+set +e
+timeout --signal=TERM --kill-after=10 "$LIMIT_SECS" \
+    cargo test --bench mailbox -- --smoke --out "$OUT" 2>&1 | tee "$OUT/smoke.log"
+status=${PIPESTATUS[0]}
+set -e
+if [ "$status" -ne 0 ]; then
+    echo "bench-smoke: the harness failed (exit $status; log: $OUT/smoke.log)" >&2
+    exit "$status"
+fi
+
+summary="$OUT/summary.json"
+if [ ! -s "$summary" ] || [ ! "$summary" -nt "$marker" ]; then
+    echo "bench-smoke: $summary was not written by this run" >&2
+    exit 1
+fi
+grep -q '"schema": "a2a-mailbox-bench/1"' "$summary" || {
+    echo "bench-smoke: $summary is not a benchmark summary" >&2
+    exit 1
+}
+echo "bench-smoke: summary written in $(( $(date +%s) - started )) s: $summary, $OUT/summary.md"
+# The harness's verdict line ("bench-smoke: N passed, 0 failed") closes the output.
+grep -E '^bench-smoke: [0-9]+ passed, 0 failed$' "$OUT/smoke.log" | tail -n 1

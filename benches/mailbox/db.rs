@@ -1,0 +1,613 @@
+//! Databases: a fresh one per phase, the raw-commit baselines, bulk loads of queued tasks
+//! straight into the server's schema, and PostgreSQL's own counters.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use serde_json::{json, Value};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{ConnectOptions, Connection, PgConnection, Row};
+
+use crate::progress::Progress;
+use crate::server::Engine;
+use crate::stats::{round1, Samples};
+use crate::Settings;
+
+/// A payload of about the size of a small task body.
+const BODY: &str = r#"{"intent_text":"summarise the attached report and answer with three bullet points","content":[],"padding":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}"#;
+
+fn pg_base(admin_url: &str) -> &str {
+    let no_query = admin_url.split('?').next().unwrap_or(admin_url);
+    no_query.rsplit_once('/').map_or(no_query, |(b, _)| b)
+}
+
+async fn pg_admin(s: &Settings) -> Result<PgConnection> {
+    PgConnection::connect(&s.pg_url)
+        .await
+        .with_context(|| format!("connecting to PostgreSQL at {}", s.pg_url))
+}
+
+/// One phase's database: a fresh SQLite file or a fresh PostgreSQL database.
+pub struct Store {
+    pub engine: Engine,
+    pub url: String,
+    pg_db: Option<String>,
+    sqlite_path: Option<PathBuf>,
+}
+
+impl Store {
+    pub async fn fresh(s: &Settings, engine: Engine, phase: &str) -> Result<Store> {
+        match engine {
+            Engine::Sqlite => {
+                let path = s.out.join("db").join(format!("sqlite-{phase}.db"));
+                remove_sqlite(&path);
+                let abs = std::path::absolute(&path)?;
+                Ok(Store {
+                    engine,
+                    url: format!("sqlite://{}?mode=rwc", abs.display()),
+                    pg_db: None,
+                    sqlite_path: Some(abs),
+                })
+            }
+            Engine::Postgres => {
+                let name = format!("a2a_bench_{}_{phase}", s.run_id);
+                let mut admin = pg_admin(s).await?;
+                sqlx::query(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
+                    .execute(&mut admin)
+                    .await?;
+                sqlx::query(&format!("CREATE DATABASE \"{name}\""))
+                    .execute(&mut admin)
+                    .await?;
+                Ok(Store {
+                    engine,
+                    url: format!("{}/{name}", pg_base(&s.pg_url)),
+                    pg_db: Some(name),
+                    sqlite_path: None,
+                })
+            }
+        }
+    }
+
+    pub async fn drop_it(&self, s: &Settings) -> Result<()> {
+        if s.keep {
+            return Ok(());
+        }
+        if let Some(name) = &self.pg_db {
+            let mut admin = pg_admin(s).await?;
+            sqlx::query(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
+                .execute(&mut admin)
+                .await?;
+        }
+        if let Some(p) = &self.sqlite_path {
+            remove_sqlite(p);
+        }
+        Ok(())
+    }
+
+    async fn sqlite_conn(&self) -> Result<sqlx::SqliteConnection> {
+        Ok(SqliteConnectOptions::from_str(&self.url)?
+            .journal_mode(SqliteJournalMode::Wal)
+            // The load is not what is measured; NORMAL only makes it quicker.
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(60))
+            .connect()
+            .await?)
+    }
+
+    async fn pg_conn(&self) -> Result<PgConnection> {
+        Ok(PgConnection::connect(&self.url).await?)
+    }
+
+    /// Tasks in state `queued` (an exact count, not an estimate).
+    pub async fn queued(&self) -> Result<u64> {
+        let sql = "SELECT COUNT(*) FROM tasks WHERE state = 'queued'";
+        let n: i64 = match self.engine {
+            Engine::Sqlite => {
+                let mut c = self.sqlite_conn().await?;
+                sqlx::query_scalar(sql).fetch_one(&mut c).await?
+            }
+            Engine::Postgres => {
+                let mut c = self.pg_conn().await?;
+                sqlx::query_scalar(sql).fetch_one(&mut c).await?
+            }
+        };
+        Ok(n as u64)
+    }
+
+    /// Adds `n` queued tasks in bulk, spread round-robin over `worker-0..recipients` (sent by
+    /// `alice-<same index>`), each with a unique, increasing `queue_seq` taken from the
+    /// server's own counter (SQLite `counters`.'queue', PostgreSQL `a2a_queue_seq`), so the
+    /// server's next send lands after them.
+    pub async fn bulk_load(
+        &self,
+        s: &Settings,
+        n: u64,
+        recipients: usize,
+        label: &str,
+    ) -> Result<Value> {
+        let t0 = Instant::now();
+        let p = Progress::start(label, n);
+        match self.engine {
+            Engine::Sqlite => self.bulk_sqlite(n, recipients, &p).await?,
+            Engine::Postgres => self.bulk_pg(n, recipients, &p).await?,
+        }
+        let load_secs = t0.elapsed().as_secs_f64();
+        p.finish();
+        let mut analyzed = false;
+        if self.engine == Engine::Postgres && s.analyze_after_load {
+            let mut c = self.pg_conn().await?;
+            sqlx::query("ANALYZE tasks").execute(&mut c).await?;
+            analyzed = true;
+        }
+        Ok(json!({
+            "rows": n,
+            "secs": crate::stats::round3(load_secs),
+            "rows_per_s": round1(n as f64 / load_secs.max(1e-9)),
+            "analyzed_after_load": analyzed,
+        }))
+    }
+
+    async fn bulk_sqlite(&self, n: u64, recipients: usize, p: &Progress) -> Result<()> {
+        const PER_TX: u64 = 50_000;
+        const PER_STMT: u64 = 500;
+        let mut c = self.sqlite_conn().await?;
+        let sql_for = |rows: u64| {
+            let mut sql = String::from(
+                "INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, created_at_ms, updated_at_ms) VALUES ",
+            );
+            for i in 0..rows {
+                if i > 0 {
+                    sql.push(',');
+                }
+                sql.push_str("(?, ?, ?, ?, 'queued', 0, ?, ?, ?)");
+            }
+            sql
+        };
+        let full_sql = sql_for(PER_STMT);
+        let now = now_ms();
+        let mut done = 0u64;
+        while done < n {
+            let in_tx = (n - done).min(PER_TX);
+            sqlx::query("BEGIN IMMEDIATE").execute(&mut c).await?;
+            // The schema numbers the queue either with a `counters` row or from the largest
+            // queue_seq in the table: start past both, and bump the counter when there is one.
+            let has_counters: i64 = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'counters'",
+            )
+            .fetch_one(&mut c)
+            .await?;
+            let max_seq: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(queue_seq), 0) FROM tasks")
+                .fetch_one(&mut c)
+                .await?;
+            let counter: i64 = if has_counters > 0 {
+                sqlx::query_scalar(
+                    "SELECT COALESCE(MAX(value), 0) FROM counters WHERE name = 'queue'",
+                )
+                .fetch_one(&mut c)
+                .await?
+            } else {
+                0
+            };
+            let base = max_seq.max(counter);
+            let mut k = 0u64;
+            while k < in_tx {
+                let rows = (in_tx - k).min(PER_STMT);
+                let partial;
+                let sql = if rows == PER_STMT {
+                    full_sql.as_str()
+                } else {
+                    partial = sql_for(rows);
+                    partial.as_str()
+                };
+                let mut q = sqlx::query(sql);
+                for j in 0..rows {
+                    let seq = base + (k + j) as i64 + 1;
+                    let r = seq as u64 % recipients as u64;
+                    let id = uuid::Uuid::new_v4().to_string();
+                    let body = task_body(&id, r, seq);
+                    q = q
+                        .bind(id)
+                        .bind(format!("alice-{r}"))
+                        .bind(format!("worker-{r}"))
+                        .bind(body)
+                        .bind(seq)
+                        .bind(now)
+                        .bind(now);
+                }
+                q.execute(&mut c).await?;
+                k += rows;
+                p.inc(rows);
+            }
+            if has_counters > 0 {
+                sqlx::query("UPDATE counters SET value = $1 WHERE name = 'queue'")
+                    .bind(base + in_tx as i64)
+                    .execute(&mut c)
+                    .await?;
+            }
+            sqlx::query("COMMIT").execute(&mut c).await?;
+            done += in_tx;
+        }
+        // Fold the load's WAL into the database so the measurement does not pay for it.
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+            .execute(&mut c)
+            .await?;
+        c.close().await?;
+        Ok(())
+    }
+
+    async fn bulk_pg(&self, n: u64, recipients: usize, p: &Progress) -> Result<()> {
+        const PER_STMT: u64 = 100_000;
+        let mut c = self.pg_conn().await?;
+        // Where this load starts numbering bodies (cosmetic; queue_seq comes from the sequence).
+        let start: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tasks")
+            .fetch_one(&mut c)
+            .await?;
+        let has_seq: bool = sqlx::query_scalar("SELECT to_regclass('a2a_queue_seq') IS NOT NULL")
+            .fetch_one(&mut c)
+            .await?;
+        // With the server's sequence, each row takes nextval (the sequence stays ahead of every
+        // loaded row, as a setval after the load would); without one, past the largest position.
+        let seq_expr = if has_seq {
+            "nextval('a2a_queue_seq')".to_owned()
+        } else {
+            let max: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(queue_seq), 0) FROM tasks")
+                .fetch_one(&mut c)
+                .await?;
+            format!("({max} + g)")
+        };
+        let now = now_ms();
+        let mut done = 0u64;
+        while done < n {
+            let rows = (n - done).min(PER_STMT);
+            let from = start + done as i64 + 1;
+            let to = from + rows as i64 - 1;
+            // One statement per 100k rows.
+            sqlx::query(&format!(
+                "INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, created_at_ms, updated_at_ms) \
+                 SELECT u, 'alice-' || r, 'worker-' || r, \
+                    '{{\"id\":\"' || u || '\",\"sender\":\"alice-' || r || '\",\"recipient\":\"worker-' || r || \
+                    '\",\"intent_text\":\"bulk task ' || g || '\",\"content\":[]}}', \
+                    'queued', 0, {seq_expr}, $3, $3 \
+                 FROM (SELECT gen_random_uuid()::text AS u, g, g % $4 AS r \
+                       FROM generate_series($1::bigint, $2::bigint) AS g ORDER BY g) AS s"
+            ))
+            .bind(from)
+            .bind(to)
+            .bind(now)
+            .bind(recipients as i64)
+            .execute(&mut c)
+            .await?;
+            done += rows;
+            p.inc(rows);
+        }
+        c.close().await?;
+        Ok(())
+    }
+
+    /// PostgreSQL's counters for this database and the cluster's WAL.
+    pub async fn pg_counters(&self) -> Result<Value> {
+        let mut c = self.pg_conn().await?;
+        let db = sqlx::query(
+            "SELECT xact_commit, xact_rollback, tup_inserted, tup_updated, tup_deleted \
+             FROM pg_stat_database WHERE datname = current_database()",
+        )
+        .fetch_one(&mut c)
+        .await?;
+        let wal = sqlx::query(
+            "SELECT wal_records, wal_bytes::bigint AS wal_bytes, wal_write, wal_sync FROM pg_stat_wal",
+        )
+        .fetch_one(&mut c)
+        .await?;
+        let xid: i64 =
+            sqlx::query_scalar("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint")
+                .fetch_one(&mut c)
+                .await?;
+        c.close().await?;
+        let g = |r: &sqlx::postgres::PgRow, k: &str| r.try_get::<i64, _>(k).unwrap_or(0);
+        Ok(json!({
+            "xact_commit": g(&db, "xact_commit"),
+            "xact_rollback": g(&db, "xact_rollback"),
+            "tup_inserted": g(&db, "tup_inserted"),
+            "tup_updated": g(&db, "tup_updated"),
+            "tup_deleted": g(&db, "tup_deleted"),
+            "wal_records": g(&wal, "wal_records"),
+            "wal_bytes": g(&wal, "wal_bytes"),
+            "wal_write": g(&wal, "wal_write"),
+            "wal_sync": g(&wal, "wal_sync"),
+            "next_xid": xid,
+        }))
+    }
+}
+
+/// Per-unit differences of two `pg_counters` snapshots.
+pub fn pg_counter_delta(before: &Value, after: &Value, units: usize) -> Value {
+    let mut out = serde_json::Map::new();
+    if let (Some(b), Some(a)) = (before.as_object(), after.as_object()) {
+        for (k, av) in a {
+            let d = av.as_i64().unwrap_or(0) - b.get(k).and_then(Value::as_i64).unwrap_or(0);
+            out.insert(
+                format!("{k}_per_unit"),
+                json!(crate::stats::round3(d as f64 / units.max(1) as f64)),
+            );
+        }
+    }
+    out.insert("units".into(), json!(units));
+    out.insert(
+        "note".into(),
+        json!("xact_*/tup_* count this database only (read-only autocommit statements are transactions too); wal_* and next_xid (write transactions) are cluster-wide, so other users of the server add noise"),
+    );
+    Value::Object(out)
+}
+
+pub fn task_body(id: &str, r: u64, seq: i64) -> String {
+    format!(
+        r#"{{"id":"{id}","sender":"alice-{r}","recipient":"worker-{r}","intent_text":"bulk task {seq}","content":[]}}"#
+    )
+}
+
+fn remove_sqlite(path: &std::path::Path) {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        let _ = std::fs::remove_file(PathBuf::from(p));
+    }
+}
+
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// The database settings stated next to every figure.
+pub async fn describe(s: &Settings, engine: Engine) -> Result<Value> {
+    match engine {
+        Engine::Sqlite => {
+            let mut c = SqliteConnectOptions::from_str("sqlite::memory:")?
+                .connect()
+                .await?;
+            let v: String = sqlx::query_scalar("SELECT sqlite_version()")
+                .fetch_one(&mut c)
+                .await?;
+            Ok(json!({
+                "engine": "sqlite",
+                "version": v,
+                "journal_mode": "wal",
+                "synchronous": "full",
+                "durability": "WAL + synchronous=FULL: every commit is fsynced before it is acknowledged (the server's settings)",
+                "server_pools": "1 writer connection (BEGIN IMMEDIATE), up to 8 readers",
+                "files": s.out.join("db").display().to_string(),
+            }))
+        }
+        Engine::Postgres => {
+            let mut c = pg_admin(s).await?;
+            let version: String = sqlx::query_scalar("SELECT version()")
+                .fetch_one(&mut c)
+                .await?;
+            let rows = sqlx::query(
+                "SELECT name, setting, COALESCE(unit, '') AS unit FROM pg_settings WHERE name IN \
+                 ('synchronous_commit', 'fsync', 'wal_sync_method', 'full_page_writes', 'commit_delay', \
+                  'shared_buffers', 'wal_level', 'max_connections', 'autovacuum', 'autovacuum_naptime', \
+                  'wal_buffers', 'checkpoint_timeout', 'max_wal_size')",
+            )
+            .fetch_all(&mut c)
+            .await?;
+            let mut settings = serde_json::Map::new();
+            for r in rows {
+                let name: String = r.get("name");
+                let setting: String = r.get("setting");
+                let unit: String = r.get("unit");
+                settings.insert(
+                    name,
+                    json!(format!(
+                        "{setting}{}",
+                        if unit.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({unit})")
+                        }
+                    )),
+                );
+            }
+            Ok(json!({
+                "engine": "postgres",
+                "version": version,
+                "settings": settings,
+                "durability": "synchronous_commit as above (default on): every commit waits for its WAL flush",
+                "server_pools": "up to 16 connections (A2A_MAILBOX_DB_MAX_CONNECTIONS default)",
+                "url": pg_base(&s.pg_url),
+            }))
+        }
+    }
+}
+
+macro_rules! commit_loop {
+    ($pool:expr, $sql:expr, $conc:expr, $dur:expr, $label:expr) => {{
+        let deadline = Instant::now() + $dur;
+        let p = Progress::start($label, 0);
+        let t0 = Instant::now();
+        let mut handles = Vec::new();
+        for _ in 0..$conc {
+            let pool = $pool.clone();
+            let p = p.clone();
+            handles.push(tokio::spawn(async move {
+                let mut s = Samples::default();
+                while Instant::now() < deadline {
+                    let id = uuid::Uuid::new_v4().to_string();
+                    let t = Instant::now();
+                    sqlx::query($sql)
+                        .bind(id)
+                        .bind(BODY)
+                        .bind(now_ms())
+                        .execute(&pool)
+                        .await?;
+                    s.push(t.elapsed());
+                    p.inc(1);
+                }
+                Ok::<_, anyhow::Error>(s)
+            }));
+        }
+        let mut all = Samples::default();
+        for h in handles {
+            all.extend(&h.await??);
+        }
+        let secs = t0.elapsed().as_secs_f64();
+        p.finish();
+        let mut v = all.summary();
+        v["concurrency"] = json!($conc);
+        v["secs"] = json!(crate::stats::round3(secs));
+        v["per_s"] = json!(round1(all.0.len() as f64 / secs));
+        v
+    }};
+}
+
+/// Raw single-row commits per second with the server's durability settings: one connection,
+/// and the service's concurrency.
+pub async fn raw_commits(s: &Settings, engine: Engine) -> Result<Value> {
+    let c16 = s.pairs;
+    match engine {
+        Engine::Sqlite => {
+            let path = std::path::absolute(s.out.join("db").join("sqlite-raw.db"))?;
+            remove_sqlite(&path);
+            let opts =
+                SqliteConnectOptions::from_str(&format!("sqlite://{}?mode=rwc", path.display()))?
+                    .journal_mode(SqliteJournalMode::Wal)
+                    .synchronous(SqliteSynchronous::Full)
+                    .busy_timeout(Duration::from_secs(5));
+            // One connection, like the server's single writer: concurrent callers queue on it.
+            let pool = SqlitePoolOptions::new()
+                .max_connections(1)
+                .connect_with(opts)
+                .await?;
+            sqlx::query("CREATE TABLE commits (id TEXT PRIMARY KEY NOT NULL, body TEXT NOT NULL, created_at_ms INTEGER NOT NULL)")
+                .execute(&pool)
+                .await?;
+            let sql = "INSERT INTO commits (id, body, created_at_ms) VALUES ($1, $2, $3)";
+            let one = commit_loop!(pool, sql, 1usize, s.baseline, "sqlite raw commits c=1");
+            let many = commit_loop!(
+                pool,
+                sql,
+                c16,
+                s.baseline,
+                format!("sqlite raw commits c={c16}")
+            );
+            pool.close().await;
+            if !s.keep {
+                remove_sqlite(&path);
+            }
+            Ok(json!({
+                "what": "one INSERT of a ~230-byte row with a random UUID text key per autocommit transaction, WAL + synchronous=FULL",
+                "c1": one,
+                "cn": many,
+                "cn_note": format!("{c16} concurrent callers through ONE connection, as the server's single writer"),
+            }))
+        }
+        Engine::Postgres => {
+            let store = Store::fresh(s, engine, "raw").await?;
+            let opts = PgConnectOptions::from_str(&store.url)?;
+            let pool1 = PgPoolOptions::new()
+                .max_connections(1)
+                .connect_with(opts.clone())
+                .await?;
+            sqlx::query("CREATE TABLE commits (id TEXT PRIMARY KEY NOT NULL, body TEXT NOT NULL, created_at_ms BIGINT NOT NULL)")
+                .execute(&pool1)
+                .await?;
+            let sql = "INSERT INTO commits (id, body, created_at_ms) VALUES ($1, $2, $3)";
+            let one = commit_loop!(pool1, sql, 1usize, s.baseline, "postgres raw commits c=1");
+            pool1.close().await;
+            let pool = PgPoolOptions::new()
+                .max_connections(c16 as u32)
+                .min_connections(c16 as u32)
+                .connect_with(opts)
+                .await?;
+            let before = store.pg_counters().await?;
+            let mut many = commit_loop!(
+                pool,
+                sql,
+                c16,
+                s.baseline,
+                format!("postgres raw commits c={c16}")
+            );
+            pool.close().await;
+            // Backends flush their statistics when they exit.
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let after = store.pg_counters().await?;
+            let n = many["n"].as_u64().unwrap_or(1) as usize;
+            many["postgres"] = pg_counter_delta(&before, &after, n);
+            let pool = PgPoolOptions::new()
+                .max_connections(c16 as u32)
+                .min_connections(c16 as u32)
+                .connect_with(PgConnectOptions::from_str(&store.url)?)
+                .await?;
+            // The same commit with a NOTIFY in it (what every send and result does): PostgreSQL
+            // holds one cluster-wide lock from a notifying transaction's pre-commit until after
+            // its commit record is flushed, so notifying commits are serialised, fsync by fsync.
+            let notify_sql = "WITH i AS (INSERT INTO commits (id, body, created_at_ms) VALUES ($1, $2, $3) RETURNING 1) \
+                              SELECT pg_notify('a2a_bench', '') FROM i";
+            let notify = commit_loop!(
+                pool,
+                notify_sql,
+                c16,
+                s.baseline,
+                format!("postgres commits+NOTIFY c={c16}")
+            );
+            // The NOTIFY sent after the commit instead, as its own statement: that transaction
+            // writes no WAL and waits for no flush, so the lock is held only briefly.
+            let after_sql = "WITH i AS (INSERT INTO commits (id, body, created_at_ms) VALUES ($1, $2, $3) RETURNING 1) \
+                             SELECT 1 FROM i";
+            let notify_after = {
+                let deadline = Instant::now() + s.baseline;
+                let p = Progress::start(format!("postgres commit, then NOTIFY c={c16}"), 0);
+                let t0 = Instant::now();
+                let mut handles = Vec::new();
+                for _ in 0..c16 {
+                    let pool = pool.clone();
+                    let p = p.clone();
+                    handles.push(tokio::spawn(async move {
+                        let mut smp = Samples::default();
+                        while Instant::now() < deadline {
+                            let t = Instant::now();
+                            sqlx::query(after_sql)
+                                .bind(uuid::Uuid::new_v4().to_string())
+                                .bind(BODY)
+                                .bind(now_ms())
+                                .execute(&pool)
+                                .await?;
+                            sqlx::query("SELECT pg_notify('a2a_bench', '')")
+                                .execute(&pool)
+                                .await?;
+                            smp.push(t.elapsed());
+                            p.inc(1);
+                        }
+                        Ok::<_, anyhow::Error>(smp)
+                    }));
+                }
+                let mut all = Samples::default();
+                for h in handles {
+                    all.extend(&h.await??);
+                }
+                let secs = t0.elapsed().as_secs_f64();
+                p.finish();
+                let mut v = all.summary();
+                v["concurrency"] = json!(c16);
+                v["secs"] = json!(crate::stats::round3(secs));
+                v["per_s"] = json!(round1(all.0.len() as f64 / secs));
+                v
+            };
+            pool.close().await;
+            store.drop_it(s).await?;
+            Ok(json!({
+                "what": "one INSERT of a ~230-byte row with a random UUID text key per autocommit transaction, synchronous_commit as stated",
+                "c1": one,
+                "cn": many,
+                "cn_notify": notify,
+                "cn_notify_after_commit": notify_after,
+                "cn_note": format!("{c16} connections, one caller each"),
+            }))
+        }
+    }
+}

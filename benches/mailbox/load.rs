@@ -1,0 +1,372 @@
+//! The load: agents speaking HTTP to the real server (lifecycle, depth, /healthz).
+
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use futures_util::future::join_all;
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+use crate::db::Store;
+use crate::progress::Progress;
+use crate::server::{Engine, Server, JWT_SECRET};
+use crate::stats::{round1, round3, CpuMeter, Samples};
+use crate::Settings;
+
+/// One agent: its own HTTP client (its own keep-alive connection pool) and its token.
+pub struct Agent {
+    http: reqwest::Client,
+    base: String,
+    auth: String,
+}
+
+pub fn mint(sub: &str, caps: &[&str]) -> Result<String> {
+    let exp = crate::stats::unix_secs() + 24 * 3600;
+    let claims = json!({"sub": sub, "exp": exp, "caps": caps});
+    Ok(jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &claims,
+        &jsonwebtoken::EncodingKey::from_secret(JWT_SECRET.as_bytes()),
+    )?)
+}
+
+impl Agent {
+    pub fn new(server: &Server, sub: &str, caps: &[&str]) -> Result<Agent> {
+        Ok(Agent {
+            http: reqwest::Client::builder()
+                .no_proxy()
+                .tcp_nodelay(true)
+                .pool_idle_timeout(Duration::from_secs(300))
+                .timeout(Duration::from_secs(60))
+                .build()?,
+            base: server.base.clone(),
+            auth: format!("Bearer {}", mint(sub, caps)?),
+        })
+    }
+
+    async fn finish(&self, what: &str, rb: reqwest::RequestBuilder, expect: u16) -> Result<Value> {
+        let resp = rb
+            .header("authorization", &self.auth)
+            .send()
+            .await
+            .with_context(|| format!("{what}: request failed"))?;
+        let status = resp.status().as_u16();
+        let bytes = resp.bytes().await?;
+        if status != expect {
+            bail!(
+                "{what}: HTTP {status} (expected {expect}): {}",
+                String::from_utf8_lossy(&bytes)
+            );
+        }
+        Ok(serde_json::from_slice(&bytes)?)
+    }
+
+    pub async fn post(&self, path: &str, body: &Value, expect: u16) -> Result<Value> {
+        let rb = self.http.post(format!("{}{path}", self.base)).json(body);
+        self.finish(path, rb, expect).await
+    }
+
+    pub async fn get(&self, path: &str, expect: u16) -> Result<Value> {
+        let rb = self.http.get(format!("{}{path}", self.base));
+        self.finish(path, rb, expect).await
+    }
+}
+
+#[derive(Default)]
+struct LifeSamples {
+    send: Samples,
+    lease: Samples,
+    result: Samples,
+    drain: Samples,
+    task: Samples,
+}
+
+/// One task's full life: send → lease → result → drain, each step checked.
+async fn one_life(
+    i: usize,
+    sender: &Agent,
+    worker: &Agent,
+    rec: Option<&mut LifeSamples>,
+) -> Result<()> {
+    let id = Uuid::new_v4();
+    let task = json!({
+        "id": id,
+        "sender": format!("alice-{i}"),
+        "recipient": format!("worker-{i}"),
+        "intent_text": "summarise the attached report and answer with three bullet points",
+    });
+    let t0 = Instant::now();
+    sender.post("/a2a/tasks", &task, 201).await?;
+    let t1 = Instant::now();
+    let leased = worker.get("/a2a/tasks/next?wait_ms=1000", 200).await?;
+    let t2 = Instant::now();
+    if leased["task"]["id"].as_str() != Some(id.to_string().as_str()) {
+        bail!("worker-{i} leased {} instead of {id}", leased["task"]["id"]);
+    }
+    let lease_id = leased["lease"]["lease_id"].clone();
+    let result = json!({
+        "task_id": id,
+        "status": "ok",
+        "lease_id": lease_id,
+        "content": [{"type": "text", "text": "done"}],
+    });
+    worker.post("/a2a/results", &result, 201).await?;
+    let t3 = Instant::now();
+    let drained = sender.get("/a2a/results/next?wait_ms=1000", 200).await?;
+    let t4 = Instant::now();
+    if drained["result"]["task_id"].as_str() != Some(id.to_string().as_str()) {
+        bail!("alice-{i} drained {} instead of {id}", drained["result"]);
+    }
+    if let Some(r) = rec {
+        r.send.push(t1 - t0);
+        r.lease.push(t2 - t1);
+        r.result.push(t3 - t2);
+        r.drain.push(t4 - t3);
+        r.task.push(t4 - t0);
+    }
+    Ok(())
+}
+
+fn split(total: usize, parts: usize) -> Vec<usize> {
+    (0..parts)
+        .map(|i| total / parts + usize::from(i < total % parts))
+        .collect()
+}
+
+fn pair_agents(server: &Server, pairs: usize) -> Result<Vec<(Agent, Agent)>> {
+    (0..pairs)
+        .map(|i| {
+            Ok((
+                Agent::new(server, &format!("alice-{i}"), &["a2a.send.*"])?,
+                Agent::new(server, &format!("worker-{i}"), &["a2a.respond.*"])?,
+            ))
+        })
+        .collect()
+}
+
+/// Lifecycle throughput: `pairs` concurrent sender/worker pairs each drive their share of
+/// task lives back to back.
+pub async fn lifecycle(
+    s: &Settings,
+    engine: Engine,
+    server: &Server,
+    store: &Store,
+) -> Result<Value> {
+    let agents = pair_agents(server, s.pairs)?;
+    // Warm-up: connections opened, statements prepared, caches filled; not recorded.
+    join_all(agents.iter().enumerate().map(|(i, (a, w))| async move {
+        for _ in 0..s.warmup_tasks {
+            one_life(i, a, w, None).await?;
+        }
+        Ok::<_, anyhow::Error>(())
+    }))
+    .await
+    .into_iter()
+    .collect::<Result<Vec<_>>>()?;
+
+    let pg_before = if engine == Engine::Postgres {
+        store.pg_counters().await?
+    } else {
+        Value::Null
+    };
+    let shares = split(s.tasks, s.pairs);
+    let p = Progress::start(
+        format!("{} lifecycle (tasks)", engine.name()),
+        s.tasks as u64,
+    );
+    let cpu = CpuMeter::start(server.pid);
+    let t0 = Instant::now();
+    let per_pair = join_all(agents.iter().enumerate().map(|(i, (a, w))| {
+        let n = shares[i];
+        let p = p.clone();
+        async move {
+            let mut rec = LifeSamples::default();
+            for _ in 0..n {
+                one_life(i, a, w, Some(&mut rec)).await?;
+                p.inc(1);
+            }
+            Ok::<_, anyhow::Error>(rec)
+        }
+    }))
+    .await;
+    let secs = t0.elapsed().as_secs_f64();
+    let cpu = cpu.finish(s.tasks);
+    p.finish();
+    let mut all = LifeSamples::default();
+    for r in per_pair {
+        let r = r?;
+        all.send.extend(&r.send);
+        all.lease.extend(&r.lease);
+        all.result.extend(&r.result);
+        all.drain.extend(&r.drain);
+        all.task.extend(&r.task);
+    }
+    let tasks_per_s = s.tasks as f64 / secs;
+    Ok(json!({
+        "tasks": s.tasks,
+        "pairs": s.pairs,
+        "warmup_tasks": s.warmup_tasks * s.pairs,
+        "secs": round3(secs),
+        "tasks_per_s": round1(tasks_per_s),
+        "requests_per_s": round1(4.0 * tasks_per_s),
+        "errors": 0,
+        "ops": {
+            "send": all.send.summary(),
+            "lease": all.lease.summary(),
+            "result": all.result.summary(),
+            "drain": all.drain.summary(),
+            "task": all.task.summary(),
+        },
+        "cpu": cpu,
+        "cpu_unit": "task",
+        "pg_counters_before": pg_before,
+        "shape": "closed loop: each pair runs one task's four requests back to back, then the next task",
+    }))
+}
+
+/// Plain HTTP requests per second to /healthz of the real server, same clients and concurrency.
+pub async fn healthz(s: &Settings, engine: Engine, server: &Server) -> Result<Value> {
+    let agents: Vec<Agent> = (0..s.pairs)
+        .map(|i| Agent::new(server, &format!("probe-{i}"), &[]))
+        .collect::<Result<_>>()?;
+    for a in &agents {
+        a.get("/healthz", 200).await?;
+    }
+    let p = Progress::start(format!("{} /healthz", engine.name()), 0);
+    let cpu = CpuMeter::start(server.pid);
+    let deadline = Instant::now() + s.baseline;
+    let t0 = Instant::now();
+    let per = join_all(agents.iter().map(|a| {
+        let p = p.clone();
+        async move {
+            let mut smp = Samples::default();
+            while Instant::now() < deadline {
+                let t = Instant::now();
+                a.get("/healthz", 200).await?;
+                smp.push(t.elapsed());
+                p.inc(1);
+            }
+            Ok::<_, anyhow::Error>(smp)
+        }
+    }))
+    .await;
+    let secs = t0.elapsed().as_secs_f64();
+    p.finish();
+    let mut all = Samples::default();
+    for r in per {
+        all.extend(&r?);
+    }
+    let mut v = all.summary();
+    v["concurrency"] = json!(s.pairs);
+    v["secs"] = json!(round3(secs));
+    v["per_s"] = json!(round1(all.0.len() as f64 / secs));
+    v["cpu"] = cpu.finish(all.0.len());
+    v["cpu_unit"] = json!("request");
+    Ok(v)
+}
+
+/// Lease-claim and send latency with deep queues, loaded in bulk, and the server's peak RSS.
+pub async fn depth(s: &Settings, engine: Engine, server: &Server, store: &Store) -> Result<Value> {
+    let agents = pair_agents(server, s.pairs)?;
+    let operator = Agent::new(server, "bench-operator", &["a2a.operator"])?;
+    let mut rows = Vec::new();
+    for &d in &s.depths {
+        let have = store.queued().await?;
+        let load = store
+            .bulk_load(
+                s,
+                d.saturating_sub(have),
+                s.pairs,
+                &format!("{} bulk load to {d}", engine.name()),
+            )
+            .await?;
+        let queued_before = store.queued().await?;
+        // Warm-up: each worker sends one task and claims one (the depth does not change).
+        for (i, (a, w)) in agents.iter().enumerate() {
+            send_one(i, a).await?;
+            w.get("/a2a/tasks/next?wait_ms=1000", 200).await?;
+        }
+        let shares = split(s.depth_ops, s.pairs);
+        let p = Progress::start(
+            format!("{} depth {d} (send+lease)", engine.name()),
+            s.depth_ops as u64,
+        );
+        let cpu = CpuMeter::start(server.pid);
+        let t0 = Instant::now();
+        let per = join_all(agents.iter().enumerate().map(|(i, (a, w))| {
+            let n = shares[i];
+            let p = p.clone();
+            async move {
+                let (mut send, mut lease) = (Samples::default(), Samples::default());
+                for _ in 0..n {
+                    let t = Instant::now();
+                    send_one(i, a).await?;
+                    send.push(t.elapsed());
+                    let t = Instant::now();
+                    let got = w.get("/a2a/tasks/next?wait_ms=1000", 200).await?;
+                    lease.push(t.elapsed());
+                    if got["task"].is_null() {
+                        bail!("worker-{i} found no task at depth {d}");
+                    }
+                    p.inc(1);
+                }
+                Ok::<_, anyhow::Error>((send, lease))
+            }
+        }))
+        .await;
+        let secs = t0.elapsed().as_secs_f64();
+        let cpu = cpu.finish(s.depth_ops);
+        p.finish();
+        let (mut send, mut lease) = (Samples::default(), Samples::default());
+        for r in per {
+            let (a, b) = r?;
+            send.extend(&a);
+            lease.extend(&b);
+        }
+        // What an operator's dashboard does at this depth (a few samples, not a target).
+        let mut metrics = Samples::default();
+        let mut queue_view = Samples::default();
+        for _ in 0..3 {
+            let t = Instant::now();
+            let resp = operator
+                .http
+                .get(format!("{}/metrics", operator.base))
+                .send()
+                .await?;
+            resp.bytes().await?;
+            metrics.push(t.elapsed());
+            let t = Instant::now();
+            operator.get("/a2a/queue?limit=10", 200).await?;
+            queue_view.push(t.elapsed());
+        }
+        let queued_after = store.queued().await?;
+        rows.push(json!({
+            "depth": d,
+            "load": load,
+            "queued_before": queued_before,
+            "queued_after": queued_after,
+            "ops": s.depth_ops,
+            "secs": round3(secs),
+            "send": send.summary(),
+            "lease": lease.summary(),
+            "metrics_scrape": metrics.summary(),
+            "queue_view_limit_10": queue_view.summary(),
+            "server_vmhwm_kib": server.vm_kib("VmHWM"),
+            "server_vmrss_kib": server.vm_kib("VmRSS"),
+            "cpu": cpu,
+            "cpu_unit": "send + lease",
+        }));
+    }
+    Ok(Value::Array(rows))
+}
+
+async fn send_one(i: usize, a: &Agent) -> Result<()> {
+    let task = json!({
+        "id": Uuid::new_v4(),
+        "sender": format!("alice-{i}"),
+        "recipient": format!("worker-{i}"),
+        "intent_text": "summarise the attached report and answer with three bullet points",
+    });
+    a.post("/a2a/tasks", &task, 201).await?;
+    Ok(())
+}

@@ -1,0 +1,162 @@
+//! Latency samples and their summaries, process counters from /proc.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Value};
+
+pub fn unix_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// Latency samples in microseconds.
+#[derive(Default, Clone, Debug)]
+pub struct Samples(pub Vec<u32>);
+
+impl Samples {
+    pub fn push(&mut self, d: Duration) {
+        self.0.push(d.as_micros().min(u32::MAX as u128) as u32);
+    }
+
+    pub fn extend(&mut self, other: &Samples) {
+        self.0.extend_from_slice(&other.0);
+    }
+
+    /// Nearest-rank percentile in milliseconds.
+    fn pct_ms(sorted: &[u32], p: f64) -> f64 {
+        if sorted.is_empty() {
+            return 0.0;
+        }
+        let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
+        sorted[rank.min(sorted.len()) - 1] as f64 / 1000.0
+    }
+
+    pub fn summary(&self) -> Value {
+        let mut v = self.0.clone();
+        v.sort_unstable();
+        let n = v.len();
+        let mean = if n == 0 {
+            0.0
+        } else {
+            v.iter().map(|&x| x as f64).sum::<f64>() / n as f64 / 1000.0
+        };
+        json!({
+            "n": n,
+            "p50_ms": round3(Self::pct_ms(&v, 50.0)),
+            "p90_ms": round3(Self::pct_ms(&v, 90.0)),
+            "p99_ms": round3(Self::pct_ms(&v, 99.0)),
+            "max_ms": round3(v.last().map_or(0.0, |&x| x as f64 / 1000.0)),
+            "mean_ms": round3(mean),
+        })
+    }
+}
+
+pub fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+pub fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+/// Clock ticks per second of /proc/<pid>/stat times.
+pub fn clk_tck() -> f64 {
+    std::process::Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .filter(|t| *t > 0.0)
+        .unwrap_or(100.0)
+}
+
+/// User + system CPU seconds of one process (0 when it is gone).
+pub fn proc_cpu_secs(pid: u32, tck: f64) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0.0;
+    };
+    // The command name may contain spaces: fields start after the last ')'.
+    let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+        return 0.0;
+    };
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // rest starts at field 3 (state); utime is field 14, stime 15.
+    let utime = f.get(11).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
+    let stime = f.get(12).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
+    (utime + stime) / tck
+}
+
+/// CPU seconds of every process whose command name is `comm` (e.g. all PostgreSQL backends).
+pub fn comm_cpu_secs(comm: &str, tck: f64) -> f64 {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0.0;
+    };
+    let mut total = 0.0;
+    for e in dir.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let c = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        if c.trim() == comm {
+            total += proc_cpu_secs(pid, tck);
+        }
+    }
+    total
+}
+
+/// A field of /proc/<pid>/status in KiB (VmHWM, VmRSS).
+pub fn proc_status_kib(pid: u32, field: &str) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    s.lines()
+        .find(|l| l.starts_with(field) && l[field.len()..].starts_with(':'))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+}
+
+/// CPU time split between the server, the databases and the load generator over one phase.
+pub struct CpuMeter {
+    tck: f64,
+    server_pid: u32,
+    server: f64,
+    postgres: f64,
+    me: f64,
+    wall: std::time::Instant,
+}
+
+impl CpuMeter {
+    pub fn start(server_pid: u32) -> CpuMeter {
+        let tck = clk_tck();
+        CpuMeter {
+            tck,
+            server_pid,
+            server: proc_cpu_secs(server_pid, tck),
+            postgres: comm_cpu_secs("postgres", tck),
+            me: proc_cpu_secs(std::process::id(), tck),
+            wall: std::time::Instant::now(),
+        }
+    }
+
+    /// CPU milliseconds per unit of work (task, operation) of each side.
+    pub fn finish(&self, units: usize) -> Value {
+        let wall = self.wall.elapsed().as_secs_f64();
+        let server = proc_cpu_secs(self.server_pid, self.tck) - self.server;
+        let postgres = comm_cpu_secs("postgres", self.tck) - self.postgres;
+        let me = proc_cpu_secs(std::process::id(), self.tck) - self.me;
+        let per = |x: f64| round3(x * 1000.0 / units.max(1) as f64);
+        json!({
+            "wall_secs": round3(wall),
+            "server_cpu_secs": round3(server),
+            "postgres_cpu_secs": round3(postgres),
+            "generator_cpu_secs": round3(me),
+            "server_cpu_ms_per_unit": per(server),
+            "postgres_cpu_ms_per_unit": per(postgres),
+            "generator_cpu_ms_per_unit": per(me),
+            "cores_busy": round3((server + postgres + me) / wall.max(1e-9)),
+            "note": "postgres = every process named postgres on the machine (other users' backends included)",
+        })
+    }
+}

@@ -169,6 +169,8 @@ pub async fn lifecycle(
     } else {
         Value::Null
     };
+    let probe = Agent::new(server, "bench-operator", &["a2a.operator"])?;
+    let metrics_before = scrape(&probe).await.unwrap_or_default();
     let shares = split(s.tasks, s.pairs);
     let p = Progress::start(
         format!("{} lifecycle (tasks)", engine.name()),
@@ -201,8 +203,10 @@ pub async fn lifecycle(
         all.drain.extend(&r.drain);
         all.task.extend(&r.task);
     }
+    let metrics_after = scrape(&probe).await.unwrap_or_default();
     let tasks_per_s = s.tasks as f64 / secs;
     Ok(json!({
+        "server_metrics_per_task": metrics_delta(&metrics_before, &metrics_after, s.tasks),
         "tasks": s.tasks,
         "pairs": s.pairs,
         "warmup_tasks": s.warmup_tasks * s.pairs,
@@ -369,4 +373,40 @@ async fn send_one(i: usize, a: &Agent) -> Result<()> {
     });
     a.post("/a2a/tasks", &task, 201).await?;
     Ok(())
+}
+
+/// The server's Prometheus counters (`name{labels}` → value); histogram buckets left out.
+async fn scrape(a: &Agent) -> Result<Vec<(String, f64)>> {
+    let text = a
+        .http
+        .get(format!("{}/metrics", a.base))
+        .header("authorization", &a.auth)
+        .send()
+        .await?
+        .text()
+        .await?;
+    Ok(text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.contains("_bucket{"))
+        .filter_map(|l| {
+            let (k, v) = l.rsplit_once(' ')?;
+            Some((k.to_owned(), v.parse().ok()?))
+        })
+        .collect())
+}
+
+/// Per-task change of every server counter that moved during a phase (what the server says it
+/// did: leases, commits, group sizes... whatever it exports).
+fn metrics_delta(before: &[(String, f64)], after: &[(String, f64)], units: usize) -> Value {
+    let mut out = serde_json::Map::new();
+    for (k, a) in after {
+        let b = before
+            .iter()
+            .find(|(bk, _)| bk == k)
+            .map_or(0.0, |(_, v)| *v);
+        if (a - b).abs() > 0.0 && !k.contains("seconds") && !k.contains("depth") {
+            out.insert(k.clone(), json!(round3((a - b) / units.max(1) as f64)));
+        }
+    }
+    Value::Object(out)
 }

@@ -14,12 +14,37 @@ use crate::error::ApiError;
 /// Largest value a `*_ms` field may carry: timestamps are stored as signed 64-bit integers.
 pub const MAX_MS: u64 = i64::MAX as u64;
 
+/// The OpenAPI `pattern` of a non-blank string: it contains a character that is not white space
+/// (Unicode `White_Space`, what [`str::trim`] removes). The schema attributes below repeat it
+/// literally (utoipa takes only literals); a unit test holds them equal.
+pub const NON_BLANK_PATTERN: &str =
+    r"[^\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]";
+
 /// An agent identity: 1..=128 characters of `[A-Za-z0-9_.-]`, optionally `@` and a domain of
 /// the same characters, e.g. `research@acme`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, ToSchema)]
-#[schema(value_type = String, pattern = r"^[A-Za-z0-9_.-]+(@[A-Za-z0-9_.-]+)?$",
-    example = "research@acme")]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct AgentId(String);
+
+/// The AgentId syntax, as an OpenAPI `pattern` (with `maxLength` 128).
+pub const AGENT_ID_PATTERN: &str = r"^[A-Za-z0-9_.-]+(@[A-Za-z0-9_.-]+)?$";
+
+impl utoipa::PartialSchema for AgentId {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::Type::String)
+            .description(Some(
+                "An agent identity: 1..=128 characters of `[A-Za-z0-9_.-]`, optionally `@` and a \
+                 domain of the same characters, e.g. `research@acme`.",
+            ))
+            .pattern(Some(AGENT_ID_PATTERN))
+            .min_length(Some(1))
+            .max_length(Some(128))
+            .examples([serde_json::json!("research@acme")])
+            .into()
+    }
+}
+
+impl ToSchema for AgentId {}
 
 impl AgentId {
     pub fn parse(s: &str) -> Result<AgentId, String> {
@@ -64,7 +89,11 @@ impl<'de> Deserialize<'de> for AgentId {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Content {
+    /// Plain text.
+    #[schema(title = "TextContent")]
     Text { text: String },
+    /// Any JSON value.
+    #[schema(title = "JsonContent")]
     Json { value: serde_json::Value },
 }
 
@@ -90,7 +119,11 @@ impl DuplicateSafety {
 pub struct Idempotency {
     pub duplicate_safety: DuplicateSafety,
     /// Stable key of the logical work unit, chosen by the outermost retrying layer. Non-blank.
-    #[schema(min_length = 1)]
+    #[schema(
+        min_length = 1,
+        pattern = r"[^\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]",
+        example = "refund-order-1234"
+    )]
     pub key: String,
 }
 
@@ -105,7 +138,11 @@ pub struct A2ATask {
     pub intent_text: String,
     /// Typed kind of the task; when present it must be non-blank.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(min_length = 1)]
+    #[schema(
+        min_length = 1,
+        pattern = r"[^\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]",
+        example = "refund"
+    )]
     pub task_kind: Option<String>,
     /// Structured input; defaults to `[]`.
     #[serde(default)]
@@ -195,6 +232,7 @@ pub struct A2ATaskResult {
     pub status: ResultStatus,
     /// Always emitted; `[]` when empty.
     #[serde(default)]
+    #[schema(required = true)]
     pub content: Vec<Content>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
@@ -294,7 +332,11 @@ pub struct TaskStatus {
     pub task: A2ATask,
     pub state: TaskState,
     pub attempt: u32,
+    /// The current lease; `null` unless the task is in flight.
+    #[schema(required = true)]
     pub lease: Option<Lease>,
+    /// The result; `null` until the task is answered.
+    #[schema(required = true)]
     pub result: Option<A2ATaskResult>,
     pub created_at_ms: u64,
     pub updated_at_ms: u64,
@@ -312,6 +354,45 @@ mod tests {
         for bad in ["", "a b", "a@", "@a", "a@b@c", "ü", &"x".repeat(129)] {
             assert!(AgentId::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn non_blank_pattern_matches_trim() {
+        // The pattern's class is exactly the characters `trim` removes, written as ECMA-262 and
+        // Python `re` both read them.
+        let ws: Vec<u32> = (0..=0x10FFFF_u32)
+            .filter_map(char::from_u32)
+            .filter(|c| c.is_whitespace())
+            .map(u32::from)
+            .collect();
+        let esc = |c: u32| match c {
+            0x09 => r"\t".to_owned(),
+            0x0A => r"\n".to_owned(),
+            0x0C => r"\f".to_owned(),
+            0x0D => r"\r".to_owned(),
+            0x20 => " ".to_owned(),
+            c if c < 0x100 => format!(r"\x{c:02X}"),
+            c => format!(r"\u{c:04X}"),
+        };
+        let mut class = String::new();
+        let mut i = 0;
+        while i < ws.len() {
+            let mut j = i;
+            while j + 1 < ws.len() && ws[j + 1] == ws[j] + 1 && ws[i] > 0x7F {
+                j += 1;
+            }
+            if j >= i + 2 {
+                class.push_str(&format!("{}-{}", esc(ws[i]), esc(ws[j])));
+                i = j + 1;
+            } else {
+                class.push_str(&esc(ws[i]));
+                i += 1;
+            }
+        }
+        assert_eq!(NON_BLANK_PATTERN, format!("[^{class}]"));
+        // And the schema carries it.
+        let schema = serde_json::to_string(&<A2ATask as utoipa::PartialSchema>::schema()).unwrap();
+        assert!(schema.contains(&serde_json::to_string(NON_BLANK_PATTERN).unwrap()));
     }
 
     #[test]

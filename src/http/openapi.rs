@@ -63,7 +63,7 @@ pub const IDEMPOTENCY_KEY_MAX_LEN: usize = 255;
 
 /// A one-value enum: the `kind` tag of an answer.
 macro_rules! kind_tag {
-    ($(#[$doc:meta])* $name:ident = $value:literal) => {
+    ($(#[$doc:meta])* $name:ident = $value:tt) => {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
         pub enum $name {
@@ -448,7 +448,8 @@ in flight until its holder answers, an operator repairs it, or the opt-in retry 
 **Conventions.** JSON in, JSON out. Times are unsigned integers in milliseconds since the Unix \
 epoch (`*_ms`). Ids are UUIDs, lower-case on output. Every success body is an object tagged by \
 `kind`; every error body is an `ErrorBody` (`kind: \"error\"`, a stable `code`, a free-text \
-`message`, `retriable`). Unknown JSON fields are ignored; enum values are exact snake_case. \
+`message`, `retriable`). Request bodies are JSON objects; unknown fields are ignored; enum values \
+are exact snake_case; integers are written without a fraction or exponent (`5`, not `5.0`). \
 Request bodies are limited (1 MiB by default) → 413. `limit` query parameters default to 10 and \
 are clamped to 1..=1000; filters apply before the limit.\n\n\
 **Authentication.** `Authorization: Bearer <JWT>` on every route except `/healthz`, `/readyz`, \

@@ -37,6 +37,7 @@ impl DuplicateRisk {
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum RepairCommand {
     /// Return the in-flight task to the END of the queue, keeping its attempt counter.
+    #[schema(title = "RequeueCommand")]
     Requeue {
         /// Guard: refuse unless this is still the current lease.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -44,18 +45,28 @@ pub enum RepairCommand {
         duplicate_risk: DuplicateRisk,
     },
     /// Clear the lease and post an error result for the sender.
+    #[schema(title = "ForceErrorCommand")]
     ForceError {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         lease_id: Option<Uuid>,
         /// Non-blank; becomes the result's `error_message`.
+        #[schema(
+            min_length = 1,
+            pattern = r"[^\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+        )]
         message: String,
     },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[schema(as = A2ARepairRequest)]
 pub struct RepairRequest {
     pub task_id: Uuid,
     /// Why the operator repairs this lease (non-blank); recorded in the audit row.
+    #[schema(
+        min_length = 1,
+        pattern = r"[^\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     pub reason: String,
     pub command: RepairCommand,
 }
@@ -75,6 +86,7 @@ pub enum RepairedState {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[schema(as = A2ARepairOutcome)]
 pub struct RepairOutcome {
     pub task_id: Uuid,
     pub action: RepairAction,

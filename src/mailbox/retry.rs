@@ -25,16 +25,21 @@ use crate::store::{Engine, Tx};
 /// Bounds of one retry scan. `{}` means these defaults, and a dry run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(default)]
+#[schema(as = A2AAutoRetryPolicy)]
 pub struct RetryPolicy {
     /// Without `true` the scan changes nothing and skips every task as `disabled`.
     pub enabled: bool,
     /// Only leases whose last heartbeat is at least this old are stale.
+    #[schema(maximum = 9223372036854775807_u64)]
     pub min_lease_age_ms: u64,
     /// Tasks leased this many times already are left alone.
+    #[schema(format = Int64, maximum = 4294967295_u32)]
     pub max_attempts: u32,
     /// At most this many requeues per scan.
+    #[schema(format = Int64, maximum = 4294967295_u32)]
     pub max_requeues: u32,
     /// At most this many in-flight tasks are examined, oldest lease first (1..=1000).
+    #[schema(format = Int64, minimum = 1, maximum = 1000)]
     pub scan_limit: u32,
 }
 
@@ -164,6 +169,7 @@ pub struct Skipped {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[schema(as = A2AAutoRetryReport)]
 pub struct RetryReport {
     pub policy: RetryPolicy,
     pub considered: u32,

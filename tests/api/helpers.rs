@@ -516,6 +516,54 @@ impl Deref for TestApp {
     }
 }
 
+/// Where a local PostgreSQL usually is (the README's and CI's default).
+pub const DEFAULT_PG_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+
+/// The PostgreSQL server the PostgreSQL half runs on: `A2A_MAILBOX_TEST_POSTGRES_URL`, or else
+/// a local server at [`DEFAULT_PG_URL`] if one answers (so a plain `cargo test` covers both
+/// engines on a machine with PostgreSQL). `None` (the test is skipped, loudly) when there is
+/// none, unless `A2A_MAILBOX_REQUIRE_POSTGRES=1`, which makes that a failure.
+async fn postgres_base_url(test: &str) -> Option<String> {
+    static PROBE: tokio::sync::OnceCell<Option<String>> = tokio::sync::OnceCell::const_new();
+    if let Ok(v) = std::env::var(PG_URL_VAR) {
+        if !v.trim().is_empty() {
+            return Some(v);
+        }
+    }
+    let found = PROBE
+        .get_or_init(|| async {
+            let probe = tokio::time::timeout(
+                Duration::from_secs(3),
+                PgConnection::connect(DEFAULT_PG_URL),
+            )
+            .await;
+            match probe {
+                Ok(Ok(conn)) => {
+                    let _ = conn.close().await;
+                    Some(DEFAULT_PG_URL.to_owned())
+                }
+                _ => None,
+            }
+        })
+        .await
+        .clone();
+    if found.is_none() {
+        if std::env::var(REQUIRE_PG_VAR).as_deref() == Ok("1") {
+            panic!(
+                "{test}: {REQUIRE_PG_VAR}=1 but {PG_URL_VAR} is not set and no PostgreSQL \
+                 answers at {DEFAULT_PG_URL}"
+            );
+        }
+        // Written to the real stderr, bypassing the test harness's capture, so that CI logs
+        // always show skipped tests.
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED (no {PG_URL_VAR} and no PostgreSQL at {DEFAULT_PG_URL}): {test}"
+        );
+    }
+    found
+}
+
 /// `postgres://u@h:p/db?x` with the database replaced by `db`.
 fn pg_url_with_db(base: &str, db: &str) -> String {
     let (head, query) = match base.split_once('?') {
@@ -549,21 +597,8 @@ impl TestApp {
                 )
             }
             Engine::Postgres => {
-                let base = match std::env::var(PG_URL_VAR) {
-                    Ok(v) if !v.trim().is_empty() => v,
-                    _ => {
-                        if std::env::var(REQUIRE_PG_VAR).as_deref() == Ok("1") {
-                            panic!(
-                                "{test}: {REQUIRE_PG_VAR}=1 but {PG_URL_VAR} is not set; \
-                                 point it at a PostgreSQL server, e.g. \
-                                 postgres://postgres@127.0.0.1:5432/postgres"
-                            );
-                        }
-                        // Written to the real stderr, bypassing the test harness's capture,
-                        // so that CI logs always show skipped tests.
-                        let _ = writeln!(std::io::stderr(), "SKIPPED (no {PG_URL_VAR}): {test}");
-                        return None;
-                    }
+                let Some(base) = postgres_base_url(test).await else {
+                    return None;
                 };
                 std::fs::create_dir_all(&dir).expect("creating the test temp dir");
                 let name = format!("a2a_t_{}", Uuid::new_v4().simple());

@@ -10,6 +10,7 @@ mod concurrency;
 mod crash;
 mod deadline;
 mod idempotency;
+mod idempotency_layers;
 mod instances;
 mod lease;
 mod longpoll;

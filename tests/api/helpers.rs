@@ -597,9 +597,7 @@ impl TestApp {
                 )
             }
             Engine::Postgres => {
-                let Some(base) = postgres_base_url(test).await else {
-                    return None;
-                };
+                let base = postgres_base_url(test).await?;
                 std::fs::create_dir_all(&dir).expect("creating the test temp dir");
                 let name = format!("a2a_t_{}", Uuid::new_v4().simple());
                 let mut conn = PgConnection::connect(&base).await.unwrap_or_else(|e| {

@@ -301,6 +301,12 @@ impl Store {
         )
         .fetch_one(&mut c)
         .await?;
+        let tables = sqlx::query(
+            "SELECT COALESCE(SUM(seq_scan), 0)::bigint AS seq_scan, COALESCE(SUM(idx_scan), 0)::bigint AS idx_scan, \
+                    COALESCE(SUM(n_tup_hot_upd), 0)::bigint AS n_tup_hot_upd FROM pg_stat_user_tables",
+        )
+        .fetch_one(&mut c)
+        .await?;
         let xid: i64 =
             sqlx::query_scalar("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint")
                 .fetch_one(&mut c)
@@ -318,6 +324,9 @@ impl Store {
             "wal_write": g(&wal, "wal_write"),
             "wal_sync": g(&wal, "wal_sync"),
             "next_xid": xid,
+            "seq_scan": g(&tables, "seq_scan"),
+            "idx_scan": g(&tables, "idx_scan"),
+            "tup_hot_updated": g(&tables, "n_tup_hot_upd"),
         }))
     }
 }

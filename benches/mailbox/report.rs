@@ -303,7 +303,7 @@ pub fn markdown(sum: &Value) -> String {
         "\n### Lifecycle (send → lease → result → drain, {} pairs, {} tasks)\n",
         sum["settings"]["pairs"], sum["settings"]["tasks"]
     );
-    let _ = writeln!(m, "| engine | tasks/s | req/s | ÷ raw commits/s (c=n) | target 0.7×commits/4 | send p50/p99 ms | lease | result | drain | whole task | CPU ms/task server / postgres / generator | cores busy |");
+    let _ = writeln!(m, "| engine | tasks/s | req/s | ÷ raw commits/s (c=n) | target 0.7×commits/4 | send p50/p99 ms | lease | result | drain | whole task | CPU ms/task server / postgres / generator | cores busy: ours / others |");
     let _ = writeln!(m, "|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (name, e) in &engines {
         let l = &e["lifecycle"];
@@ -314,7 +314,7 @@ pub fn markdown(sum: &Value) -> String {
         let c = &l["cpu"];
         let _ = writeln!(
             m,
-            "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} / {} | {} |",
+            "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} / {} | {} / {} |",
             num(&l["tasks_per_s"]),
             num(&l["requests_per_s"]),
             num(&l["ratios"]["tasks_per_s_over_raw_commits_cn"]),
@@ -328,6 +328,7 @@ pub fn markdown(sum: &Value) -> String {
             num(&c["postgres_cpu_ms_per_unit"]),
             num(&c["generator_cpu_ms_per_unit"]),
             num(&c["cores_busy"]),
+            num(&c["other_cores_busy"]),
         );
     }
     for (name, e) in &engines {

@@ -75,6 +75,13 @@ pub fn clk_tck() -> f64 {
 
 /// User + system CPU seconds of one process (0 when it is gone).
 pub fn proc_cpu_secs(pid: u32, tck: f64) -> f64 {
+    proc_cpu(pid, tck, false)
+}
+
+/// User + system CPU seconds of one process, plus those of its exited and reaped children when
+/// `children` is set (PostgreSQL's postmaster reaps every backend, so a backend that has exited
+/// still counts).
+fn proc_cpu(pid: u32, tck: f64, children: bool) -> f64 {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
         return 0.0;
     };
@@ -86,7 +93,36 @@ pub fn proc_cpu_secs(pid: u32, tck: f64) -> f64 {
     // rest starts at field 3 (state); utime is field 14, stime 15.
     let utime = f.get(11).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
     let stime = f.get(12).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
-    (utime + stime) / tck
+    let (cutime, cstime) = if children {
+        (
+            f.get(13).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0),
+            f.get(14).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0),
+        )
+    } else {
+        (0.0, 0.0)
+    };
+    (utime + stime + cutime + cstime) / tck
+}
+
+/// Non-idle CPU seconds of the whole machine (all processes, ours and everybody else's).
+pub fn machine_busy_secs(tck: f64) -> f64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let Some(line) = stat.lines().find(|l| l.starts_with("cpu ")) else {
+        return 0.0;
+    };
+    let v: Vec<f64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal [guest guest_nice, already in user]
+    let busy: f64 = v
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| ![3, 4, 8, 9].contains(i))
+        .map(|(_, x)| x)
+        .sum();
+    busy / tck
 }
 
 /// CPU seconds of every process whose command name is `comm` (e.g. all PostgreSQL backends).
@@ -102,7 +138,7 @@ pub fn comm_cpu_secs(comm: &str, tck: f64) -> f64 {
         };
         let c = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
         if c.trim() == comm {
-            total += proc_cpu_secs(pid, tck);
+            total += proc_cpu(pid, tck, true);
         }
     }
     total
@@ -124,6 +160,7 @@ pub struct CpuMeter {
     server: f64,
     postgres: f64,
     me: f64,
+    machine: f64,
     wall: std::time::Instant,
 }
 
@@ -136,6 +173,7 @@ impl CpuMeter {
             server: proc_cpu_secs(server_pid, tck),
             postgres: comm_cpu_secs("postgres", tck),
             me: proc_cpu_secs(std::process::id(), tck),
+            machine: machine_busy_secs(tck),
             wall: std::time::Instant::now(),
         }
     }
@@ -146,6 +184,8 @@ impl CpuMeter {
         let server = proc_cpu_secs(self.server_pid, self.tck) - self.server;
         let postgres = comm_cpu_secs("postgres", self.tck) - self.postgres;
         let me = proc_cpu_secs(std::process::id(), self.tck) - self.me;
+        let machine = machine_busy_secs(self.tck) - self.machine;
+        let ours = server + postgres + me;
         let per = |x: f64| round3(x * 1000.0 / units.max(1) as f64);
         json!({
             "wall_secs": round3(wall),
@@ -155,8 +195,11 @@ impl CpuMeter {
             "server_cpu_ms_per_unit": per(server),
             "postgres_cpu_ms_per_unit": per(postgres),
             "generator_cpu_ms_per_unit": per(me),
-            "cores_busy": round3((server + postgres + me) / wall.max(1e-9)),
-            "note": "postgres = every process named postgres on the machine (other users' backends included)",
+            "cores_busy": round3(ours / wall.max(1e-9)),
+            "machine_cores_busy": round3(machine / wall.max(1e-9)),
+            "other_cores_busy": round3((machine - ours).max(0.0) / wall.max(1e-9)),
+            "loadavg_end": crate::report::loadavg(),
+            "note": "postgres = every process named postgres (exited backends included via the postmaster's reaped-children time; other users' backends too); other_cores_busy = the machine's busy CPU not spent by the server, postgres or this harness (other people's work: noise)",
         })
     }
 }

@@ -176,6 +176,12 @@ impl A2ATask {
         if self.deadline_ms.is_some_and(|d| d > MAX_MS) {
             return Err(ApiError::invalid("deadline_ms is out of range"));
         }
+        no_nul("task_kind", self.task_kind.as_deref())?;
+        no_nul(
+            "idempotency.key",
+            self.idempotency.as_ref().map(|i| i.key.as_str()),
+        )?;
+        no_nul("context_id", self.context_id.as_deref())?;
         Ok(())
     }
 
@@ -252,7 +258,22 @@ pub struct PostResult {
     pub lease_id: Option<Uuid>,
 }
 
+/// Keys and messages are stored as text columns, which cannot hold U+0000 on PostgreSQL: such
+/// strings are refused on both engines alike (400).
+pub fn no_nul(field: &str, value: Option<&str>) -> Result<(), ApiError> {
+    if value.is_some_and(|v| v.contains('\0')) {
+        return Err(ApiError::invalid(format!(
+            "{field} must not contain the NUL character (U+0000)"
+        )));
+    }
+    Ok(())
+}
+
 impl PostResult {
+    pub fn validate(&self) -> Result<(), ApiError> {
+        no_nul("error_message", self.error_message.as_deref())
+    }
+
     pub fn result(&self) -> A2ATaskResult {
         A2ATaskResult {
             task_id: self.task_id,

@@ -32,6 +32,7 @@ pub enum ErrorCode {
     PayloadTooLarge,
     UnsupportedMediaType,
     IdempotencyKeyReused,
+    MethodNotAllowed,
     StorageUnavailable,
     Internal,
 }
@@ -52,6 +53,7 @@ impl ErrorCode {
             PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
+            MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             StorageUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -76,6 +78,7 @@ impl ErrorCode {
             PayloadTooLarge => "payload_too_large",
             UnsupportedMediaType => "unsupported_media_type",
             IdempotencyKeyReused => "idempotency_key_reused",
+            MethodNotAllowed => "method_not_allowed",
             StorageUnavailable => "storage_unavailable",
             Internal => "internal",
         }
@@ -113,6 +116,8 @@ pub struct ApiError {
     pub message: String,
     /// Seconds for a `Retry-After` header.
     pub retry_after: Option<u64>,
+    /// The `Allow` header of a 405.
+    pub allow: Option<&'static str>,
 }
 
 impl ApiError {
@@ -121,6 +126,7 @@ impl ApiError {
             code,
             message: message.into(),
             retry_after: None,
+            allow: None,
         }
     }
     pub fn invalid(message: impl Into<String>) -> ApiError {
@@ -163,6 +169,9 @@ impl ResponseError for ApiError {
         if let Some(secs) = self.retry_after {
             res.insert_header((header::RETRY_AFTER, secs.to_string()));
         }
+        if let Some(allow) = self.allow {
+            res.insert_header((header::ALLOW, allow));
+        }
         res.json(self.body())
     }
 }
@@ -187,17 +196,19 @@ fn is_unavailable(e: &sqlx::Error) -> bool {
         sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => true,
         sqlx::Error::Database(db) => {
             let code = db.code().unwrap_or_default();
-            // SQLite: SQLITE_BUSY (5), SQLITE_LOCKED (6) and their extended codes.
-            // PostgreSQL: serialization failure, deadlock, admin shutdown, too many connections.
-            let busy_sqlite = code
-                .parse::<i32>()
-                .map(|c| c & 0xff == 5 || c & 0xff == 6)
-                .unwrap_or(false);
-            busy_sqlite
-                || matches!(
+            if db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
+                // SQLITE_BUSY (5), SQLITE_LOCKED (6) and their extended codes.
+                code.parse::<i32>()
+                    .map(|c| c & 0xff == 5 || c & 0xff == 6)
+                    .unwrap_or(false)
+            } else {
+                // PostgreSQL: serialization failure, deadlock, shutdown, too many connections,
+                // lock not available.
+                matches!(
                     code.as_ref(),
                     "40001" | "40P01" | "57P01" | "57P02" | "57P03" | "53300" | "55P03"
                 )
+            }
         }
         _ => false,
     }

@@ -41,20 +41,69 @@ pub const DEFAULT_LIMIT: i64 = 10;
 pub const MAX_LIMIT: i64 = 1000;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/healthz", web::get().to(healthz))
-        .route("/readyz", web::get().to(readyz))
-        .route("/version", web::get().to(version))
-        .route("/metrics", web::get().to(metrics))
-        .route("/a2a/tasks", web::post().to(send_task))
-        .route("/a2a/tasks/next", web::get().to(next_task))
-        .route("/a2a/tasks/recent", web::get().to(recent_tasks))
-        .route("/a2a/tasks/{id}", web::get().to(get_task))
-        .route("/a2a/results", web::post().to(post_result))
-        .route("/a2a/results/next", web::get().to(next_result))
-        .route("/a2a/results/recent", web::get().to(recent_results))
-        .route("/a2a/queue", web::get().to(queue))
+    cfg.service(endpoint("/healthz", "GET", web::get().to(healthz)))
+        .service(endpoint("/readyz", "GET", web::get().to(readyz)))
+        .service(endpoint("/version", "GET", web::get().to(version)))
+        .service(endpoint("/metrics", "GET", web::get().to(metrics)))
+        .service(endpoint("/a2a/tasks", "POST", web::post().to(send_task)))
+        .service(endpoint("/a2a/tasks/next", "GET", web::get().to(next_task)))
+        .service(endpoint(
+            "/a2a/tasks/recent",
+            "GET",
+            web::get().to(recent_tasks),
+        ))
+        .service(endpoint("/a2a/tasks/{id}", "GET", web::get().to(get_task)))
+        .service(endpoint(
+            "/a2a/results",
+            "POST",
+            web::post().to(post_result),
+        ))
+        .service(endpoint(
+            "/a2a/results/next",
+            "GET",
+            web::get().to(next_result),
+        ))
+        .service(endpoint(
+            "/a2a/results/recent",
+            "GET",
+            web::get().to(recent_results),
+        ))
+        .service(endpoint("/a2a/queue", "GET", web::get().to(queue)))
         .configure(ops::configure)
         .configure(openapi::configure);
+}
+
+/// One path served by one method; any other method answers 405 `method_not_allowed` with
+/// `Allow`.
+pub(crate) fn endpoint(
+    path: &str,
+    method: &'static str,
+    route: actix_web::Route,
+) -> actix_web::Resource {
+    web::resource(path)
+        .route(route)
+        .default_service(web::to(move || async move {
+            let mut e = ApiError::new(
+                ErrorCode::MethodNotAllowed,
+                format!("this path answers {method} only"),
+            );
+            e.allow = Some(method);
+            Err::<HttpResponse, ApiError>(e)
+        }))
+}
+
+/// Parses a JSON body that must be an object (serde would also fill a struct from an array).
+pub(crate) fn typed<T: serde::de::DeserializeOwned>(
+    what: &str,
+    body: &Value,
+) -> Result<T, ApiError> {
+    if !body.is_object() {
+        return Err(ApiError::invalid(format!(
+            "the {what} must be a JSON object"
+        )));
+    }
+    serde_json::from_value(body.clone())
+        .map_err(|e| ApiError::invalid(format!("invalid {what}: {e}")))
 }
 
 /// Every unmatched path answers the contract's error shape.
@@ -246,6 +295,9 @@ async fn send_task(
     req: HttpRequest,
     body: web::Json<Value>,
 ) -> Result<HttpResponse, ApiError> {
+    if !body.is_object() {
+        return Err(ApiError::invalid("the task must be a JSON object"));
+    }
     let idem = idem_request(&req, &body)?;
     let r = state.mailbox.send(&caller, idem.as_ref(), &body).await?;
     Ok(reply(r))
@@ -405,8 +457,8 @@ async fn post_result(
     req: HttpRequest,
     body: web::Json<Value>,
 ) -> Result<HttpResponse, ApiError> {
-    let input: PostResult = serde_json::from_value(body.0.clone())
-        .map_err(|e| ApiError::invalid(format!("invalid result: {e}")))?;
+    let input: PostResult = typed("result", &body)?;
+    input.validate()?;
     let idem = idem_request(&req, &body)?;
     let r = state
         .mailbox

@@ -590,7 +590,7 @@ fn error_body_ref() -> RefOr<Schema> {
 }
 
 /// All the contract's error codes, in declaration order.
-pub const ERROR_CODES: [ErrorCode; 18] = [
+pub const ERROR_CODES: [ErrorCode; 19] = [
     ErrorCode::InvalidRequest,
     ErrorCode::Unauthenticated,
     ErrorCode::SenderMismatch,
@@ -607,6 +607,7 @@ pub const ERROR_CODES: [ErrorCode; 18] = [
     ErrorCode::PayloadTooLarge,
     ErrorCode::UnsupportedMediaType,
     ErrorCode::IdempotencyKeyReused,
+    ErrorCode::MethodNotAllowed,
     ErrorCode::StorageUnavailable,
     ErrorCode::Internal,
 ];
@@ -651,6 +652,7 @@ fn example_message(code: ErrorCode) -> &'static str {
         PayloadTooLarge => "the request body is larger than 1048576 bytes",
         UnsupportedMediaType => "the request body must be application/json",
         IdempotencyKeyReused => "this Idempotency-Key was already used for a different request",
+        MethodNotAllowed => "this path answers POST only",
         StorageUnavailable => "the database is unreachable or busy; retry later",
         Internal => "internal error",
     }
@@ -760,6 +762,12 @@ impl Conventions {
                 ))
             });
         }
+        responses.entry("405".into()).or_insert_with(|| {
+            RefOr::T(error_response(
+                "`method_not_allowed`: this path was called with another HTTP method than the \
+                 documented one; the `Allow` header names the method it answers.",
+            ))
+        });
         if json_body {
             responses.entry("413".into()).or_insert_with(|| {
                 RefOr::T(error_response(

@@ -4,7 +4,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{idem_request, limit, path_uuid, reply, State};
+use super::{endpoint, idem_request, limit, path_uuid, reply, typed, State};
 use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::mailbox::admin::AuditFilter;
@@ -12,20 +12,30 @@ use crate::mailbox::repair::RepairRequest;
 use crate::mailbox::retry::{RetryPolicy, ScanKind};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/a2a/tasks/{id}/heartbeat", web::post().to(heartbeat))
-        .route("/a2a/repair", web::post().to(repair))
-        .route("/a2a/retry-stale", web::post().to(retry_stale))
-        .route("/a2a/scheduler/tick", web::post().to(scheduler_tick))
-        .route("/a2a/compact", web::post().to(compact))
-        .route("/audit/recent", web::get().to(audit_recent));
+    cfg.service(endpoint(
+        "/a2a/tasks/{id}/heartbeat",
+        "POST",
+        web::post().to(heartbeat),
+    ))
+    .service(endpoint("/a2a/repair", "POST", web::post().to(repair)))
+    .service(endpoint(
+        "/a2a/retry-stale",
+        "POST",
+        web::post().to(retry_stale),
+    ))
+    .service(endpoint(
+        "/a2a/scheduler/tick",
+        "POST",
+        web::post().to(scheduler_tick),
+    ))
+    .service(endpoint("/a2a/compact", "POST", web::post().to(compact)))
+    .service(endpoint(
+        "/audit/recent",
+        "GET",
+        web::get().to(audit_recent),
+    ));
 }
 
-fn typed<T: serde::de::DeserializeOwned>(what: &str, body: &Value) -> Result<T, ApiError> {
-    serde_json::from_value(body.clone())
-        .map_err(|e| ApiError::invalid(format!("invalid {what}: {e}")))
-}
-
-/// The body of `POST /a2a/tasks/{id}/heartbeat`.
 #[derive(Deserialize, utoipa::ToSchema)]
 #[schema(as = A2AHeartbeatRequest)]
 struct HeartbeatBody {

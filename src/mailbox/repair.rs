@@ -168,10 +168,12 @@ impl Mailbox {
         if req.reason.trim().is_empty() {
             return Err(ApiError::invalid("reason must not be blank"));
         }
+        crate::domain::no_nul("reason", Some(&req.reason))?;
         if let RepairCommand::ForceError { message, .. } = &req.command {
             if message.trim().is_empty() {
                 return Err(ApiError::invalid("message must not be blank"));
             }
+            crate::domain::no_nul("message", Some(message))?;
         }
         // 6. The lease guard.
         if let Some(guard) = lease_guard {

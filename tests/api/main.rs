@@ -18,4 +18,5 @@ mod queue;
 mod recent;
 mod results;
 mod send;
+mod strictness;
 mod validation;

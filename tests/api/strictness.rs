@@ -1,0 +1,89 @@
+//! Input the contract does not spell out but a careful client relies on: other methods on a
+//! known path, non-object bodies, and NUL characters in stored strings.
+
+use reqwest::Method;
+use serde_json::json;
+
+use crate::helpers::*;
+
+async fn other_methods_on_a_known_path_are_405_with_allow(app: TestApp) {
+    for (method, path, allow) in [
+        (Method::DELETE, "/a2a/queue", "GET"),
+        (Method::GET, "/a2a/tasks", "POST"),
+        (Method::PUT, "/a2a/results", "POST"),
+        (Method::GET, "/a2a/repair", "POST"),
+    ] {
+        let r = app
+            .raw(
+                method,
+                path,
+                Some(&format!("Bearer {}", app.ops())),
+                None,
+                None,
+            )
+            .await;
+        assert_eq!(r.status, 405, "{}: {}", r.what, r.text);
+        assert_eq!(r.body["code"], "method_not_allowed", "{}", r.text);
+        assert_eq!(r.header("allow"), Some(allow), "{}", r.what);
+    }
+    let r = app.get_anon("/no/such/path").await;
+    assert_eq!(
+        (r.status, r.body["code"].as_str()),
+        (404, Some("not_found"))
+    );
+}
+both_engines!(other_methods_on_a_known_path_are_405_with_allow);
+
+async fn bodies_must_be_json_objects(app: TestApp) {
+    let id = uuid::Uuid::new_v4().to_string();
+    for (path, body) in [
+        ("/a2a/tasks", json!([id, "alice", "bob", "x"])),
+        ("/a2a/results", json!([id, "ok"])),
+        (
+            "/a2a/repair",
+            json!([id, "r", {"action": "requeue", "duplicate_risk": "idempotent"}]),
+        ),
+        ("/a2a/retry-stale", json!([])),
+        (&format!("/a2a/tasks/{id}/heartbeat"), json!([id])),
+        ("/a2a/tasks", json!("a string")),
+    ] {
+        let tok = app.token(
+            "alice",
+            json!([
+                "a2a.send.*",
+                "a2a.respond.*",
+                "a2a.operator",
+                "a2a.repair.requeue"
+            ]),
+        );
+        let r = app.post(path, &tok, &body).await;
+        assert_error(&r, 400, "invalid_request");
+    }
+    app.assert_empty("non-object bodies").await;
+}
+both_engines!(bodies_must_be_json_objects);
+
+async fn nul_characters_in_keys_and_messages_are_400(app: TestApp) {
+    let mut t = task("alice", "bob");
+    t["idempotency"] = json!({"duplicate_safety": "idempotent", "key": "a\u{0}b"});
+    assert_error(&app.send(&app.alice(), &t).await, 400, "invalid_request");
+    let mut t = task("alice", "bob");
+    t["task_kind"] = json!("kind\u{0}");
+    assert_error(&app.send(&app.alice(), &t).await, 400, "invalid_request");
+    app.assert_empty("refused NUL sends").await;
+    let id = app.send_ok(&app.alice(), &task("alice", "bob")).await;
+    app.lease_some(&app.bob()).await;
+    let mut res = result(&id, "error", "x");
+    res["error_message"] = json!("bad\u{0}");
+    assert_error(
+        &app.post_result(&app.bob(), &res).await,
+        400,
+        "invalid_request",
+    );
+    assert_eq!(app.status_ok(&id).await["state"], "in_flight");
+    // Content is JSON and may hold any character.
+    let mut t = task("alice", "bob");
+    t["content"] = json!([{"type": "text", "text": "nul \u{0} inside"}]);
+    app.send_ok(&app.alice(), &t).await;
+}
+both_engines!(nul_characters_in_keys_and_messages_are_400);

@@ -197,12 +197,11 @@ if [ "$STEPS" = all ] || [ "$STEPS" = fuzz ]; then
     mkdir -p "$WORK/reports"
     seed_args=()
     [ -n "${A2A_API_FUZZ_SEED:-}" ] && seed_args=(--seed "$A2A_API_FUZZ_SEED")
-    # unsupported_method / allow_header_conformance: see scripts/api-tools/schemathesis.toml.
     fuzz_ok=1
     if ! SCHEMATHESIS_HOOKS="$TOOLS_SRC/st_hooks.py" "$VENV/bin/schemathesis" \
         --config-file "$TOOLS_SRC/schemathesis.toml" --no-color \
         run "$DOCUMENT" --url "$BASE_URL" \
-        --checks all --exclude-checks unsupported_method,allow_header_conformance \
+        --checks all \
         --max-examples "$EXAMPLES" --workers 2 --request-timeout 60 \
         --report junit --report-junit-path "$WORK/reports/schemathesis-junit.xml" \
         "${seed_args[@]}"; then

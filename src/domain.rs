@@ -20,6 +20,13 @@ pub const MAX_MS: u64 = i64::MAX as u64;
 pub const NON_BLANK_PATTERN: &str =
     r"[^\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]";
 
+/// Non-blank and free of NUL (U+0000): for strings kept in text columns, which cannot hold NUL
+/// on PostgreSQL (`idempotency.key`, a `force_error` message).
+pub const NON_BLANK_TEXT_PATTERN: &str = r"^[^\u0000]*[^\u0000\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\u0000]*$";
+
+/// Free of NUL (U+0000): `error_message`.
+pub const NO_NUL_PATTERN: &str = r"^[^\u0000]*$";
+
 /// An agent identity: 1..=128 characters of `[A-Za-z0-9_.-]`, optionally `@` and a domain of
 /// the same characters, e.g. `research@acme`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -121,7 +128,7 @@ pub struct Idempotency {
     /// Stable key of the logical work unit, chosen by the outermost retrying layer. Non-blank.
     #[schema(
         min_length = 1,
-        pattern = r"[^\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]",
+        pattern = r"^[^\u0000]*[^\u0000\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\u0000]*$",
         example = "refund-order-1234"
     )]
     pub key: String,
@@ -176,12 +183,10 @@ impl A2ATask {
         if self.deadline_ms.is_some_and(|d| d > MAX_MS) {
             return Err(ApiError::invalid("deadline_ms is out of range"));
         }
-        no_nul("task_kind", self.task_kind.as_deref())?;
         no_nul(
             "idempotency.key",
             self.idempotency.as_ref().map(|i| i.key.as_str()),
         )?;
-        no_nul("context_id", self.context_id.as_deref())?;
         Ok(())
     }
 
@@ -241,6 +246,7 @@ pub struct A2ATaskResult {
     #[schema(required = true)]
     pub content: Vec<Content>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = r"^[^\u0000]*$")]
     pub error_message: Option<String>,
 }
 
@@ -252,6 +258,7 @@ pub struct PostResult {
     #[serde(default)]
     pub content: Vec<Content>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = r"^[^\u0000]*$")]
     pub error_message: Option<String>,
     /// Optional fencing guard: when given it must be the task's current lease id (409 `lease_mismatch`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -411,9 +418,19 @@ mod tests {
             }
         }
         assert_eq!(NON_BLANK_PATTERN, format!("[^{class}]"));
+        assert_eq!(
+            NON_BLANK_TEXT_PATTERN,
+            format!(r"^[^\u0000]*[^\u0000{class}][^\u0000]*$")
+        );
         // And the schema carries it.
         let schema = serde_json::to_string(&<A2ATask as utoipa::PartialSchema>::schema()).unwrap();
         assert!(schema.contains(&serde_json::to_string(NON_BLANK_PATTERN).unwrap()));
+        let schema =
+            serde_json::to_string(&<Idempotency as utoipa::PartialSchema>::schema()).unwrap();
+        assert!(schema.contains(&serde_json::to_string(NON_BLANK_TEXT_PATTERN).unwrap()));
+        let schema =
+            serde_json::to_string(&<PostResult as utoipa::PartialSchema>::schema()).unwrap();
+        assert!(schema.contains(&serde_json::to_string(NO_NUL_PATTERN).unwrap()));
     }
 
     #[test]

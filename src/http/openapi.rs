@@ -515,19 +515,40 @@ pub fn document_json() -> String {
 static DOCUMENT_JSON: LazyLock<String> = LazyLock::new(document_json);
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route(OPENAPI_PATH, web::get().to(openapi_json))
-        .route(DOCS_PATH, web::get().to(docs_redirect))
-        .service(
-            SwaggerUi::new("/docs/{_:.*}").config(
-                Config::new([OPENAPI_PATH])
-                    // No badge: it would ask a public validator about the document.
-                    .validator_url("none")
-                    .persist_authorization(true)
-                    .display_request_duration(true)
-                    .filter(true)
-                    .try_it_out_enabled(true),
-            ),
-        );
+    cfg.service(super::endpoint(
+        OPENAPI_PATH,
+        "GET",
+        web::get().to(openapi_json),
+    ))
+    .service(super::endpoint(
+        DOCS_PATH,
+        "GET",
+        web::get().to(docs_redirect),
+    ))
+    // The Swagger UI answers GET; any other method on its pages is a 405 like everywhere.
+    .service(
+        web::resource("/docs/{_:.*}")
+            .guard(actix_web::guard::Not(actix_web::guard::Get()))
+            .to(|| async {
+                let mut e = crate::error::ApiError::new(
+                    ErrorCode::MethodNotAllowed,
+                    "this path answers GET only",
+                );
+                e.allow = Some("GET");
+                Err::<HttpResponse, _>(e)
+            }),
+    )
+    .service(
+        SwaggerUi::new("/docs/{_:.*}").config(
+            Config::new([OPENAPI_PATH])
+                // No badge: it would ask a public validator about the document.
+                .validator_url("none")
+                .persist_authorization(true)
+                .display_request_duration(true)
+                .filter(true)
+                .try_it_out_enabled(true),
+        ),
+    );
 }
 
 /// The OpenAPI 3.1 document of this service.

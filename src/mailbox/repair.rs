@@ -49,10 +49,10 @@ pub enum RepairCommand {
     ForceError {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         lease_id: Option<Uuid>,
-        /// Non-blank; becomes the result's `error_message`.
+        /// Non-blank, without NUL; becomes the result's `error_message`.
         #[schema(
             min_length = 1,
-            pattern = r"[^\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+            pattern = r"^[^\u0000]*[^\u0000\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\u0000]*$"
         )]
         message: String,
     },
@@ -168,7 +168,6 @@ impl Mailbox {
         if req.reason.trim().is_empty() {
             return Err(ApiError::invalid("reason must not be blank"));
         }
-        crate::domain::no_nul("reason", Some(&req.reason))?;
         if let RepairCommand::ForceError { message, .. } = &req.command {
             if message.trim().is_empty() {
                 return Err(ApiError::invalid("message must not be blank"));

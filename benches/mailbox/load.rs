@@ -176,7 +176,7 @@ pub async fn lifecycle(
         format!("{} lifecycle (tasks)", engine.name()),
         s.tasks as u64,
     );
-    let cpu = CpuMeter::start(server.pid);
+    let cpu = CpuMeter::start(server.pid, engine == Engine::Postgres);
     let t0 = Instant::now();
     let per_pair = join_all(agents.iter().enumerate().map(|(i, (a, w))| {
         let n = shares[i];
@@ -237,7 +237,7 @@ pub async fn healthz(s: &Settings, engine: Engine, server: &Server) -> Result<Va
         a.get("/healthz", 200).await?;
     }
     let p = Progress::start(format!("{} /healthz", engine.name()), 0);
-    let cpu = CpuMeter::start(server.pid);
+    let cpu = CpuMeter::start(server.pid, engine == Engine::Postgres);
     let deadline = Instant::now() + s.baseline;
     let t0 = Instant::now();
     let per = join_all(agents.iter().map(|a| {
@@ -295,7 +295,7 @@ pub async fn depth(s: &Settings, engine: Engine, server: &Server, store: &Store)
             format!("{} depth {d} (send+lease)", engine.name()),
             s.depth_ops as u64,
         );
-        let cpu = CpuMeter::start(server.pid);
+        let cpu = CpuMeter::start(server.pid, engine == Engine::Postgres);
         let t0 = Instant::now();
         let per = join_all(agents.iter().enumerate().map(|(i, (a, w))| {
             let n = shares[i];
@@ -343,6 +343,28 @@ pub async fn depth(s: &Settings, engine: Engine, server: &Server, store: &Store)
             operator.get("/a2a/queue?limit=10", 200).await?;
             queue_view.push(t.elapsed());
         }
+        // The same claim cost without the other 15 clients queueing in front of it: one
+        // client, one send and one lease at a time.
+        let serial_n = (s.depth_ops / 4).max(1);
+        let p = Progress::start(
+            format!("{} depth {d} (1 client)", engine.name()),
+            serial_n as u64,
+        );
+        let (mut serial_send, mut serial_lease) = (Samples::default(), Samples::default());
+        let (a, w) = &agents[0];
+        for _ in 0..serial_n {
+            let t = Instant::now();
+            send_one(0, a).await?;
+            serial_send.push(t.elapsed());
+            let t = Instant::now();
+            let got = w.get("/a2a/tasks/next?wait_ms=1000", 200).await?;
+            serial_lease.push(t.elapsed());
+            if got["task"].is_null() {
+                bail!("worker-0 found no task at depth {d}");
+            }
+            p.inc(1);
+        }
+        p.finish();
         let queued_after = store.queued().await?;
         rows.push(json!({
             "depth": d,
@@ -353,6 +375,7 @@ pub async fn depth(s: &Settings, engine: Engine, server: &Server, store: &Store)
             "secs": round3(secs),
             "send": send.summary(),
             "lease": lease.summary(),
+            "serial": {"send": serial_send.summary(), "lease": serial_lease.summary()},
             "metrics_scrape": metrics.summary(),
             "queue_view_limit_10": queue_view.summary(),
             "server_vmhwm_kib": server.vm_kib("VmHWM"),

@@ -166,7 +166,7 @@ impl Settings {
             tasks: a.tasks.unwrap_or(if smoke { 40 } else { 20_000 }),
             warmup_tasks: if smoke { 1 } else { 10 },
             depths,
-            depth_ops: a.depth_ops.unwrap_or(if smoke { 40 } else { 2_000 }),
+            depth_ops: a.depth_ops.unwrap_or(if smoke { 40 } else { 4_000 }),
             baseline: Duration::from_secs_f64(a.baseline_secs.unwrap_or(if smoke {
                 0.5
             } else {

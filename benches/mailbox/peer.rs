@@ -94,7 +94,7 @@ pub async fn run(s: &Settings) -> Result<Value> {
     let py = venv(s).await?;
     let store = Store::fresh(s, Engine::Postgres, "peer").await?;
     let before = store.pg_counters().await?;
-    let cpu = CpuMeter::start(0);
+    let cpu = CpuMeter::start(0, true);
     eprintln!(
         "  pgqueuer peer: {} jobs, {} producers, {} consumer(s), batch {}",
         s.tasks, s.pairs, s.peer_consumers, s.peer_batch

@@ -435,9 +435,10 @@ pub async fn describe(s: &Settings, engine: Engine) -> Result<Value> {
 }
 
 macro_rules! commit_loop {
-    ($pool:expr, $sql:expr, $conc:expr, $dur:expr, $label:expr) => {{
+    ($pool:expr, $sql:expr, $conc:expr, $dur:expr, $label:expr, $pg:expr) => {{
         let deadline = Instant::now() + $dur;
         let p = Progress::start($label, 0);
+        let cpu = crate::stats::CpuMeter::start(0, $pg);
         let t0 = Instant::now();
         let mut handles = Vec::new();
         for _ in 0..$conc {
@@ -465,11 +466,14 @@ macro_rules! commit_loop {
             all.extend(&h.await??);
         }
         let secs = t0.elapsed().as_secs_f64();
+        let cpu = cpu.finish(all.0.len());
         p.finish();
         let mut v = all.summary();
         v["concurrency"] = json!($conc);
         v["secs"] = json!(crate::stats::round3(secs));
         v["per_s"] = json!(round1(all.0.len() as f64 / secs));
+        v["cpu"] = cpu;
+        v["cpu_unit"] = json!("commit (server_* is unused here; generator_* is this harness)");
         v
     }};
 }
@@ -490,19 +494,28 @@ pub async fn raw_commits(s: &Settings, engine: Engine) -> Result<Value> {
             // One connection, like the server's single writer: concurrent callers queue on it.
             let pool = SqlitePoolOptions::new()
                 .max_connections(1)
+                .test_before_acquire(false)
                 .connect_with(opts)
                 .await?;
             sqlx::query("CREATE TABLE commits (id TEXT PRIMARY KEY NOT NULL, body TEXT NOT NULL, created_at_ms INTEGER NOT NULL)")
                 .execute(&pool)
                 .await?;
             let sql = "INSERT INTO commits (id, body, created_at_ms) VALUES ($1, $2, $3)";
-            let one = commit_loop!(pool, sql, 1usize, s.baseline, "sqlite raw commits c=1");
+            let one = commit_loop!(
+                pool,
+                sql,
+                1usize,
+                s.baseline,
+                "sqlite raw commits c=1",
+                false
+            );
             let many = commit_loop!(
                 pool,
                 sql,
                 c16,
                 s.baseline,
-                format!("sqlite raw commits c={c16}")
+                format!("sqlite raw commits c={c16}"),
+                false
             );
             pool.close().await;
             if !s.keep {
@@ -520,18 +533,27 @@ pub async fn raw_commits(s: &Settings, engine: Engine) -> Result<Value> {
             let opts = PgConnectOptions::from_str(&store.url)?;
             let pool1 = PgPoolOptions::new()
                 .max_connections(1)
+                .test_before_acquire(false)
                 .connect_with(opts.clone())
                 .await?;
             sqlx::query("CREATE TABLE commits (id TEXT PRIMARY KEY NOT NULL, body TEXT NOT NULL, created_at_ms BIGINT NOT NULL)")
                 .execute(&pool1)
                 .await?;
             let sql = "INSERT INTO commits (id, body, created_at_ms) VALUES ($1, $2, $3)";
-            let one = commit_loop!(pool1, sql, 1usize, s.baseline, "postgres raw commits c=1");
+            let one = commit_loop!(
+                pool1,
+                sql,
+                1usize,
+                s.baseline,
+                "postgres raw commits c=1",
+                true
+            );
             pool1.close().await;
             let pool = PgPoolOptions::new()
                 .max_connections(c16 as u32)
                 .min_connections(c16 as u32)
-                .connect_with(opts)
+                .test_before_acquire(false)
+                .connect_with(opts.clone())
                 .await?;
             let before = store.pg_counters().await?;
             let mut many = commit_loop!(
@@ -539,7 +561,8 @@ pub async fn raw_commits(s: &Settings, engine: Engine) -> Result<Value> {
                 sql,
                 c16,
                 s.baseline,
-                format!("postgres raw commits c={c16}")
+                format!("postgres raw commits c={c16}"),
+                true
             );
             pool.close().await;
             // Backends flush their statistics when they exit.
@@ -547,9 +570,27 @@ pub async fn raw_commits(s: &Settings, engine: Engine) -> Result<Value> {
             let after = store.pg_counters().await?;
             let n = many["n"].as_u64().unwrap_or(1) as usize;
             many["postgres"] = pg_counter_delta(&before, &after, n);
+            // sqlx's default pool pings every connection it hands out (`test_before_acquire`,
+            // one extra round trip per acquire), as the server's pool does: the same commits
+            // through such a pool.
+            let pinging = PgPoolOptions::new()
+                .max_connections(c16 as u32)
+                .min_connections(c16 as u32)
+                .connect_with(opts)
+                .await?;
+            let ping = commit_loop!(
+                pinging,
+                sql,
+                c16,
+                s.baseline,
+                format!("postgres commits, pool ping c={c16}"),
+                true
+            );
+            pinging.close().await;
             let pool = PgPoolOptions::new()
                 .max_connections(c16 as u32)
                 .min_connections(c16 as u32)
+                .test_before_acquire(false)
                 .connect_with(PgConnectOptions::from_str(&store.url)?)
                 .await?;
             // The same commit with a NOTIFY in it (what every send and result does): PostgreSQL
@@ -562,7 +603,8 @@ pub async fn raw_commits(s: &Settings, engine: Engine) -> Result<Value> {
                 notify_sql,
                 c16,
                 s.baseline,
-                format!("postgres commits+NOTIFY c={c16}")
+                format!("postgres commits+NOTIFY c={c16}"),
+                true
             );
             // The NOTIFY sent after the commit instead, as its own statement: that transaction
             // writes no WAL and waits for no flush, so the lock is held only briefly.
@@ -614,6 +656,7 @@ pub async fn raw_commits(s: &Settings, engine: Engine) -> Result<Value> {
                 "c1": one,
                 "cn": many,
                 "cn_notify": notify,
+                "cn_pool_ping": ping,
                 "cn_notify_after_commit": notify_after,
                 "cn_note": format!("{c16} connections, one caller each"),
             }))

@@ -445,10 +445,25 @@ async fn group_commit_writer(
                 continue;
             }
         };
-        let mut kept = Vec::with_capacity(batch.len());
+        // Each unit runs inside its own savepoint. Closing one savepoint and opening the next
+        // is a single call to the connection's worker thread (the cost that matters here):
+        // SQLite runs every statement of a multi-statement text.
+        let mut ran = Vec::with_capacity(batch.len());
+        let mut failed: Option<String> = None;
+        let mut previous_kept: Option<bool> = None;
         for mut unit in batch.drain(..) {
-            if let Err(e) = tx.execute("SAVEPOINT unit", &[]).await {
-                unit.done(Err(e.to_string()));
+            if failed.is_some() {
+                ran.push(unit);
+                continue;
+            }
+            let open = match previous_kept {
+                None => "SAVEPOINT unit",
+                Some(true) => "RELEASE unit; SAVEPOINT unit",
+                Some(false) => "ROLLBACK TO unit; RELEASE unit; SAVEPOINT unit",
+            };
+            if let Err(e) = tx.execute(open, &[]).await {
+                failed = Some(e.to_string());
+                ran.push(unit);
                 continue;
             }
             let keep = std::panic::AssertUnwindSafe(unit.run(&mut tx))
@@ -458,21 +473,28 @@ async fn group_commit_writer(
                     tracing::error!("a write unit panicked; its changes are rolled back");
                     false
                 });
-            let closed = if keep {
-                tx.execute("RELEASE unit", &[]).await
-            } else {
-                match tx.execute("ROLLBACK TO unit", &[]).await {
-                    Ok(_) => tx.execute("RELEASE unit", &[]).await,
-                    Err(e) => Err(e),
-                }
-            };
-            match closed {
-                Ok(_) => kept.push(unit),
-                Err(e) => unit.done(Err(e.to_string())),
+            previous_kept = Some(keep);
+            ran.push(unit);
+        }
+        let close = match previous_kept {
+            Some(true) => "RELEASE unit",
+            _ => "ROLLBACK TO unit; RELEASE unit",
+        };
+        if failed.is_none() && previous_kept.is_some() {
+            if let Err(e) = tx.execute(close, &[]).await {
+                failed = Some(e.to_string());
             }
         }
-        let committed = tx.commit().await.map_err(|e| e.to_string());
-        for unit in kept {
+        // A savepoint that cannot be opened or closed means the connection is unusable: the
+        // whole group is rolled back and every unit in it answers 503 (retriable).
+        let committed = match failed {
+            Some(e) => {
+                let _ = tx.rollback().await;
+                Err(e)
+            }
+            None => tx.commit().await.map_err(|e| e.to_string()),
+        };
+        for unit in ran {
             unit.done(committed.clone());
         }
     }

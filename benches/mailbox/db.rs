@@ -137,16 +137,18 @@ impl Store {
         let load_secs = t0.elapsed().as_secs_f64();
         p.finish();
         let mut analyzed = false;
-        if self.engine == Engine::Postgres && s.analyze_after_load {
+        if self.engine == Engine::Postgres && s.vacuum_analyze_after_load {
             let mut c = self.pg_conn().await?;
-            sqlx::query("ANALYZE tasks").execute(&mut c).await?;
+            sqlx::query("VACUUM (ANALYZE) tasks")
+                .execute(&mut c)
+                .await?;
             analyzed = true;
         }
         Ok(json!({
             "rows": n,
             "secs": crate::stats::round3(load_secs),
             "rows_per_s": round1(n as f64 / load_secs.max(1e-9)),
-            "analyzed_after_load": analyzed,
+            "vacuum_analyzed_after_load": analyzed,
         }))
     }
 
@@ -285,6 +287,31 @@ impl Store {
         }
         c.close().await?;
         Ok(())
+    }
+
+    /// PostgreSQL's maintenance of the `tasks` table so far (autovacuum and autoanalyze runs,
+    /// and whether one is running now): a VACUUM of freshly loaded rows during a measurement
+    /// shows up in its tail.
+    pub async fn pg_maintenance(&self) -> Result<Value> {
+        let mut c = self.pg_conn().await?;
+        let r = sqlx::query(
+            "SELECT autovacuum_count, autoanalyze_count, vacuum_count, analyze_count, n_dead_tup, \
+                    (SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() \
+                       AND backend_type = 'autovacuum worker') AS running \
+             FROM pg_stat_user_tables WHERE relname = 'tasks'",
+        )
+        .fetch_one(&mut c)
+        .await?;
+        c.close().await?;
+        let g = |k: &str| r.try_get::<i64, _>(k).unwrap_or(0);
+        Ok(json!({
+            "autovacuum_count": g("autovacuum_count"),
+            "autoanalyze_count": g("autoanalyze_count"),
+            "vacuum_count": g("vacuum_count"),
+            "analyze_count": g("analyze_count"),
+            "n_dead_tup": g("n_dead_tup"),
+            "autovacuum_workers_running": g("running"),
+        }))
     }
 
     /// PostgreSQL's counters for this database and the cluster's WAL.

@@ -365,7 +365,33 @@ pub async fn depth(s: &Settings, engine: Engine, server: &Server, store: &Store)
             p.inc(1);
         }
         p.finish();
+        // A recipient with ONE task at the end of the deep queue: its claim must not walk the
+        // other recipients' rows (a plan that scans the global FIFO and filters does).
+        let lonely_n = if s.smoke { 3 } else { 20 };
+        let mut lonely = Samples::default();
+        for k in 0..lonely_n {
+            let who = format!("lonely-{k}");
+            let task = json!({
+                "id": Uuid::new_v4(),
+                "sender": "alice-0",
+                "recipient": who,
+                "intent_text": "the only task of its recipient",
+            });
+            agents[0].0.post("/a2a/tasks", &task, 201).await?;
+            let l = Agent::new(server, &who, &[])?;
+            let t = Instant::now();
+            let got = l.get("/a2a/tasks/next?wait_ms=1000", 200).await?;
+            lonely.push(t.elapsed());
+            if got["task"].is_null() {
+                bail!("{who} found no task at depth {d}");
+            }
+        }
         let queued_after = store.queued().await?;
+        let maintenance = if engine == Engine::Postgres {
+            store.pg_maintenance().await?
+        } else {
+            Value::Null
+        };
         rows.push(json!({
             "depth": d,
             "load": load,
@@ -376,6 +402,8 @@ pub async fn depth(s: &Settings, engine: Engine, server: &Server, store: &Store)
             "send": send.summary(),
             "lease": lease.summary(),
             "serial": {"send": serial_send.summary(), "lease": serial_lease.summary()},
+            "pg_tasks_maintenance_after": maintenance,
+            "lonely_lease": lonely.summary(),
             "metrics_scrape": metrics.summary(),
             "queue_view_limit_10": queue_view.summary(),
             "server_vmhwm_kib": server.vm_kib("VmHWM"),

@@ -66,10 +66,12 @@ pub struct Args {
     /// pgqueuer dequeue batch size per QueueManager.
     #[arg(long, default_value_t = 16)]
     pub peer_batch: usize,
-    /// Run `ANALYZE tasks` after each PostgreSQL bulk load (default: leave statistics to
-    /// autovacuum, as a burst of real sends would).
+    /// Do NOT run `VACUUM (ANALYZE) tasks` after each PostgreSQL bulk load. By default it runs,
+    /// so claims are measured with realistic planner statistics (what autovacuum/autoanalyze
+    /// produce within a minute of a large change) and no autovacuum of the loaded rows runs
+    /// during the measurement; without it the planner still has the empty table's statistics.
     #[arg(long)]
-    pub analyze_after_load: bool,
+    pub no_vacuum_analyze_after_load: bool,
     /// Phases to run, comma-separated: baselines,lifecycle,depth,peer.
     #[arg(
         long,
@@ -115,7 +117,7 @@ pub struct Settings {
     pub peer: bool,
     pub peer_consumers: usize,
     pub peer_batch: usize,
-    pub analyze_after_load: bool,
+    pub vacuum_analyze_after_load: bool,
     pub phases: Vec<String>,
     pub pg_url: String,
     pub out: PathBuf,
@@ -175,7 +177,7 @@ impl Settings {
             peer: !a.no_peer && (!smoke || a.peer),
             peer_consumers: a.peer_consumers,
             peer_batch: a.peer_batch,
-            analyze_after_load: a.analyze_after_load,
+            vacuum_analyze_after_load: !a.no_vacuum_analyze_after_load,
             phases: a.phases.clone(),
             pg_url: a.pg_url.clone(),
             out,
@@ -261,7 +263,7 @@ async fn run(s: Settings) -> Result<()> {
             "depths": s.depths,
             "depth_ops": s.depth_ops,
             "baseline_secs": s.baseline.as_secs_f64(),
-            "analyze_after_load": s.analyze_after_load,
+            "vacuum_analyze_after_load": s.vacuum_analyze_after_load,
             "phases": s.phases,
             "generator": "one process, one current-thread tokio runtime, reqwest 0.12 keep-alive, one client (pool) per agent",
         },

@@ -179,6 +179,15 @@ pub fn targets(sum: &Value) -> Value {
                     format!("depth {} vs {}, one client alone (diagnostic: the claim's own cost){caveat}", last["depth"], first["depth"]),
                 ));
                 out.push(target(
+                    "lease by a recipient with one task at the deepest queue: max < 1.5 x max at the shallowest",
+                    name,
+                    f(&last["lonely_lease"]["max_ms"]),
+                    f(&first["lonely_lease"]["max_ms"]).map(|p| 1.5 * p),
+                    true,
+                    "ms",
+                    format!("depth {} vs {}, {} claims by recipients whose only task is at the end of the queue (diagnostic){caveat}", last["depth"], first["depth"], last["lonely_lease"]["n"]),
+                ));
+                out.push(target(
                     "server peak RSS at the deepest queue < 150 MiB",
                     name,
                     last["server_vmhwm_kib"].as_f64().map(|k| k / 1024.0),
@@ -363,13 +372,18 @@ pub fn markdown(sum: &Value) -> String {
     }
 
     let _ = writeln!(m, "\n### Depth (queued tasks loaded in bulk; {} sends + {} lease claims measured at each depth)\n", sum["settings"]["depth_ops"], sum["settings"]["depth_ops"]);
-    let _ = writeln!(m, "| engine | depth | bulk load s | send p50 / p99 ms | lease p50 / p99 ms | lease p99 ÷ first depth | 1 client: send p50 / p99 ms | 1 client: lease p50 / p99 ms | /metrics p50 ms | /a2a/queue p50 ms | server VmHWM MiB | VmRSS MiB |");
-    let _ = writeln!(m, "|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(m, "| engine | depth | bulk load s | send p50 / p99 ms | lease p50 / p99 ms | lease p99 ÷ first depth | 1 client: send p50 / p99 ms | 1 client: lease p50 / p99 ms | lease by a recipient with 1 task p50 / max ms | /metrics p50 ms | /a2a/queue p50 ms | server VmHWM MiB | VmRSS MiB |");
+    let _ = writeln!(m, "|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (name, e) in &engines {
         for row in e["depth"].as_array().cloned().unwrap_or_default() {
+            let lonely = format!(
+                "{} / {}",
+                ms(&row["lonely_lease"]["p50_ms"]),
+                ms(&row["lonely_lease"]["max_ms"])
+            );
             let _ = writeln!(
                 m,
-                "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {:.1} |",
+                "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {:.1} |",
                 row["depth"],
                 num(&row["load"]["secs"]),
                 pp(&row["send"]),
@@ -377,6 +391,7 @@ pub fn markdown(sum: &Value) -> String {
                 num(&row["ratios"]["lease_p99_over_first_depth"]),
                 pp(&row["serial"]["send"]),
                 pp(&row["serial"]["lease"]),
+                lonely,
                 ms(&row["metrics_scrape"]["p50_ms"]),
                 ms(&row["queue_view_limit_10"]["p50_ms"]),
                 row["server_vmhwm_kib"].as_f64().unwrap_or(0.0) / 1024.0,

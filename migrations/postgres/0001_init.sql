@@ -79,19 +79,3 @@ CREATE INDEX audit_by_kind ON audit (kind, id);
 -- The claim path rewrites rows of a hot table: keep its statistics fresh so the planner keeps
 -- using the partial indexes on a deep queue.
 ALTER TABLE tasks SET (autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02);
-
--- Long-polls on every instance are woken when a task becomes queued or a result pending. The
--- trigger sends the NOTIFY from inside the writing transaction (delivered at commit, collapsed
--- per transaction), so no write pays an extra round trip for it.
-CREATE FUNCTION a2a_mailbox_wakeup() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    PERFORM pg_notify('a2a_mailbox', '');
-    RETURN NULL;
-END;
-$$;
-CREATE TRIGGER tasks_wakeup_insert AFTER INSERT ON tasks
-    FOR EACH ROW WHEN (NEW.state IN ('queued', 'result_pending'))
-    EXECUTE FUNCTION a2a_mailbox_wakeup();
-CREATE TRIGGER tasks_wakeup_update AFTER UPDATE OF state ON tasks
-    FOR EACH ROW WHEN (NEW.state IN ('queued', 'result_pending') AND OLD.state IS DISTINCT FROM NEW.state)
-    EXECUTE FUNCTION a2a_mailbox_wakeup();

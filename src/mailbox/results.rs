@@ -211,23 +211,27 @@ impl Mailbox {
                 return Ok(None);
             }
         }
-        let me = me.to_owned();
-        let drained: Option<Drained> = self
-            .transact(Box::new(move |tx| {
+        const DRAIN: &str = "UPDATE tasks SET state = 'resolved', updated_at_ms = $2 WHERE id = ( \
+                SELECT id FROM tasks WHERE state = 'result_pending' AND sender = $1 \
+                ORDER BY sender, result_seq LIMIT 1 /*SKIP_LOCKED*/) \
+             RETURNING id, result_status, result_content, result_error";
+        let drained: Option<Drained> = if self.db.engine() == Engine::Postgres {
+            // A single statement is its own transaction: no BEGIN/COMMIT round trips.
+            self.db
+                .autocommit_fetch_optional(DRAIN, args![me, now_ms()])
+                .await?
+        } else {
+            let me = me.to_owned();
+            self.transact(Box::new(move |tx| {
                 Box::pin(async move {
                     let drained = tx
-                        .fetch_optional(
-                            "UPDATE tasks SET state = 'resolved', updated_at_ms = $2 WHERE id = ( \
-                                SELECT id FROM tasks WHERE state = 'result_pending' AND sender = $1 \
-                                ORDER BY result_seq LIMIT 1 /*SKIP_LOCKED*/) \
-                             RETURNING id, result_status, result_content, result_error",
-                            args![me.as_str(), now_ms()],
-                        )
+                        .fetch_optional(DRAIN, args![me.as_str(), now_ms()])
                         .await?;
                     Ok((drained, true))
                 })
             }))
-            .await?;
+            .await?
+        };
         drained
             .map(|d| {
                 result_from_columns(

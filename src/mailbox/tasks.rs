@@ -310,7 +310,7 @@ impl Mailbox {
             }))
             .await?;
         if expired > 0 {
-            self.wakeup.notify_waiters();
+            self.woke();
         }
         if leased.is_some() {
             self.metrics.inc(&self.metrics.leases);
@@ -330,10 +330,13 @@ impl Mailbox {
         let now = now_ms();
         let mut expired = 0;
         loop {
+            // `ORDER BY recipient, queue_seq` is the order of the (recipient, queue_seq) partial
+            // index: with statistics of a deep queue the planner would otherwise walk the global
+            // FIFO index and filter on the recipient (a claim slowing down with depth).
             let head: Option<Candidate> = tx
                 .fetch_optional(
                     "SELECT id, deadline_ms FROM tasks WHERE state = 'queued' AND recipient = $1 \
-                     ORDER BY queue_seq LIMIT 1 /*SKIP_LOCKED*/",
+                     ORDER BY recipient, queue_seq LIMIT 1 /*SKIP_LOCKED*/",
                     args![recipient],
                 )
                 .await?;

@@ -11,7 +11,11 @@
 //! - `/*NEXT_QUEUE_SEQ*/`, `/*NEXT_RESULT_SEQ*/` → the next FIFO position of the queue or of the
 //!   pending results: a sequence on PostgreSQL; on SQLite (one writer) one past the largest
 //!   position among the rows now in that state, read from the state's partial index. Order only
-//!   matters among rows in the same state, so that is enough for FIFO.
+//!   matters among rows in the same state, so that is enough for FIFO;
+//! - `/*FIFO_QUEUE*/`, `/*FIFO_RESULT*/` → the global FIFO order of the operator views:
+//!   `queue_seq + 0` / `result_seq + 0` on PostgreSQL, whose global FIFO indexes are on those
+//!   expressions so that a claim (`ORDER BY queue_seq` for one recipient) can only use the
+//!   per-recipient index; plain columns on SQLite.
 
 use std::borrow::Cow;
 use std::str::FromStr;
@@ -46,25 +50,31 @@ impl Engine {
         if !sql.contains("/*") {
             return Cow::Borrowed(sql);
         }
-        let (skip_locked, for_update, queue_seq, result_seq) = match self {
+        let (skip_locked, for_update, queue_seq, result_seq, fifo_queue, fifo_result) = match self {
             Engine::Postgres => (
                 "FOR UPDATE SKIP LOCKED",
                 "FOR UPDATE",
                 "nextval('a2a_queue_seq')",
                 "nextval('a2a_result_seq')",
+                "queue_seq + 0",
+                "result_seq + 0",
             ),
             Engine::Sqlite => (
                 "",
                 "",
                 "(SELECT COALESCE(MAX(queue_seq), 0) + 1 FROM tasks WHERE state = 'queued')",
                 "(SELECT COALESCE(MAX(result_seq), 0) + 1 FROM tasks WHERE state = 'result_pending')",
+                "queue_seq",
+                "result_seq",
             ),
         };
         Cow::Owned(
             sql.replace("/*SKIP_LOCKED*/", skip_locked)
                 .replace("/*FOR_UPDATE*/", for_update)
                 .replace("/*NEXT_QUEUE_SEQ*/", queue_seq)
-                .replace("/*NEXT_RESULT_SEQ*/", result_seq),
+                .replace("/*NEXT_RESULT_SEQ*/", result_seq)
+                .replace("/*FIFO_QUEUE*/", fifo_queue)
+                .replace("/*FIFO_RESULT*/", fifo_result),
         )
     }
 }

@@ -30,10 +30,13 @@ CREATE TABLE tasks (
 -- Partial indexes only: each hot query walks exactly the rows of its state.
 CREATE INDEX tasks_queued_by_recipient ON tasks (recipient, queue_seq) WHERE state = 'queued';
 CREATE INDEX tasks_queued_by_sender ON tasks (sender, queue_seq) WHERE state = 'queued';
-CREATE INDEX tasks_queued_fifo ON tasks (queue_seq) WHERE state = 'queued';
+-- The global FIFO indexes (operator views, metrics) are on `seq + 0`: the planner cannot use
+-- them to order a claim or a drain (`ORDER BY queue_seq` for one recipient), which would walk
+-- the whole queue filtering on the recipient once statistics say recipients are few.
+CREATE INDEX tasks_queued_fifo ON tasks ((queue_seq + 0)) WHERE state = 'queued';
 CREATE INDEX tasks_in_flight_by_age ON tasks (heartbeat_at_ms) WHERE state = 'in_flight';
 CREATE INDEX tasks_pending_by_sender ON tasks (sender, result_seq) WHERE state = 'result_pending';
-CREATE INDEX tasks_pending_fifo ON tasks (result_seq) WHERE state = 'result_pending';
+CREATE INDEX tasks_pending_fifo ON tasks ((result_seq + 0)) WHERE state = 'result_pending';
 CREATE INDEX tasks_resolved_by_age ON tasks (updated_at_ms) WHERE state = 'resolved';
 
 CREATE SEQUENCE a2a_queue_seq;

@@ -213,7 +213,7 @@ impl Mailbox {
         }
         const DRAIN: &str = "UPDATE tasks SET state = 'resolved', updated_at_ms = $2 WHERE id = ( \
                 SELECT id FROM tasks WHERE state = 'result_pending' AND sender = $1 \
-                ORDER BY sender, result_seq LIMIT 1 /*SKIP_LOCKED*/) \
+                ORDER BY result_seq LIMIT 1 /*SKIP_LOCKED*/) \
              RETURNING id, result_status, result_content, result_error";
         let drained: Option<Drained> = if self.db.engine() == Engine::Postgres {
             // A single statement is its own transaction: no BEGIN/COMMIT round trips.

@@ -330,13 +330,13 @@ impl Mailbox {
         let now = now_ms();
         let mut expired = 0;
         loop {
-            // `ORDER BY recipient, queue_seq` is the order of the (recipient, queue_seq) partial
-            // index: with statistics of a deep queue the planner would otherwise walk the global
-            // FIFO index and filter on the recipient (a claim slowing down with depth).
+            // Only the (recipient, queue_seq) index can give this order on PostgreSQL: the global
+            // FIFO index there is on `queue_seq + 0` (see `/*FIFO_QUEUE*/`), so the planner can
+            // never walk it filtering on the recipient, a claim that grew with depth.
             let head: Option<Candidate> = tx
                 .fetch_optional(
                     "SELECT id, deadline_ms FROM tasks WHERE state = 'queued' AND recipient = $1 \
-                     ORDER BY recipient, queue_seq LIMIT 1 /*SKIP_LOCKED*/",
+                     ORDER BY queue_seq LIMIT 1 /*SKIP_LOCKED*/",
                     args![recipient],
                 )
                 .await?;
@@ -403,7 +403,7 @@ impl Mailbox {
             self.db
                 .fetch_all(
                     &format!(
-                        "SELECT {TASK_COLS} FROM tasks WHERE state = 'queued' ORDER BY queue_seq LIMIT $1"
+                        "SELECT {TASK_COLS} FROM tasks WHERE state = 'queued' ORDER BY /*FIFO_QUEUE*/ LIMIT $1"
                     ),
                     args![limit],
                 )
@@ -413,7 +413,7 @@ impl Mailbox {
                 .fetch_all(
                     &format!(
                         "SELECT {TASK_COLS} FROM tasks WHERE state = 'queued' AND (sender = $1 OR recipient = $1) \
-                         ORDER BY queue_seq LIMIT $2"
+                         ORDER BY /*FIFO_QUEUE*/ LIMIT $2"
                     ),
                     args![caller.sub.as_str(), limit],
                 )
@@ -443,7 +443,7 @@ impl Mailbox {
                 .fetch_all(
                     &format!(
                         "SELECT {TASK_COLS} FROM tasks WHERE state = 'queued' AND {visible} \
-                         AND ($3 IS NULL OR deadline_ms <= $3) ORDER BY queue_seq LIMIT $2"
+                         AND ($3 IS NULL OR deadline_ms <= $3) ORDER BY /*FIFO_QUEUE*/ LIMIT $2"
                     ),
                     args![me, f.limit, deadline_max],
                 )
@@ -469,7 +469,7 @@ impl Mailbox {
             .fetch_all(
                 &format!(
                     "SELECT {TASK_COLS} FROM tasks WHERE state = 'result_pending' AND {} \
-                     ORDER BY result_seq LIMIT $2",
+                     ORDER BY /*FIFO_RESULT*/ LIMIT $2",
                     if operator {
                         "$1 = $1"
                     } else {
@@ -534,7 +534,7 @@ impl Mailbox {
         let q: Option<Oldest> = self
             .db
             .fetch_optional(
-                "SELECT updated_at_ms AS at FROM tasks WHERE state = 'queued' ORDER BY queue_seq LIMIT 1",
+                "SELECT updated_at_ms AS at FROM tasks WHERE state = 'queued' ORDER BY /*FIFO_QUEUE*/ LIMIT 1",
                 &[],
             )
             .await?;

@@ -523,7 +523,7 @@ pub const DEFAULT_PG_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
 /// a local server at [`DEFAULT_PG_URL`] if one answers (so a plain `cargo test` covers both
 /// engines on a machine with PostgreSQL). `None` (the test is skipped, loudly) when there is
 /// none, unless `A2A_MAILBOX_REQUIRE_POSTGRES=1`, which makes that a failure.
-async fn postgres_base_url(test: &str) -> Option<String> {
+pub async fn postgres_base_url(test: &str) -> Option<String> {
     static PROBE: tokio::sync::OnceCell<Option<String>> = tokio::sync::OnceCell::const_new();
     if let Ok(v) = std::env::var(PG_URL_VAR) {
         if !v.trim().is_empty() {
@@ -565,7 +565,7 @@ async fn postgres_base_url(test: &str) -> Option<String> {
 }
 
 /// `postgres://u@h:p/db?x` with the database replaced by `db`.
-fn pg_url_with_db(base: &str, db: &str) -> String {
+pub fn pg_url_with_db(base: &str, db: &str) -> String {
     let (head, query) = match base.split_once('?') {
         Some((h, q)) => (h, Some(q)),
         None => (base, None),

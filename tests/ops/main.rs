@@ -13,6 +13,7 @@ mod compact;
 mod repair;
 mod retry;
 mod scheduler;
+mod startup;
 
 use helpers::{task, Api};
 use serde_json::{json, Value};

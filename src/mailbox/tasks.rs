@@ -328,6 +328,28 @@ impl Mailbox {
         recipient: &str,
     ) -> Result<(Option<(A2ATask, Lease)>, u32), ApiError> {
         let now = now_ms();
+        // Fast path, one statement: the head of the queue is live and becomes the lease.
+        let lease_id = Uuid::new_v4();
+        let claimed: Option<TaskRow> = tx
+            .fetch_optional(
+                &format!(
+                    "UPDATE tasks SET state = 'in_flight', attempt = attempt + 1, lease_id = $2, leased_to = $3, \
+                        leased_at_ms = $4, heartbeat_at_ms = $4, updated_at_ms = $4 \
+                     WHERE id = (SELECT id FROM tasks WHERE state = 'queued' AND recipient = $1 \
+                                 ORDER BY queue_seq LIMIT 1 /*SKIP_LOCKED*/) \
+                       AND (deadline_ms IS NULL OR deadline_ms >= $4) \
+                     RETURNING {TASK_COLS}"
+                ),
+                args![recipient, lease_id, caller.sub.as_str(), now],
+            )
+            .await?;
+        if let Some(row) = claimed {
+            let lease = row
+                .lease()?
+                .ok_or_else(|| ApiError::internal("claimed row has no lease"))?;
+            return Ok((Some((row.task()?, lease)), 0));
+        }
+        // Otherwise the queue is empty or its head has expired: walk it.
         let mut expired = 0;
         loop {
             // Only the (recipient, queue_seq) index can give this order on PostgreSQL: the global

@@ -251,22 +251,32 @@ fn safety(t: &crate::domain::A2ATask) -> String {
     }
 }
 
+/// `POST /a2a/repair` with `command`, guarded by `lease_id` when given.
+async fn repair(
+    api: &Api,
+    task_id: uuid::Uuid,
+    reason: &str,
+    mut command: Value,
+    lease_id: Option<uuid::Uuid>,
+) -> anyhow::Result<Value> {
+    if let Some(l) = lease_id {
+        command["lease_id"] = json!(l);
+    }
+    api.post(
+        "/a2a/repair",
+        &json!({"task_id": task_id, "reason": reason, "command": command}),
+    )
+    .await
+}
+
 pub async fn requeue(a: RequeueArgs) -> anyhow::Result<String> {
     let api = Api::new(&a.client)?;
     let risk = match a.duplicate_risk {
         RiskArg::Idempotent => "idempotent",
         RiskArg::OperatorAccepted => "operator_accepted",
     };
-    let mut command = json!({"action": "requeue", "duplicate_risk": risk});
-    if let Some(l) = a.lease_id {
-        command["lease_id"] = json!(l);
-    }
-    let body = api
-        .post(
-            "/a2a/repair",
-            &json!({"task_id": a.task_id, "reason": a.reason, "command": command}),
-        )
-        .await?;
+    let command = json!({"action": "requeue", "duplicate_risk": risk});
+    let body = repair(&api, a.task_id, &a.reason, command, a.lease_id).await?;
     if a.json {
         return pretty(&body);
     }
@@ -282,16 +292,8 @@ pub async fn requeue(a: RequeueArgs) -> anyhow::Result<String> {
 
 pub async fn force_error(a: ForceErrorArgs) -> anyhow::Result<String> {
     let api = Api::new(&a.client)?;
-    let mut command = json!({"action": "force_error", "message": a.message});
-    if let Some(l) = a.lease_id {
-        command["lease_id"] = json!(l);
-    }
-    let body = api
-        .post(
-            "/a2a/repair",
-            &json!({"task_id": a.task_id, "reason": a.reason, "command": command}),
-        )
-        .await?;
+    let command = json!({"action": "force_error", "message": a.message});
+    let body = repair(&api, a.task_id, &a.reason, command, a.lease_id).await?;
     if a.json {
         return pretty(&body);
     }

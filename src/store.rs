@@ -192,6 +192,13 @@ impl Db {
     pub async fn connect(url: &str, settings: &PoolSettings) -> anyhow::Result<Db> {
         let pools = match Engine::from_url(url)? {
             Engine::Sqlite => {
+                if url.contains(":memory:") || url.contains("mode=memory") {
+                    anyhow::bail!(
+                        "an in-memory SQLite database is not supported: the writer and the readers \
+                         would each see their own, and nothing would be durable; use a file, \
+                         e.g. sqlite://a2a-mailbox.db"
+                    );
+                }
                 let opts = SqliteConnectOptions::from_str(url)?
                     .create_if_missing(true)
                     .journal_mode(SqliteJournalMode::Wal)

@@ -176,16 +176,7 @@ impl Mailbox {
         }
         // 6. The lease guard.
         if let Some(guard) = lease_guard {
-            let guard = guard.to_string();
-            if row.lease_id.as_deref() != Some(guard.as_str()) {
-                return Err(ApiError::new(
-                    ErrorCode::LeaseMismatch,
-                    format!(
-                        "lease {guard} is not the current lease of task {id} (current lease: {})",
-                        row.lease_id.as_deref().unwrap_or("none")
-                    ),
-                ));
-            }
+            row.check_lease(&guard.to_string())?;
         }
         let attempt = row.attempt as u32;
         let outcome = match &req.command {
@@ -294,16 +285,7 @@ impl Mailbox {
                 format!("the caller does not hold the lease of task {id}"),
             ));
         }
-        let lease_id = lease_id.to_string();
-        if row.lease_id.as_deref() != Some(lease_id.as_str()) {
-            return Err(ApiError::new(
-                ErrorCode::LeaseMismatch,
-                format!(
-                    "lease {lease_id} is not the current lease of task {id} (current lease: {})",
-                    row.lease_id.as_deref().unwrap_or("none")
-                ),
-            ));
-        }
+        row.check_lease(&lease_id.to_string())?;
         let row: TaskRow = tx
             .fetch_optional(
                 &format!(

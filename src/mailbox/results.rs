@@ -114,15 +114,8 @@ impl Mailbox {
                 if row.leased_to.as_deref() != Some(me) && !caller.is_operator() {
                     return Err(not_lessee(&id));
                 }
-                if lease_id.is_some() && lease_id != row.lease_id {
-                    return Err(ApiError::new(
-                        ErrorCode::LeaseMismatch,
-                        format!(
-                            "lease {} is not the current lease of task {id} (current: {})",
-                            lease_id.unwrap_or_default(),
-                            row.lease_id.as_deref().unwrap_or("none")
-                        ),
-                    ));
+                if let Some(given) = &lease_id {
+                    row.check_lease(given)?;
                 }
                 let content = serde_json::to_string(&result.content).map_err(ApiError::internal)?;
                 tx.execute(

@@ -111,6 +111,22 @@ impl TaskRow {
         })
     }
 
+    /// 409 `lease_mismatch` unless `given` is the current lease. The message names both leases,
+    /// so an operator sees what changed since they looked.
+    pub fn check_lease(&self, given: &str) -> Result<(), ApiError> {
+        if self.lease_id.as_deref() == Some(given) {
+            return Ok(());
+        }
+        Err(ApiError::new(
+            crate::error::ErrorCode::LeaseMismatch,
+            format!(
+                "lease {given} is not the current lease of task {} (current lease: {})",
+                self.id,
+                self.lease_id.as_deref().unwrap_or("none")
+            ),
+        ))
+    }
+
     pub fn queue_entry(&self) -> Result<QueueEntry, ApiError> {
         let lease = self.lease()?;
         Ok(QueueEntry {

@@ -135,6 +135,12 @@ impl ApiError {
     pub fn unauthenticated(message: impl Into<String>) -> ApiError {
         ApiError::new(ErrorCode::Unauthenticated, message)
     }
+    /// 503 `storage_unavailable`, retriable, with `Retry-After: 1`.
+    pub fn storage_unavailable(message: impl Into<String>) -> ApiError {
+        let mut e = ApiError::new(ErrorCode::StorageUnavailable, message);
+        e.retry_after = Some(1);
+        e
+    }
     /// A failure the caller cannot be blamed for. The cause is logged, never returned.
     pub fn internal(cause: impl fmt::Display) -> ApiError {
         tracing::error!(error = %cause, "internal error");
@@ -180,10 +186,7 @@ impl From<sqlx::Error> for ApiError {
     fn from(e: sqlx::Error) -> ApiError {
         if is_unavailable(&e) {
             tracing::warn!(error = %e, "storage unavailable");
-            ApiError::new(
-                ErrorCode::StorageUnavailable,
-                "the database is unreachable or busy; retry later",
-            )
+            ApiError::storage_unavailable("the database is unreachable or busy; retry later")
         } else {
             ApiError::internal(e)
         }

@@ -810,7 +810,7 @@ impl Conventions {
             responses.entry("503".into()).or_insert_with(|| {
                 RefOr::T(error_response(
                     "`storage_unavailable`: the database is unreachable or busy past its timeout; \
-                     `retriable: true`.",
+                     `retriable: true`, with `Retry-After` (seconds).",
                 ))
             });
         }

@@ -143,8 +143,7 @@ impl<R: Send + 'static> Unit for OpUnit<R> {
                     Err(e)
                 } else {
                     tracing::warn!(error = %cause, "write transaction failed");
-                    Err(ApiError::new(
-                        crate::error::ErrorCode::StorageUnavailable,
+                    Err(ApiError::storage_unavailable(
                         "the database could not commit the change; retry later",
                     ))
                 }

@@ -135,6 +135,15 @@ impl ApiError {
     pub fn unauthenticated(message: impl Into<String>) -> ApiError {
         ApiError::new(ErrorCode::Unauthenticated, message)
     }
+    /// 405 `method_not_allowed` with `Allow: <method>`.
+    pub fn method_not_allowed(method: &'static str) -> ApiError {
+        let mut e = ApiError::new(
+            ErrorCode::MethodNotAllowed,
+            format!("this path answers {method} only"),
+        );
+        e.allow = Some(method);
+        e
+    }
     /// 503 `storage_unavailable`, retriable, with `Retry-After: 1`.
     pub fn storage_unavailable(message: impl Into<String>) -> ApiError {
         let mut e = ApiError::new(ErrorCode::StorageUnavailable, message);

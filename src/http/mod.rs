@@ -83,12 +83,7 @@ pub(crate) fn endpoint(
     web::resource(path)
         .route(route)
         .default_service(web::to(move || async move {
-            let mut e = ApiError::new(
-                ErrorCode::MethodNotAllowed,
-                format!("this path answers {method} only"),
-            );
-            e.allow = Some(method);
-            Err::<HttpResponse, ApiError>(e)
+            Err::<HttpResponse, ApiError>(ApiError::method_not_allowed(method))
         }))
 }
 

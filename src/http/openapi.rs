@@ -530,12 +530,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         web::resource("/docs/{_:.*}")
             .guard(actix_web::guard::Not(actix_web::guard::Get()))
             .to(|| async {
-                let mut e = crate::error::ApiError::new(
-                    ErrorCode::MethodNotAllowed,
-                    "this path answers GET only",
-                );
-                e.allow = Some("GET");
-                Err::<HttpResponse, _>(e)
+                Err::<HttpResponse, _>(crate::error::ApiError::method_not_allowed("GET"))
             }),
     )
     .service(

@@ -19,4 +19,5 @@ mod recent;
 mod results;
 mod send;
 mod strictness;
+mod unavailable;
 mod validation;

@@ -208,3 +208,25 @@ macro_rules! startup_test {
 startup_test!(serve_without_a_secret_refuses_and_says_how);
 startup_test!(serve_dev_generates_a_secret_and_prints_a_working_operator_token);
 startup_test!(migrate_applies_the_migrations_and_is_repeatable);
+
+/// SQLite only by nature: an in-memory database would be one per connection, and not durable.
+#[tokio::test]
+async fn an_in_memory_sqlite_url_is_refused_with_a_reason() {
+    let dir = std::env::temp_dir().join(format!("a2a-startup-{}", Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = tokio::task::spawn_blocking(move || {
+        command("sqlite::memory:", &dir)
+            .env("A2A_MAILBOX_JWT_SECRET", "s")
+            .arg("serve")
+            .output()
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("in-memory SQLite database is not supported"),
+        "{stderr}"
+    );
+}

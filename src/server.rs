@@ -81,15 +81,17 @@ async fn listen_for_peers(pool: sqlx::PgPool, mailbox: Mailbox) {
                 if let Err(e) = listener.listen("a2a_mailbox").await {
                     tracing::warn!(error = %e, "LISTEN a2a_mailbox failed");
                 } else {
-                    while listener.recv().await.is_ok() {
-                        mailbox.wakeup.notify_waiters();
+                    while let Ok(note) = listener.recv().await {
+                        if note.payload() != mailbox.instance {
+                            mailbox.wakeups.all.notify_waiters();
+                        }
                     }
                 }
             }
             Err(e) => tracing::warn!(error = %e, "cannot open the NOTIFY listener connection"),
         }
         // Anything may have happened while the listener was down: let waiters re-check.
-        mailbox.wakeup.notify_waiters();
+        mailbox.wakeups.all.notify_waiters();
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
 }

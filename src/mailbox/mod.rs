@@ -54,14 +54,27 @@ impl Default for MailboxConfig {
     }
 }
 
+/// Whose long-polls a commit may have made work available to.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Wake {
+    #[default]
+    Nobody,
+    /// A task was queued for this recipient.
+    Recipient(String),
+    /// A result is waiting for this sender.
+    Sender(String),
+    /// Anything (repairs, retry scans, expiries, other instances): every waiter re-checks.
+    Everyone,
+}
+
 /// What a write answers: the HTTP status and body, whether it is a replay of an earlier answer
-/// (`Idempotent-Replayed: true`), and whether it made work available to a waiting long-poll.
+/// (`Idempotent-Replayed: true`), and whose waiting long-polls it made work available to.
 #[derive(Clone, Debug)]
 pub struct Reply {
     pub status: u16,
     pub body: Value,
     pub replayed: bool,
-    pub wake: bool,
+    pub wake: Wake,
 }
 
 impl Reply {
@@ -70,11 +83,11 @@ impl Reply {
             status,
             body,
             replayed: false,
-            wake: false,
+            wake: Wake::Nobody,
         }
     }
-    fn waking(mut self) -> Reply {
-        self.wake = true;
+    fn waking(mut self, wake: Wake) -> Reply {
+        self.wake = wake;
         self
     }
     fn replay(mut self) -> Reply {
@@ -89,11 +102,13 @@ pub struct Mailbox {
     pub cfg: Arc<MailboxConfig>,
     pub metrics: Arc<Metrics>,
     /// Signalled after every commit that may have made a task or a result available.
-    pub wakeup: Arc<Notify>,
+    pub wakeups: Arc<Wakeups>,
     /// Held by the retry scan running in this process (see `retry`).
     pub(crate) scan_lock: Arc<tokio::sync::Mutex<()>>,
     /// PostgreSQL: asks the notifier task to wake the long-polls of other instances.
     peer_wakeup: Option<tokio::sync::mpsc::Sender<()>>,
+    /// This process's name in the wake-up `NOTIFY` payload, so it ignores its own.
+    pub instance: String,
 }
 
 pub fn now_ms() -> i64 {
@@ -158,18 +173,20 @@ impl<R: Send + 'static> Unit for OpUnit<R> {
 impl Mailbox {
     /// Must be called inside the Tokio runtime (on PostgreSQL it starts the notifier task).
     pub fn new(db: Db, cfg: MailboxConfig, metrics: Arc<Metrics>) -> Mailbox {
+        let instance = uuid::Uuid::new_v4().to_string();
         let peer_wakeup = db.pg_pool().map(|pool| {
             // Capacity one: while a NOTIFY is waiting to be sent, further wake-ups fold into it.
             let (tx, rx) = tokio::sync::mpsc::channel(1);
-            tokio::spawn(notify_peers(pool.clone(), rx));
+            tokio::spawn(notify_peers(pool.clone(), rx, instance.clone()));
             tx
         });
         Mailbox {
             peer_wakeup,
+            instance,
             db,
             cfg: Arc::new(cfg),
             metrics,
-            wakeup: Arc::new(Notify::new()),
+            wakeups: Arc::new(Wakeups::new()),
             scan_lock: Arc::new(tokio::sync::Mutex::new(())),
         }
     }
@@ -213,9 +230,7 @@ impl Mailbox {
             .await?;
         match outcome {
             Ok(reply) => {
-                if reply.wake {
-                    self.woke();
-                }
+                self.woke(&reply.wake);
                 Ok(reply)
             }
             Err(refusal) => Err(refusal),
@@ -263,10 +278,15 @@ impl Mailbox {
         }
     }
 
-    /// A commit made a task or a result available: wake this instance's long-polls now, and
-    /// (PostgreSQL) the other instances' through one coalesced `NOTIFY`.
-    pub(crate) fn woke(&self) {
-        self.wakeup.notify_waiters();
+    /// A commit made a task or a result available: wake the long-polls of this instance that
+    /// wait for it now, and (PostgreSQL) the other instances' through one coalesced `NOTIFY`.
+    pub(crate) fn woke(&self, wake: &Wake) {
+        match wake {
+            Wake::Nobody => return,
+            Wake::Recipient(who) => self.wakeups.key(WaitFor::Task, who).notify_waiters(),
+            Wake::Sender(who) => self.wakeups.key(WaitFor::Result, who).notify_waiters(),
+            Wake::Everyone => self.wakeups.all.notify_waiters(),
+        }
         if let Some(peers) = &self.peer_wakeup {
             let _ = peers.try_send(());
         }
@@ -278,6 +298,7 @@ impl Mailbox {
     pub(crate) async fn long_poll<T, F, Fut>(
         &self,
         wait: Duration,
+        (kind, who): (WaitFor, &str),
         mut probe: F,
     ) -> Result<Option<T>, ApiError>
     where
@@ -285,10 +306,13 @@ impl Mailbox {
         Fut: std::future::Future<Output = Result<Option<T>, ApiError>>,
     {
         let deadline = tokio::time::Instant::now() + wait;
+        let mine = self.wakeups.key(kind, who);
         loop {
-            let notified = self.wakeup.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
+            let anything = self.wakeups.all.notified();
+            let for_me = mine.notified();
+            tokio::pin!(anything, for_me);
+            anything.as_mut().enable();
+            for_me.as_mut().enable();
             if let Some(found) = probe().await? {
                 return Ok(Some(found));
             }
@@ -298,7 +322,8 @@ impl Mailbox {
             }
             let nap = (deadline - now).min(Duration::from_secs(1));
             tokio::select! {
-                _ = &mut notified => {}
+                _ = &mut anything => {}
+                _ = &mut for_me => {}
                 _ = tokio::time::sleep(nap) => {}
             }
         }
@@ -315,25 +340,61 @@ impl Mailbox {
         now: i64,
     ) -> Result<(), ApiError> {
         let check = caller.check(action, ctx);
-        let missing: Vec<&str> = if check == CapCheck::Passed {
-            vec![]
-        } else {
-            vec![action]
-        };
         audit(
             tx,
             now,
             caller.sub.as_str(),
             "capability_check",
-            serde_json::json!({
-                "scope_id": scope_id,
-                "required_actions": [action],
-                "missing_actions": missing,
-                "passed": check == CapCheck::Passed,
-            }),
+            capability_audit(scope_id, action, check == CapCheck::Passed),
         )
         .await?;
         crate::auth::cap_error(check, action)
+    }
+}
+
+/// The body of a `capability_check` audit row.
+pub(crate) fn capability_audit(scope_id: &str, action: &str, passed: bool) -> Value {
+    let missing: &[&str] = if passed { &[] } else { &[action] };
+    serde_json::json!({
+        "scope_id": scope_id,
+        "required_actions": [action],
+        "missing_actions": missing,
+        "passed": passed,
+    })
+}
+
+/// What a long-poll waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum WaitFor {
+    /// A task queued for the recipient named with it.
+    Task,
+    /// A result for the sender named with it.
+    Result,
+}
+
+/// The wake-up signals of this instance's long-polls: one for everyone, and a fixed set of
+/// shards that a recipient's or sender's waiters share by hash, so a commit wakes the waiters
+/// it concerns (and the rare waiter that shares their shard) rather than all of them.
+pub struct Wakeups {
+    pub all: Notify,
+    shards: Box<[Notify]>,
+}
+
+const WAKE_SHARDS: usize = 256;
+
+impl Wakeups {
+    fn new() -> Wakeups {
+        Wakeups {
+            all: Notify::new(),
+            shards: (0..WAKE_SHARDS).map(|_| Notify::new()).collect(),
+        }
+    }
+
+    fn key(&self, kind: WaitFor, who: &str) -> &Notify {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (kind, who).hash(&mut h);
+        &self.shards[(h.finish() as usize) % WAKE_SHARDS]
     }
 }
 
@@ -353,18 +414,29 @@ pub(crate) async fn audit(
     Ok(())
 }
 
+/// At most one cross-instance `NOTIFY` per this interval per instance.
+pub const PEER_NOTIFY_INTERVAL: Duration = Duration::from_millis(5);
+
 /// Sends the cross-instance wake-up `NOTIFY` after the commits that asked for it, outside their
 /// transactions: a commit that carries a NOTIFY holds PostgreSQL's notification queue lock
 /// until its WAL is flushed, which serialises concurrent writers (measured: 13.4k plain commits
-/// per second against 4.0k with a NOTIFY inside). Wake-ups that arrive while one is pending
-/// are folded into it.
-async fn notify_peers(pool: sqlx::PgPool, mut asks: tokio::sync::mpsc::Receiver<()>) {
+/// per second against 4.0k with a NOTIFY inside). A NOTIFY is itself a write transaction, so
+/// this instance sends at most one per [`PEER_NOTIFY_INTERVAL`]: wake-ups that arrive while one
+/// is pending or during the interval are folded into the next one. The payload names this
+/// instance, whose own listener ignores it (its waiters were woken directly).
+async fn notify_peers(
+    pool: sqlx::PgPool,
+    mut asks: tokio::sync::mpsc::Receiver<()>,
+    instance: String,
+) {
     while asks.recv().await.is_some() {
-        if let Err(e) = sqlx::query("SELECT pg_notify('a2a_mailbox', '')")
+        if let Err(e) = sqlx::query("SELECT pg_notify('a2a_mailbox', $1)")
+            .bind(instance.as_str())
             .execute(&pool)
             .await
         {
             tracing::warn!(error = %e, "cannot NOTIFY other instances; their long-polls re-check within a second");
         }
+        tokio::time::sleep(PEER_NOTIFY_INTERVAL).await;
     }
 }

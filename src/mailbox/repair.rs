@@ -231,7 +231,10 @@ impl Mailbox {
             }),
         )
         .await?;
-        Ok(Reply::new(200, json!({"kind": "a2a_repaired", "outcome": outcome})).waking())
+        Ok(
+            Reply::new(200, json!({"kind": "a2a_repaired", "outcome": outcome}))
+                .waking(super::Wake::Everyone),
+        )
     }
 
     /// `POST /a2a/tasks/{id}/heartbeat`: the lessee refreshes its lease.

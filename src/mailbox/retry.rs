@@ -283,7 +283,9 @@ impl Mailbox {
         }
         let wake = !report.requeued.is_empty();
         let mut reply = Reply::new(200, json!({"kind": "a2a_auto_retried", "report": report}));
-        reply.wake = wake;
+        if wake {
+            reply.wake = super::Wake::Everyone;
+        }
         Ok(reply)
     }
 

@@ -6,9 +6,9 @@ use serde_json::{json, Value};
 use uuid::Uuid;
 
 use super::rows::{TaskRow, TASK_COLS};
-use super::{audit, now_ms, Mailbox, Reply};
+use super::{audit, capability_audit, now_ms, Mailbox, Reply, WaitFor, Wake};
 use crate::args;
-use crate::auth::{Caller, ScopeCtx};
+use crate::auth::{Caller, CapCheck, ScopeCtx};
 use crate::domain::{A2ATask, Lease, QueueEntry, QueueState};
 use crate::error::{ApiError, ErrorCode};
 use crate::store::{Engine, Tx};
@@ -50,6 +50,18 @@ struct Candidate {
     deadline_ms: Option<i64>,
 }
 
+/// Leases the head of `$1`'s queue to `$3` under lease id `$2` at `$4`, when the head is live.
+fn claim_head_sql() -> String {
+    format!(
+        "UPDATE tasks SET state = 'in_flight', attempt = attempt + 1, lease_id = $2, leased_to = $3, \
+            leased_at_ms = $4, heartbeat_at_ms = $4, updated_at_ms = $4 \
+         WHERE id = (SELECT id FROM tasks WHERE state = 'queued' AND recipient = $1 \
+                     ORDER BY queue_seq LIMIT 1 /*SKIP_LOCKED*/) \
+           AND (deadline_ms IS NULL OR deadline_ms >= $4) \
+         RETURNING {TASK_COLS}"
+    )
+}
+
 fn queued_answer(task_id: Uuid, replayed_from: Option<&str>) -> Value {
     let mut body = json!({"kind": "a2a_task_queued", "task_id": task_id});
     if let Some(src) = replayed_from {
@@ -67,6 +79,12 @@ impl Mailbox {
         idem: Option<&IdemRequest>,
         raw: &Value,
     ) -> Result<Reply, ApiError> {
+        if idem.is_none() && self.db.engine() == Engine::Postgres {
+            if let Some(reply) = self.send_fast(caller, raw).await? {
+                self.woke(&reply.wake);
+                return Ok(reply);
+            }
+        }
         let this = self.clone();
         let c = caller.clone();
         let raw = raw.clone();
@@ -76,6 +94,75 @@ impl Mailbox {
             Box::new(move |tx| Box::pin(async move { this.send_in(tx, &c, &raw).await })),
         )
         .await
+    }
+
+    /// PostgreSQL, the common case in ONE statement (its own transaction): a valid task without
+    /// a cache key, from its own sender, who holds the capability, under a new id. The task and
+    /// its `capability_check` audit row are inserted together, the audit row only when the task
+    /// was. Anything else (`None`) goes through [`Mailbox::send_in`], which answers it exactly
+    /// (replay, conflict, refusal); nothing was written then.
+    async fn send_fast(&self, caller: &Caller, raw: &Value) -> Result<Option<Reply>, ApiError> {
+        let sender = raw.get("sender").and_then(Value::as_str);
+        let recipient = raw.get("recipient").and_then(Value::as_str);
+        let (Some(sender), Some(recipient)) = (sender, recipient) else {
+            return Ok(None);
+        };
+        if sender != caller.sub.as_str() {
+            return Ok(None);
+        }
+        let action = format!("a2a.send.{recipient}");
+        let ctx = ScopeCtx {
+            peer: Some(recipient),
+            task_id: raw.get("id").and_then(Value::as_str).map(str::to_owned),
+            ..Default::default()
+        };
+        if caller.check(&action, &ctx) != CapCheck::Passed {
+            return Ok(None);
+        }
+        let Ok(task) = serde_json::from_value::<A2ATask>(raw.clone()) else {
+            return Ok(None);
+        };
+        if task.validate().is_err() || task.cache_key().is_some() {
+            return Ok(None);
+        }
+        let now = now_ms();
+        let body = serde_json::to_string(&task).map_err(ApiError::internal)?;
+        let idem = task.idempotency.as_ref();
+        let checked = capability_audit(&format!("a2a-send:{recipient}"), &action, true);
+        let (inserted,): (i64,) = self
+            .db
+            .autocommit_fetch_optional(
+                "WITH ins AS ( \
+                   INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, deadline_ms, \
+                       duplicate_safety, idem_key, created_at_ms, updated_at_ms) \
+                   VALUES ($1, $2, $3, $4, 'queued', 0, /*NEXT_QUEUE_SEQ*/, $5, $6, $7, $8, $8) \
+                   ON CONFLICT (id) DO NOTHING RETURNING 1), \
+                 checked AS ( \
+                   INSERT INTO audit (timestamp_ms, issuer, kind, body) \
+                   SELECT $8, $2, 'capability_check', $9 FROM ins) \
+                 SELECT COUNT(*) FROM ins",
+                args![
+                    task.id.to_string(),
+                    task.sender.as_str(),
+                    task.recipient.as_str(),
+                    body.as_str(),
+                    task.deadline_ms.map(|d| d as i64),
+                    idem.map(|i| i.duplicate_safety.as_str()),
+                    idem.map(|i| i.key.as_str()),
+                    now,
+                    checked.to_string()
+                ],
+            )
+            .await?
+            .unwrap_or((0,));
+        if inserted == 0 {
+            return Ok(None);
+        }
+        self.metrics.inc(&self.metrics.tasks_sent);
+        Ok(Some(
+            Reply::new(201, queued_answer(task.id, None))
+                .waking(Wake::Recipient(task.recipient.to_string())),
+        ))
     }
 
     async fn send_in(&self, tx: &mut Tx, caller: &Caller, raw: &Value) -> Result<Reply, ApiError> {
@@ -183,7 +270,8 @@ impl Mailbox {
                 .await?;
                 self.metrics.inc(&self.metrics.cache_hits);
                 return Ok(
-                    Reply::new(201, queued_answer(task.id, Some(&hit.source_task_id))).waking(),
+                    Reply::new(201, queued_answer(task.id, Some(&hit.source_task_id)))
+                        .waking(Wake::Sender(task.sender.to_string())),
                 );
             }
         }
@@ -210,7 +298,8 @@ impl Mailbox {
             return self.replay_after_race(tx, &task, &body).await;
         }
         self.metrics.inc(&self.metrics.tasks_sent);
-        Ok(Reply::new(201, queued_answer(task.id, None)).waking())
+        Ok(Reply::new(201, queued_answer(task.id, None))
+            .waking(Wake::Recipient(task.recipient.to_string())))
     }
 
     /// A send whose id exists: the same sender and body replays the first answer, anything else
@@ -274,8 +363,10 @@ impl Mailbox {
                 },
             )?;
         }
-        self.long_poll(wait, || self.lease_once(caller, recipient))
-            .await
+        self.long_poll(wait, (WaitFor::Task, recipient), || {
+            self.lease_once(caller, recipient)
+        })
+        .await
     }
 
     async fn lease_once(
@@ -283,20 +374,36 @@ impl Mailbox {
         caller: &Caller,
         recipient: &str,
     ) -> Result<Option<(A2ATask, Lease)>, ApiError> {
-        // SQLite: a cheap read first, so an empty poll never waits for the single writer.
-        // (PostgreSQL claims with SKIP LOCKED and an empty claim flushes nothing: the extra
-        // round trip would cost more than it saves.)
-        if self.db.engine() == Engine::Sqlite {
-            let any: Option<(String,)> = self
+        if self.db.engine() == Engine::Postgres {
+            // The common case in one statement, its own transaction: the head of the queue is
+            // live and becomes the lease (no audit row: a lease is recorded in the task row).
+            let claimed: Option<TaskRow> = self
                 .db
-                .fetch_optional(
-                    "SELECT id FROM tasks WHERE state = 'queued' AND recipient = $1 LIMIT 1",
-                    args![recipient],
+                .autocommit_fetch_optional(
+                    &claim_head_sql(),
+                    args![recipient, Uuid::new_v4(), caller.sub.as_str(), now_ms()],
                 )
                 .await?;
-            if any.is_none() {
-                return Ok(None);
+            if let Some(row) = claimed {
+                let lease = row
+                    .lease()?
+                    .ok_or_else(|| ApiError::internal("claimed row has no lease"))?;
+                self.metrics.inc(&self.metrics.leases);
+                return Ok(Some((row.task()?, lease)));
             }
+        }
+        // A cheap read, so an empty poll never takes a write transaction (SQLite: never waits
+        // for the single writer). Something queued but not claimed above is an expired head
+        // (or, on PostgreSQL, a head another claim holds): the transaction below walks it.
+        let any: Option<(String,)> = self
+            .db
+            .fetch_optional(
+                "SELECT id FROM tasks WHERE state = 'queued' AND recipient = $1 LIMIT 1",
+                args![recipient],
+            )
+            .await?;
+        if any.is_none() {
+            return Ok(None);
         }
         let this = self.clone();
         let c = caller.clone();
@@ -310,7 +417,7 @@ impl Mailbox {
             }))
             .await?;
         if expired > 0 {
-            self.woke();
+            self.woke(&Wake::Everyone);
         }
         if leased.is_some() {
             self.metrics.inc(&self.metrics.leases);
@@ -332,14 +439,7 @@ impl Mailbox {
         let lease_id = Uuid::new_v4();
         let claimed: Option<TaskRow> = tx
             .fetch_optional(
-                &format!(
-                    "UPDATE tasks SET state = 'in_flight', attempt = attempt + 1, lease_id = $2, leased_to = $3, \
-                        leased_at_ms = $4, heartbeat_at_ms = $4, updated_at_ms = $4 \
-                     WHERE id = (SELECT id FROM tasks WHERE state = 'queued' AND recipient = $1 \
-                                 ORDER BY queue_seq LIMIT 1 /*SKIP_LOCKED*/) \
-                       AND (deadline_ms IS NULL OR deadline_ms >= $4) \
-                     RETURNING {TASK_COLS}"
-                ),
+                &claim_head_sql(),
                 args![recipient, lease_id, caller.sub.as_str(), now],
             )
             .await?;

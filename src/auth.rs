@@ -132,6 +132,18 @@ impl Caller {
         }
     }
 
+    /// Does the caller hold a grant, without a scope, that admits `family` + ANY suffix (for
+    /// `a2a.respond.`: `a2a.respond.*` or a wider wildcard such as `a2a.*`)? Then a check of
+    /// `family<x>` passes whatever `<x>` and the request are, and need not wait for `<x>`.
+    pub fn holds_whole_family(&self, family: &str) -> bool {
+        self.caps.iter().any(|c| {
+            c.scope().is_none_or(|s| s.is_empty())
+                && c.action()
+                    .strip_suffix('*')
+                    .is_some_and(|p| p.ends_with('.') && family.starts_with(p))
+        })
+    }
+
     /// Checks and turns a refusal into the contract's 403.
     pub fn require(&self, required: &str, ctx: &ScopeCtx) -> Result<(), ApiError> {
         cap_error(self.check(required, ctx), required)

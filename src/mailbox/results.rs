@@ -67,6 +67,9 @@ impl Mailbox {
     ) -> Result<Option<Reply>, ApiError> {
         let me = caller.sub.as_str();
         let id = input.task_id.to_string();
+        if caller.holds_whole_family("a2a.respond.") {
+            return self.post_result_one_statement(caller, input).await;
+        }
         let row: Option<Leased> = self
             .db
             .fetch_optional(
@@ -136,6 +139,57 @@ impl Mailbox {
         Ok(Some(
             Reply::new(201, posted).waking(Wake::Sender(row.sender)),
         ))
+    }
+
+    /// [`Mailbox::post_result_fast`] for a caller whose grant admits answering any sender's
+    /// task (`a2a.respond.*`): the capability check cannot fail, so the read is not needed and
+    /// the result, its guard and its `capability_check` audit row (built from the row's
+    /// sender) are one statement.
+    async fn post_result_one_statement(
+        &self,
+        caller: &Caller,
+        input: &PostResult,
+    ) -> Result<Option<Reply>, ApiError> {
+        let me = caller.sub.as_str();
+        let id = input.task_id.to_string();
+        let result = input.result();
+        let content = serde_json::to_string(&result.content).map_err(ApiError::internal)?;
+        let now = now_ms();
+        let answered: Option<(String,)> = self
+            .db
+            .autocommit_fetch_optional(
+                "WITH answered AS ( \
+                   UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
+                       result_error = $4, result_by = $5, result_at_ms = $6, result_seq = /*NEXT_RESULT_SEQ*/, \
+                       updated_at_ms = $6 \
+                   WHERE id = $1 AND state = 'in_flight' AND leased_to = $5 AND cache_key IS NULL \
+                     AND ($7::text IS NULL OR lease_id = $7) \
+                   RETURNING sender), \
+                 checked AS ( \
+                   INSERT INTO audit (timestamp_ms, issuer, kind, body) \
+                   SELECT $6, $5, 'capability_check', json_build_object( \
+                       'scope_id', 'a2a-respond:' || $1, \
+                       'required_actions', json_build_array('a2a.respond.' || sender), \
+                       'missing_actions', json_build_array(), \
+                       'passed', true)::text \
+                   FROM answered) \
+                 SELECT sender FROM answered",
+                args![
+                    id.as_str(),
+                    result.status.as_str(),
+                    content.as_str(),
+                    result.error_message.clone(),
+                    me,
+                    now,
+                    input.lease_id.map(|l| l.to_string())
+                ],
+            )
+            .await?;
+        let Some((sender,)) = answered else {
+            return Ok(None);
+        };
+        let posted = json!({"kind": "a2a_result_posted", "task_id": input.task_id});
+        Ok(Some(Reply::new(201, posted).waking(Wake::Sender(sender))))
     }
 
     async fn post_result_in(

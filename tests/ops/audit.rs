@@ -69,6 +69,80 @@ async fn callers_see_their_own_rows_and_operators_see_all(app: TestApp) {
 }
 both_engines!(callers_see_their_own_rows_and_operators_see_all);
 
+/// The server stores a send or a result along one of several paths (PostgreSQL: a single
+/// statement for the common case, a transaction otherwise; an `Idempotency-Key` always takes the
+/// transaction). Whichever it took, the write's `capability_check` row is the same.
+async fn every_path_writes_the_same_capability_row(app: TestApp) {
+    let keyed = |k: &'static str| [("Idempotency-Key", k)];
+    let plain = app.send_ok(&app.alice(), &task("alice", "bob")).await;
+    let with_key = app
+        .post_with(
+            "/a2a/tasks",
+            &app.alice(),
+            &task("alice", "bob"),
+            &keyed("s-1"),
+        )
+        .await
+        .expect(201)["task_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let third = app.send_ok(&app.alice(), &task("alice", "bob")).await;
+    let sends: Vec<Value> = feed(&app, &app.alice(), "?kind=capability_check&limit=100")
+        .await
+        .iter()
+        .map(|e| e["kind"].clone())
+        .collect();
+    assert_eq!(sends.len(), 3, "{sends:?}");
+    for k in &sends {
+        assert_eq!(
+            k,
+            &json!({"type": "capability_check", "scope_id": "a2a-send:bob",
+                    "required_actions": ["a2a.send.bob"], "missing_actions": [], "passed": true})
+        );
+    }
+    // bob answers: with a grant naming alice, with a wildcard grant, and under a key.
+    let wildcard = app.token("bob", json!(["a2a.respond.*"]));
+    let mut answered = vec![];
+    for (token, headers) in [
+        (app.bob(), &[][..]),
+        (wildcard.clone(), &[][..]),
+        (app.bob(), &keyed("r-1")[..]),
+    ] {
+        let (id, lease) = app.lease_some(&app.bob()).await;
+        let body = json!({"task_id": id, "lease_id": lease["lease_id"], "status": "ok",
+                          "content": [{"type": "text", "text": "ok"}]});
+        app.post_with("/a2a/results", &token, &body, headers)
+            .await
+            .expect(201);
+        answered.push(id);
+    }
+    let mut expected_ids = vec![plain, with_key, third];
+    expected_ids.sort();
+    let mut got_ids = answered.clone();
+    got_ids.sort();
+    assert_eq!(got_ids, expected_ids);
+    let rows = feed(&app, &app.ops(), "?kind=capability_check&limit=100").await;
+    let mut results: Vec<Value> = rows
+        .iter()
+        .filter(|e| e["issuer"] == "bob")
+        .map(|e| e["kind"].clone())
+        .collect();
+    results.reverse(); // oldest first, as answered
+    let expected: Vec<Value> = answered
+        .iter()
+        .map(|id| {
+            json!({"type": "capability_check", "scope_id": format!("a2a-respond:{id}"),
+                   "required_actions": ["a2a.respond.alice"], "missing_actions": [], "passed": true})
+        })
+        .collect();
+    assert_eq!(results, expected);
+    for id in &answered {
+        assert!(app.drain(&app.alice()).await.is_some(), "result of {id}");
+    }
+}
+both_engines!(every_path_writes_the_same_capability_row);
+
 async fn a_killed_server_never_leaves_a_repair_without_its_row(mut app: TestApp) {
     let ops = full_ops(&app);
     let mut leases = vec![];

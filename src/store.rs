@@ -328,6 +328,25 @@ impl Db {
         }
     }
 
+    /// [`Db::autocommit_fetch_optional`], every row.
+    pub async fn autocommit_fetch_all<T: Row>(
+        &self,
+        sql: &str,
+        args: &[Val],
+    ) -> Result<Vec<T>, sqlx::Error> {
+        match &self.pools {
+            Pools::Postgres(pool) => {
+                let sql = Engine::Postgres.sql(sql);
+                bind_all!(sqlx::query_as::<Postgres, T>(&sql), args)
+                    .fetch_all(pool)
+                    .await
+            }
+            Pools::Sqlite { .. } => Err(sqlx::Error::Protocol(
+                "SQLite writes go through the group-commit writer".into(),
+            )),
+        }
+    }
+
     /// `SELECT 1` against the database (readiness).
     pub async fn ping(&self) -> Result<(), sqlx::Error> {
         let _: Option<(i64,)> = self.fetch_optional("SELECT CAST(1 AS BIGINT)", &[]).await?;

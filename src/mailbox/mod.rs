@@ -210,6 +210,29 @@ impl Mailbox {
             .unwrap_or_else(|_| Err(ApiError::internal("a write unit was dropped unanswered")))
     }
 
+    /// A write that is ONE statement on PostgreSQL (its own transaction: `pg`, data-modifying
+    /// CTEs allowed) and one unit of the group-commit writer on SQLite (`sqlite`: several
+    /// statements of one text run in one call, sharing the numbered parameters). Answers the
+    /// rows of the text's row-returning statement.
+    pub(crate) async fn write_statement<T: crate::store::Row + 'static>(
+        &self,
+        pg: &str,
+        sqlite: &'static str,
+        args: &[crate::store::Val],
+    ) -> Result<Vec<T>, ApiError> {
+        if self.db.engine() == crate::store::Engine::Postgres {
+            return Ok(self.db.autocommit_fetch_all(pg, args).await?);
+        }
+        let args = args.to_vec();
+        self.transact(Box::new(move |tx| {
+            Box::pin(async move {
+                let rows: Vec<T> = tx.fetch_all(sqlite, &args).await?;
+                Ok((rows, true))
+            })
+        }))
+        .await
+    }
+
     /// Runs a request's write: with an `Idempotency-Key` the key is reserved (or its stored
     /// response answered) in the same transaction as the effect, and the response is stored
     /// with it. A success or a refusal commits (a refusal changed nothing but may have written

@@ -12,6 +12,66 @@ use crate::domain::{A2ATaskResult, PostResult, TaskState};
 use crate::error::{ApiError, ErrorCode};
 use crate::store::{Engine, Tx};
 
+/// [`Mailbox::post_result_fast`]'s statement: `$1` task id, `$2..$4` the result, `$5` the
+/// caller, `$6` now, `$7` the lease id read, `$8` the audit body. Answers 1 when stored.
+const RESULT_PG: &str = "WITH answered AS ( \
+       UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
+           result_error = $4, result_by = $5, result_at_ms = $6, result_seq = /*NEXT_RESULT_SEQ*/, \
+           updated_at_ms = $6 \
+       WHERE id = $1 AND state = 'in_flight' AND lease_id = $7 AND leased_to = $5 \
+         AND cache_key IS NULL \
+       RETURNING 1), \
+     checked AS ( \
+       INSERT INTO audit (timestamp_ms, issuer, kind, body) \
+       SELECT $6, $5, 'capability_check', $8 FROM answered) \
+     SELECT COUNT(*) FROM answered";
+
+/// [`RESULT_PG`] for SQLite (no data-modifying CTEs): `changes()` carries the outcome.
+const RESULT_SQLITE: &str =
+    "UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
+           result_error = $4, result_by = $5, result_at_ms = $6, result_seq = /*NEXT_RESULT_SEQ*/, \
+           updated_at_ms = $6 \
+       WHERE id = $1 AND state = 'in_flight' AND lease_id = $7 AND leased_to = $5 \
+         AND cache_key IS NULL; \
+     INSERT INTO audit (timestamp_ms, issuer, kind, body) \
+       SELECT $6, $5, 'capability_check', $8 WHERE changes() = 1; \
+     SELECT changes()";
+
+/// [`Mailbox::post_result_one_statement`]'s statement: as [`RESULT_PG`] with `$7` the lease id
+/// given (or NULL), the audit body built from the row's sender; answers the sender when stored.
+const RESULT_ANY_SENDER_PG: &str = "WITH answered AS ( \
+       UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
+           result_error = $4, result_by = $5, result_at_ms = $6, result_seq = /*NEXT_RESULT_SEQ*/, \
+           updated_at_ms = $6 \
+       WHERE id = $1 AND state = 'in_flight' AND leased_to = $5 AND cache_key IS NULL \
+         AND ($7::text IS NULL OR lease_id = $7) \
+       RETURNING sender), \
+     checked AS ( \
+       INSERT INTO audit (timestamp_ms, issuer, kind, body) \
+       SELECT $6, $5, 'capability_check', json_build_object( \
+           'scope_id', 'a2a-respond:' || $1, \
+           'required_actions', json_build_array('a2a.respond.' || sender), \
+           'missing_actions', json_build_array(), \
+           'passed', true)::text \
+       FROM answered) \
+     SELECT sender FROM answered";
+
+/// [`RESULT_ANY_SENDER_PG`] for SQLite.
+const RESULT_ANY_SENDER_SQLITE: &str =
+    "UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
+           result_error = $4, result_by = $5, result_at_ms = $6, result_seq = /*NEXT_RESULT_SEQ*/, \
+           updated_at_ms = $6 \
+       WHERE id = $1 AND state = 'in_flight' AND leased_to = $5 AND cache_key IS NULL \
+         AND ($7 IS NULL OR lease_id = $7); \
+     INSERT INTO audit (timestamp_ms, issuer, kind, body) \
+       SELECT $6, $5, 'capability_check', json_object( \
+           'scope_id', 'a2a-respond:' || $1, \
+           'required_actions', json_array('a2a.respond.' || sender), \
+           'missing_actions', json_array(), \
+           'passed', json('true')) \
+       FROM tasks WHERE id = $1 AND changes() = 1; \
+     SELECT sender FROM tasks WHERE id = $1 AND changes() = 1";
+
 #[derive(sqlx::FromRow)]
 struct Leased {
     sender: String,
@@ -37,7 +97,7 @@ impl Mailbox {
         idem: Option<&IdemRequest>,
         input: &PostResult,
     ) -> Result<Reply, ApiError> {
-        if idem.is_none() && self.db.engine() == Engine::Postgres {
+        if idem.is_none() {
             if let Some(reply) = self.post_result_fast(caller, input).await? {
                 self.woke(&reply.wake);
                 return Ok(reply);
@@ -54,7 +114,8 @@ impl Mailbox {
         .await
     }
 
-    /// PostgreSQL, the common case in two statements and one transaction: the caller's own
+    /// The common case in two statements, one of them writing (PostgreSQL: its own transaction;
+    /// SQLite: one call of the writer): the caller's own
     /// in-flight lease of a task without a cache key, answered with a capability that covers
     /// it. A read finds the row; one statement then stores the result and its
     /// `capability_check` audit row, guarded by the lease id it read (a requeue or another
@@ -105,20 +166,10 @@ impl Mailbox {
         let content = serde_json::to_string(&result.content).map_err(ApiError::internal)?;
         let now = now_ms();
         let checked = capability_audit(&format!("a2a-respond:{id}"), &action, true);
-        let (stored,): (i64,) = self
-            .db
-            .autocommit_fetch_optional(
-                "WITH answered AS ( \
-                   UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
-                       result_error = $4, result_by = $5, result_at_ms = $6, result_seq = /*NEXT_RESULT_SEQ*/, \
-                       updated_at_ms = $6 \
-                   WHERE id = $1 AND state = 'in_flight' AND lease_id = $7 AND leased_to = $5 \
-                     AND cache_key IS NULL \
-                   RETURNING 1), \
-                 checked AS ( \
-                   INSERT INTO audit (timestamp_ms, issuer, kind, body) \
-                   SELECT $6, $5, 'capability_check', $8 FROM answered) \
-                 SELECT COUNT(*) FROM answered",
+        let stored: Vec<(i64,)> = self
+            .write_statement(
+                RESULT_PG,
+                RESULT_SQLITE,
                 args![
                     id.as_str(),
                     result.status.as_str(),
@@ -130,8 +181,8 @@ impl Mailbox {
                     checked.to_string()
                 ],
             )
-            .await?
-            .unwrap_or((0,));
+            .await?;
+        let stored = stored.first().map_or(0, |r| r.0);
         if stored == 0 {
             return Ok(None);
         }
@@ -155,25 +206,10 @@ impl Mailbox {
         let result = input.result();
         let content = serde_json::to_string(&result.content).map_err(ApiError::internal)?;
         let now = now_ms();
-        let answered: Option<(String,)> = self
-            .db
-            .autocommit_fetch_optional(
-                "WITH answered AS ( \
-                   UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
-                       result_error = $4, result_by = $5, result_at_ms = $6, result_seq = /*NEXT_RESULT_SEQ*/, \
-                       updated_at_ms = $6 \
-                   WHERE id = $1 AND state = 'in_flight' AND leased_to = $5 AND cache_key IS NULL \
-                     AND ($7::text IS NULL OR lease_id = $7) \
-                   RETURNING sender), \
-                 checked AS ( \
-                   INSERT INTO audit (timestamp_ms, issuer, kind, body) \
-                   SELECT $6, $5, 'capability_check', json_build_object( \
-                       'scope_id', 'a2a-respond:' || $1, \
-                       'required_actions', json_build_array('a2a.respond.' || sender), \
-                       'missing_actions', json_build_array(), \
-                       'passed', true)::text \
-                   FROM answered) \
-                 SELECT sender FROM answered",
+        let answered: Vec<(String,)> = self
+            .write_statement(
+                RESULT_ANY_SENDER_PG,
+                RESULT_ANY_SENDER_SQLITE,
                 args![
                     id.as_str(),
                     result.status.as_str(),
@@ -185,6 +221,7 @@ impl Mailbox {
                 ],
             )
             .await?;
+        let answered = answered.into_iter().next();
         let Some((sender,)) = answered else {
             return Ok(None);
         };

@@ -50,6 +50,27 @@ struct Candidate {
     deadline_ms: Option<i64>,
 }
 
+/// [`Mailbox::send_fast`]'s statement: `$1..$7` the task, `$8` now, `$9` the audit body.
+const SEND_PG: &str = "WITH ins AS ( \
+       INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, deadline_ms, \
+           duplicate_safety, idem_key, created_at_ms, updated_at_ms) \
+       VALUES ($1, $2, $3, $4, 'queued', 0, /*NEXT_QUEUE_SEQ*/, $5, $6, $7, $8, $8) \
+       ON CONFLICT (id) DO NOTHING RETURNING 1), \
+     checked AS ( \
+       INSERT INTO audit (timestamp_ms, issuer, kind, body) \
+       SELECT $8, $2, 'capability_check', $9 FROM ins) \
+     SELECT COUNT(*) FROM ins";
+
+/// [`SEND_PG`] for SQLite (no data-modifying CTEs): `changes()` carries the insert's outcome.
+const SEND_SQLITE: &str =
+    "INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, deadline_ms, \
+           duplicate_safety, idem_key, created_at_ms, updated_at_ms) \
+       VALUES ($1, $2, $3, $4, 'queued', 0, /*NEXT_QUEUE_SEQ*/, $5, $6, $7, $8, $8) \
+       ON CONFLICT (id) DO NOTHING; \
+     INSERT INTO audit (timestamp_ms, issuer, kind, body) \
+       SELECT $8, $2, 'capability_check', $9 WHERE changes() = 1; \
+     SELECT changes()";
+
 /// Leases the head of `$1`'s queue to `$3` under lease id `$2` at `$4`, when the head is live.
 fn claim_head_sql() -> String {
     format!(
@@ -79,7 +100,7 @@ impl Mailbox {
         idem: Option<&IdemRequest>,
         raw: &Value,
     ) -> Result<Reply, ApiError> {
-        if idem.is_none() && self.db.engine() == Engine::Postgres {
+        if idem.is_none() {
             if let Some(reply) = self.send_fast(caller, raw).await? {
                 self.woke(&reply.wake);
                 return Ok(reply);
@@ -96,10 +117,10 @@ impl Mailbox {
         .await
     }
 
-    /// PostgreSQL, the common case in ONE statement (its own transaction): a valid task without
-    /// a cache key, from its own sender, who holds the capability, under a new id. The task and
-    /// its `capability_check` audit row are inserted together, the audit row only when the task
-    /// was. Anything else (`None`) goes through [`Mailbox::send_in`], which answers it exactly
+    /// The common case in ONE statement (PostgreSQL; SQLite: one call of the writer): a valid
+    /// task without a cache key, from its own sender, who holds the capability, under a new id.
+    /// The task and its `capability_check` audit row are inserted together, the audit row only
+    /// when the task was. Anything else (`None`) goes through [`Mailbox::send_in`], which answers it exactly
     /// (replay, conflict, refusal); nothing was written then.
     async fn send_fast(&self, caller: &Caller, raw: &Value) -> Result<Option<Reply>, ApiError> {
         let sender = raw.get("sender").and_then(Value::as_str);
@@ -129,18 +150,10 @@ impl Mailbox {
         let body = serde_json::to_string(&task).map_err(ApiError::internal)?;
         let idem = task.idempotency.as_ref();
         let checked = capability_audit(&format!("a2a-send:{recipient}"), &action, true);
-        let (inserted,): (i64,) = self
-            .db
-            .autocommit_fetch_optional(
-                "WITH ins AS ( \
-                   INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, deadline_ms, \
-                       duplicate_safety, idem_key, created_at_ms, updated_at_ms) \
-                   VALUES ($1, $2, $3, $4, 'queued', 0, /*NEXT_QUEUE_SEQ*/, $5, $6, $7, $8, $8) \
-                   ON CONFLICT (id) DO NOTHING RETURNING 1), \
-                 checked AS ( \
-                   INSERT INTO audit (timestamp_ms, issuer, kind, body) \
-                   SELECT $8, $2, 'capability_check', $9 FROM ins) \
-                 SELECT COUNT(*) FROM ins",
+        let inserted: Vec<(i64,)> = self
+            .write_statement(
+                SEND_PG,
+                SEND_SQLITE,
                 args![
                     task.id.to_string(),
                     task.sender.as_str(),
@@ -153,8 +166,8 @@ impl Mailbox {
                     checked.to_string()
                 ],
             )
-            .await?
-            .unwrap_or((0,));
+            .await?;
+        let inserted = inserted.first().map_or(0, |r| r.0);
         if inserted == 0 {
             return Ok(None);
         }

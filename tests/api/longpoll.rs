@@ -141,3 +141,59 @@ async fn a_waiting_drain_without_results_returns_null_after_about_wait_ms(app: T
         "wait_ms=300 with nothing to drain took {elapsed:?}"
     );
 }
+
+/// A waiting request re-checks once a second even if nobody wakes it; these two tests require
+/// the commit itself to wake it: the poll answers well within that second after the write.
+const WOKEN_WITHIN: Duration = Duration::from_millis(500);
+
+both_engines!(a_send_wakes_its_recipients_waiting_lease_at_once);
+async fn a_send_wakes_its_recipients_waiting_lease_at_once(app: TestApp) {
+    let (alice, bob) = (app.alice(), app.bob());
+    let t = task("alice", "bob");
+    let (poll, sent) = tokio::join!(
+        async {
+            let r = app.next(&bob, "?wait_ms=5000").await;
+            (r, Instant::now())
+        },
+        async {
+            tokio::time::sleep(ACT_AFTER).await;
+            app.send_ok(&alice, &t).await;
+            Instant::now()
+        }
+    );
+    let (poll, answered) = poll;
+    assert_eq!(poll.expect(200)["task"]["id"], t["id"]);
+    let lag = answered.saturating_duration_since(sent);
+    assert!(
+        lag < WOKEN_WITHIN,
+        "the lease answered {lag:?} after the send: it was not woken by the commit"
+    );
+}
+
+both_engines!(a_result_wakes_its_senders_waiting_drain_at_once);
+async fn a_result_wakes_its_senders_waiting_drain_at_once(app: TestApp) {
+    let (alice, bob) = (app.alice(), app.bob());
+    let id = app.send_ok(&alice, &task("alice", "bob")).await;
+    let (leased, lease) = app.lease_some(&bob).await;
+    assert_eq!(leased, id);
+    let (poll, posted) = tokio::join!(
+        async {
+            let r = app.get("/a2a/results/next?wait_ms=5000", &alice).await;
+            (r, Instant::now())
+        },
+        async {
+            tokio::time::sleep(ACT_AFTER).await;
+            let mut body = result(&id, "ok", "done");
+            body["lease_id"] = lease["lease_id"].clone();
+            app.post_result(&bob, &body).await.expect(201);
+            Instant::now()
+        }
+    );
+    let (poll, answered) = poll;
+    assert_eq!(poll.expect(200)["result"]["task_id"], id.as_str());
+    let lag = answered.saturating_duration_since(posted);
+    assert!(
+        lag < WOKEN_WITHIN,
+        "the drain answered {lag:?} after the result: it was not woken by the commit"
+    );
+}

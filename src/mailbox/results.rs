@@ -5,41 +5,18 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::rows::{result_from_columns, TaskRow, TASK_COLS};
-use super::{audit, capability_audit, now_ms, IdemRequest, Mailbox, Reply, WaitFor, Wake};
+use super::{audit, now_ms, IdemRequest, Mailbox, Reply, WaitFor, Wake};
 use crate::args;
 use crate::auth::{Caller, CapCheck, ScopeCtx};
 use crate::domain::{A2ATaskResult, PostResult, TaskState};
 use crate::error::{ApiError, ErrorCode};
 use crate::store::{Engine, Tx};
 
-/// [`Mailbox::post_result_fast`]'s statement: `$1` task id, `$2..$4` the result, `$5` the
-/// caller, `$6` now, `$7` the lease id read, `$8` the audit body. Answers 1 when stored.
-const RESULT_PG: &str = "WITH answered AS ( \
-       UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
-           result_error = $4, result_by = $5, result_at_ms = $6, result_seq = /*NEXT_RESULT_SEQ*/, \
-           updated_at_ms = $6 \
-       WHERE id = $1 AND state = 'in_flight' AND lease_id = $7 AND leased_to = $5 \
-         AND cache_key IS NULL \
-       RETURNING 1), \
-     checked AS ( \
-       INSERT INTO audit (timestamp_ms, issuer, kind, body) \
-       SELECT $6, $5, 'capability_check', $8 FROM answered) \
-     SELECT COUNT(*) FROM answered";
-
-/// [`RESULT_PG`] for SQLite (no data-modifying CTEs): `changes()` carries the outcome.
-const RESULT_SQLITE: &str =
-    "UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
-           result_error = $4, result_by = $5, result_at_ms = $6, result_seq = /*NEXT_RESULT_SEQ*/, \
-           updated_at_ms = $6 \
-       WHERE id = $1 AND state = 'in_flight' AND lease_id = $7 AND leased_to = $5 \
-         AND cache_key IS NULL; \
-     INSERT INTO audit (timestamp_ms, issuer, kind, body) \
-       SELECT $6, $5, 'capability_check', $8 WHERE changes() = 1; \
-     SELECT changes()";
-
-/// [`Mailbox::post_result_one_statement`]'s statement: as [`RESULT_PG`] with `$7` the lease id
-/// given (or NULL), the audit body built from the row's sender; answers the sender when stored.
-const RESULT_ANY_SENDER_PG: &str = "WITH answered AS ( \
+/// [`Mailbox::store_result`]'s statement: `$1` task id, `$2..$4` the result, `$5` the caller,
+/// `$6` now, `$7` the lease id the task must still hold (or NULL). The `capability_check` audit
+/// row is built from the row's sender, exactly as `capability_audit` writes it. Answers the
+/// sender when the result was stored.
+const STORE_RESULT_PG: &str = "WITH answered AS ( \
        UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
            result_error = $4, result_by = $5, result_at_ms = $6, result_seq = /*NEXT_RESULT_SEQ*/, \
            updated_at_ms = $6 \
@@ -56,8 +33,8 @@ const RESULT_ANY_SENDER_PG: &str = "WITH answered AS ( \
        FROM answered) \
      SELECT sender FROM answered";
 
-/// [`RESULT_ANY_SENDER_PG`] for SQLite.
-const RESULT_ANY_SENDER_SQLITE: &str =
+/// [`STORE_RESULT_PG`] for SQLite (no data-modifying CTEs): `changes()` carries the outcome.
+const STORE_RESULT_SQLITE: &str =
     "UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
            result_error = $4, result_by = $5, result_at_ms = $6, result_seq = /*NEXT_RESULT_SEQ*/, \
            updated_at_ms = $6 \
@@ -114,12 +91,13 @@ impl Mailbox {
         .await
     }
 
-    /// The common case in two statements, one of them writing (PostgreSQL: its own transaction;
-    /// SQLite: one call of the writer): the caller's own
-    /// in-flight lease of a task without a cache key, answered with a capability that covers
-    /// it. A read finds the row; one statement then stores the result and its
-    /// `capability_check` audit row, guarded by the lease id it read (a requeue or another
-    /// answer in between makes it change nothing). Anything else (`None`) goes through
+    /// The common case: the caller's own in-flight lease of a task without a cache key,
+    /// answered with a capability that covers it, stored by ONE writing statement (PostgreSQL:
+    /// its own transaction; SQLite: one call of the writer) together with its
+    /// `capability_check` audit row. A caller whose grant admits answering any sender's task
+    /// (`a2a.respond.*`) needs no read first; otherwise a read finds the sender for the check,
+    /// and the write is guarded by the lease id it read (a requeue or another answer in between
+    /// makes it change nothing). Anything else (`None`) goes through
     /// [`Mailbox::post_result_in`], which answers it exactly; nothing was written then.
     async fn post_result_fast(
         &self,
@@ -127,10 +105,11 @@ impl Mailbox {
         input: &PostResult,
     ) -> Result<Option<Reply>, ApiError> {
         let me = caller.sub.as_str();
-        let id = input.task_id.to_string();
+        let given = input.lease_id.map(|l| l.to_string());
         if caller.holds_whole_family("a2a.respond.") {
-            return self.post_result_one_statement(caller, input).await;
+            return self.store_result(caller, input, given).await;
         }
+        let id = input.task_id.to_string();
         let row: Option<Leased> = self
             .db
             .fetch_optional(
@@ -141,7 +120,6 @@ impl Mailbox {
         let Some(row) = row else {
             return Ok(None);
         };
-        let given = input.lease_id.map(|l| l.to_string());
         let Some(current) = row.lease_id else {
             return Ok(None);
         };
@@ -155,74 +133,43 @@ impl Mailbox {
         let action = format!("a2a.respond.{}", row.sender);
         let ctx = ScopeCtx {
             peer: Some(&row.sender),
-            task_id: Some(id.clone()),
+            task_id: Some(id),
             lease_id: given,
             duplicate_risk: None,
         };
         if caller.check(&action, &ctx) != CapCheck::Passed {
             return Ok(None);
         }
-        let result = input.result();
-        let content = serde_json::to_string(&result.content).map_err(ApiError::internal)?;
-        let now = now_ms();
-        let checked = capability_audit(&format!("a2a-respond:{id}"), &action, true);
-        let stored: Vec<(i64,)> = self
-            .write_statement(
-                RESULT_PG,
-                RESULT_SQLITE,
-                args![
-                    id.as_str(),
-                    result.status.as_str(),
-                    content.as_str(),
-                    result.error_message.clone(),
-                    me,
-                    now,
-                    current.as_str(),
-                    checked.to_string()
-                ],
-            )
-            .await?;
-        let stored = stored.first().map_or(0, |r| r.0);
-        if stored == 0 {
-            return Ok(None);
-        }
-        let posted = json!({"kind": "a2a_result_posted", "task_id": input.task_id});
-        Ok(Some(
-            Reply::new(201, posted).waking(Wake::Sender(row.sender)),
-        ))
+        self.store_result(caller, input, Some(current)).await
     }
 
-    /// [`Mailbox::post_result_fast`] for a caller whose grant admits answering any sender's
-    /// task (`a2a.respond.*`): the capability check cannot fail, so the read is not needed and
-    /// the result, its guard and its `capability_check` audit row (built from the row's
-    /// sender) are one statement.
-    async fn post_result_one_statement(
+    /// [`STORE_RESULT_PG`] / [`STORE_RESULT_SQLITE`]: stores the result if the task is still
+    /// the caller's lease (under `lease_guard`, when given). Answers the reply, or `None` when
+    /// nothing was stored.
+    async fn store_result(
         &self,
         caller: &Caller,
         input: &PostResult,
+        lease_guard: Option<String>,
     ) -> Result<Option<Reply>, ApiError> {
-        let me = caller.sub.as_str();
-        let id = input.task_id.to_string();
         let result = input.result();
         let content = serde_json::to_string(&result.content).map_err(ApiError::internal)?;
-        let now = now_ms();
-        let answered: Vec<(String,)> = self
+        let stored: Vec<(String,)> = self
             .write_statement(
-                RESULT_ANY_SENDER_PG,
-                RESULT_ANY_SENDER_SQLITE,
+                STORE_RESULT_PG,
+                STORE_RESULT_SQLITE,
                 args![
-                    id.as_str(),
+                    input.task_id.to_string(),
                     result.status.as_str(),
                     content.as_str(),
                     result.error_message.clone(),
-                    me,
-                    now,
-                    input.lease_id.map(|l| l.to_string())
+                    caller.sub.as_str(),
+                    now_ms(),
+                    lease_guard
                 ],
             )
             .await?;
-        let answered = answered.into_iter().next();
-        let Some((sender,)) = answered else {
+        let Some((sender,)) = stored.into_iter().next() else {
             return Ok(None);
         };
         let posted = json!({"kind": "a2a_result_posted", "task_id": input.task_id});

@@ -797,25 +797,30 @@ fn read_tail(path: &Path) -> String {
     lines[from..].join("\n")
 }
 
+/// Drops a test's PostgreSQL database. Callable from `Drop` (inside the test's runtime, also
+/// while a failed test unwinds): the async clean-up runs on a thread of its own.
+pub fn drop_database(admin_url: String, name: String) {
+    let _ = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .ok()?;
+        rt.block_on(async {
+            let mut conn = PgConnection::connect(&admin_url).await.ok()?;
+            let sql = format!(r#"DROP DATABASE IF EXISTS "{name}" WITH (FORCE)"#);
+            let _ = conn.execute(sql.as_str()).await;
+            let _ = conn.close().await;
+            Some(())
+        })
+    })
+    .join();
+}
+
 impl Drop for TestApp {
     fn drop(&mut self) {
         self.kill();
         if let Some(pg) = self.pg.take() {
-            // Drop runs inside the test's runtime: do the async clean-up on a thread of its own.
-            let _ = std::thread::spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .ok()?;
-                rt.block_on(async {
-                    let mut conn = PgConnection::connect(&pg.admin_url).await.ok()?;
-                    let sql = format!(r#"DROP DATABASE IF EXISTS "{}" WITH (FORCE)"#, pg.name);
-                    let _ = conn.execute(sql.as_str()).await;
-                    let _ = conn.close().await;
-                    Some(())
-                })
-            })
-            .join();
+            drop_database(pg.admin_url, pg.name);
         }
         if std::thread::panicking() {
             let _ = writeln!(

@@ -12,14 +12,15 @@ use uuid::Uuid;
 use crate::helpers::{postgres_base_url, task, BIN};
 
 /// A fresh database URL (and a scratch directory to run in), or `None` when PostgreSQL is
-/// skipped.
-async fn fresh_db(postgres: bool, test: &str) -> Option<(String, PathBuf)> {
+/// skipped. The third value drops the PostgreSQL database when the test ends.
+async fn fresh_db(postgres: bool, test: &str) -> Option<(String, PathBuf, DropDb)> {
     let dir = std::env::temp_dir().join(format!("a2a-startup-{}", Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).unwrap();
     if !postgres {
         return Some((
             format!("sqlite://{}?mode=rwc", dir.join("m.db").display()),
             dir,
+            DropDb(None),
         ));
     }
     let base = postgres_base_url(test).await?;
@@ -29,7 +30,19 @@ async fn fresh_db(postgres: bool, test: &str) -> Option<(String, PathBuf)> {
         .await
         .unwrap();
     let _ = conn.close().await;
-    Some((crate::helpers::pg_url_with_db(&base, &name), dir))
+    let url = crate::helpers::pg_url_with_db(&base, &name);
+    Some((url, dir, DropDb(Some((base, name)))))
+}
+
+/// Drops its PostgreSQL database (admin URL, name) when dropped, even when the test failed.
+struct DropDb(Option<(String, String)>);
+
+impl Drop for DropDb {
+    fn drop(&mut self) {
+        if let Some((admin, name)) = self.0.take() {
+            crate::helpers::drop_database(admin, name);
+        }
+    }
 }
 
 fn command(db: &str, dir: &Path) -> Command {
@@ -48,7 +61,7 @@ fn command(db: &str, dir: &Path) -> Command {
 }
 
 async fn serve_without_a_secret_refuses_and_says_how(postgres: bool, test: &str) {
-    let Some((db, dir)) = fresh_db(postgres, test).await else {
+    let Some((db, dir, _drop_db)) = fresh_db(postgres, test).await else {
         return;
     };
     let out = tokio::task::spawn_blocking(move || command(&db, &dir).arg("serve").output())
@@ -77,7 +90,7 @@ async fn serve_dev_generates_a_secret_and_prints_a_working_operator_token(
     postgres: bool,
     test: &str,
 ) {
-    let Some((db, dir)) = fresh_db(postgres, test).await else {
+    let Some((db, dir, _drop_db)) = fresh_db(postgres, test).await else {
         return;
     };
     let mut child = command(&db, &dir)
@@ -173,7 +186,7 @@ async fn serve_dev_generates_a_secret_and_prints_a_working_operator_token(
 }
 
 async fn migrate_applies_the_migrations_and_is_repeatable(postgres: bool, test: &str) {
-    let Some((db, dir)) = fresh_db(postgres, test).await else {
+    let Some((db, dir, _drop_db)) = fresh_db(postgres, test).await else {
         return;
     };
     for _ in 0..2 {

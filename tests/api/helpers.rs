@@ -396,6 +396,19 @@ impl Api {
 }
 
 /// Ids of the queue entries, in order.
+/// An operator holding every operator capability.
+pub fn full_ops(api: &Api) -> String {
+    api.token(
+        "ops",
+        json!([
+            "a2a.operator",
+            "a2a.repair.requeue",
+            "a2a.repair.force_error",
+            "a2a.compact"
+        ]),
+    )
+}
+
 pub fn queue_ids(q: &Value) -> Vec<String> {
     q["tasks"]
         .as_array()

@@ -14,19 +14,6 @@ fn idempotent(key: &str) -> Value {
     t
 }
 
-/// A full operator token.
-fn ops_all(app: &TestApp) -> String {
-    app.token(
-        "ops",
-        json!([
-            "a2a.operator",
-            "a2a.repair.requeue",
-            "a2a.repair.force_error",
-            "a2a.compact"
-        ]),
-    )
-}
-
 /// Runs `sql` with text/integer binds against the app's database (the test's own connection).
 async fn sql(app: &TestApp, stmt: &str, binds: &[Value]) {
     use sqlx::Connection;
@@ -138,7 +125,7 @@ both_engines!(fifty_identical_results_with_one_key_post_one_result);
 async fn fifty_identical_repairs_with_one_key_requeue_once(app: TestApp) {
     let id = app.send_ok(&app.alice(), &task("alice", "bob")).await;
     let (_, lease) = app.lease_some(&app.bob()).await;
-    let ops = ops_all(&app);
+    let ops = full_ops(&app);
     let body = json!({"task_id": id, "reason": "hammer",
         "command": {"action": "requeue", "duplicate_risk": "operator_accepted", "lease_id": lease["lease_id"]}});
     let answers = join_all((0..50).map(|_| {

@@ -15,21 +15,9 @@ mod retry;
 mod scheduler;
 mod startup;
 
+pub use helpers::full_ops;
 use helpers::{task, Api};
 use serde_json::{json, Value};
-
-/// An operator holding every operator capability.
-pub fn full_ops(api: &Api) -> String {
-    api.token(
-        "ops",
-        json!([
-            "a2a.operator",
-            "a2a.repair.requeue",
-            "a2a.repair.force_error",
-            "a2a.compact"
-        ]),
-    )
-}
 
 /// A task alice → bob of kind `test-work` declared idempotent with `key` (so two of them with
 /// one key share a result-cache key).

@@ -27,8 +27,15 @@ pub struct Metrics {
     pub forced_errors: AtomicU64,
     pub cache_hits: AtomicU64,
     pub idempotency_replays: AtomicU64,
+    /// PostgreSQL group commit, per [`BATCH_KINDS`]: batches run, and the requests they carried.
+    pub batches: [AtomicU64; 4],
+    pub batched_requests: [AtomicU64; 4],
     latency: Mutex<BTreeMap<(String, String, u16), Histogram>>,
 }
+
+/// The fast paths PostgreSQL combines into batches (the `kind` label), in [`Metrics::batches`]
+/// order.
+pub const BATCH_KINDS: [&str; 4] = ["send", "claim", "result", "drain"];
 
 impl Metrics {
     pub fn inc(&self, c: &AtomicU64) {
@@ -102,6 +109,27 @@ impl Metrics {
                 "# HELP {name} {help}\n# TYPE {name} counter\n{name} {}",
                 c.load(Ordering::Relaxed)
             );
+        }
+        for (name, help, counts) in [
+            (
+                "a2a_pg_batches_total",
+                "PostgreSQL group commit: batches run (one transaction each), by operation.",
+                &self.batches,
+            ),
+            (
+                "a2a_pg_batched_requests_total",
+                "PostgreSQL group commit: requests carried by those batches, by operation.",
+                &self.batched_requests,
+            ),
+        ] {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+            for (kind, c) in BATCH_KINDS.iter().zip(counts) {
+                let _ = writeln!(
+                    out,
+                    "{name}{{kind=\"{kind}\"}} {}",
+                    c.load(Ordering::Relaxed)
+                );
+            }
         }
         let name = "a2a_http_request_duration_seconds";
         let _ = writeln!(

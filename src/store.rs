@@ -308,39 +308,6 @@ impl Db {
         }
     }
 
-    /// PostgreSQL: one writing statement in its own (implicit) transaction, for writes that are a
-    /// single statement. SQLite writes always go through [`Db::run`].
-    pub async fn autocommit_fetch_all<T: Row>(
-        &self,
-        sql: &str,
-        args: &[Val],
-    ) -> Result<Vec<T>, sqlx::Error> {
-        match &self.pools {
-            Pools::Postgres(pool) => {
-                let sql = Engine::Postgres.sql(sql);
-                bind_all!(sqlx::query_as::<Postgres, T>(&sql), args)
-                    .fetch_all(pool)
-                    .await
-            }
-            Pools::Sqlite { .. } => Err(sqlx::Error::Protocol(
-                "SQLite writes go through the group-commit writer".into(),
-            )),
-        }
-    }
-
-    /// [`Db::autocommit_fetch_all`] of a statement that answers at most one row.
-    pub async fn autocommit_fetch_optional<T: Row>(
-        &self,
-        sql: &str,
-        args: &[Val],
-    ) -> Result<Option<T>, sqlx::Error> {
-        Ok(self
-            .autocommit_fetch_all(sql, args)
-            .await?
-            .into_iter()
-            .next())
-    }
-
     /// `SELECT 1` against the database (readiness).
     pub async fn ping(&self) -> Result<(), sqlx::Error> {
         let _: Option<(i64,)> = self.fetch_optional("SELECT CAST(1 AS BIGINT)", &[]).await?;

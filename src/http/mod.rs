@@ -230,7 +230,8 @@ async fn version(state: State) -> HttpResponse {
 }
 
 /// Prometheus metrics: queue depth per state, oldest queued age, oldest lease age, leases,
-/// requeues, cache hits, request latency.
+/// requeues, cache hits, request latency; on PostgreSQL also the group commit (batches, the
+/// requests they carried, requests waiting for the next batch, by operation).
 #[utoipa::path(
     get,
     path = "/metrics",

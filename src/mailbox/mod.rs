@@ -6,6 +6,7 @@
 //! changing the mailbox.
 
 pub mod admin;
+mod batch;
 mod idempotency;
 pub mod repair;
 mod results;
@@ -109,6 +110,8 @@ pub struct Mailbox {
     peer_wakeup: Option<tokio::sync::mpsc::Sender<()>>,
     /// This process's name in the wake-up `NOTIFY` payload, so it ignores its own.
     pub instance: String,
+    /// PostgreSQL: group commit of the fast paths (see `batch`).
+    pub(crate) batches: Option<Arc<batch::PgBatches>>,
 }
 
 pub fn now_ms() -> i64 {
@@ -180,7 +183,11 @@ impl Mailbox {
             tokio::spawn(notify_peers(pool.clone(), rx, instance.clone()));
             tx
         });
+        let batches = db
+            .pg_pool()
+            .map(|pool| Arc::new(batch::PgBatches::new(pool.clone(), metrics.clone())));
         Mailbox {
+            batches,
             peer_wakeup,
             instance,
             db,
@@ -210,23 +217,18 @@ impl Mailbox {
             .unwrap_or_else(|_| Err(ApiError::internal("a write unit was dropped unanswered")))
     }
 
-    /// A write that is ONE statement on PostgreSQL (its own transaction: `pg`, data-modifying
-    /// CTEs allowed) and one unit of the group-commit writer on SQLite (`sqlite`: several
-    /// statements of one text run in one call, sharing the numbered parameters). Answers the
-    /// rows of the text's row-returning statement.
-    pub(crate) async fn write_statement<T: crate::store::Row + 'static>(
+    /// SQLite: a write of one text (several statements sharing the numbered parameters) as
+    /// one unit of the group-commit writer. Answers the rows of its row-returning statement.
+    /// (PostgreSQL runs the same fast paths as batch functions: see `batch`.)
+    pub(crate) async fn write_sqlite<T: crate::store::Row + 'static>(
         &self,
-        pg: &str,
-        sqlite: &'static str,
+        sql: &'static str,
         args: &[crate::store::Val],
     ) -> Result<Vec<T>, ApiError> {
-        if self.db.engine() == crate::store::Engine::Postgres {
-            return Ok(self.db.autocommit_fetch_all(pg, args).await?);
-        }
         let args = args.to_vec();
         self.transact(Box::new(move |tx| {
             Box::pin(async move {
-                let rows: Vec<T> = tx.fetch_all(sqlite, &args).await?;
+                let rows: Vec<T> = tx.fetch_all(sql, &args).await?;
                 Ok((rows, true))
             })
         }))

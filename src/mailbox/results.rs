@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use super::batch::{Drained, ResultArgs};
 use super::rows::{result_from_columns, TaskRow, TASK_COLS};
 use super::{audit, now_ms, IdemRequest, Mailbox, Reply, WaitFor, Wake};
 use crate::args;
@@ -12,28 +13,11 @@ use crate::domain::{A2ATaskResult, PostResult, TaskState};
 use crate::error::{ApiError, ErrorCode};
 use crate::store::{Engine, Tx};
 
-/// [`Mailbox::store_result`]'s statement: `$1` task id, `$2..$4` the result, `$5` the caller,
-/// `$6` now, `$7` the lease id the task must still hold (or NULL). The `capability_check` audit
-/// row is built from the row's sender, exactly as `capability_audit` writes it. Answers the
+/// [`Mailbox::store_result`]'s text on SQLite (`a2a_store_result_many`'s element on
+/// PostgreSQL): `$1` task id, `$2..$4` the result, `$5` the caller, `$6` now, `$7` the lease id
+/// the task must still hold (or NULL). The `capability_check` audit row is built from the row's
+/// sender, exactly as `capability_audit` writes it; `changes()` carries the outcome. Answers the
 /// sender when the result was stored.
-const STORE_RESULT_PG: &str = "WITH answered AS ( \
-       UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
-           result_error = $4, result_by = $5, result_at_ms = $6, result_seq = /*NEXT_RESULT_SEQ*/, \
-           updated_at_ms = $6 \
-       WHERE id = $1 AND state = 'in_flight' AND leased_to = $5 AND cache_key IS NULL \
-         AND ($7::text IS NULL OR lease_id = $7) \
-       RETURNING sender), \
-     checked AS ( \
-       INSERT INTO audit (timestamp_ms, issuer, kind, body) \
-       SELECT $6, $5, 'capability_check', json_build_object( \
-           'scope_id', 'a2a-respond:' || $1, \
-           'required_actions', json_build_array('a2a.respond.' || sender), \
-           'missing_actions', json_build_array(), \
-           'passed', true)::text \
-       FROM answered) \
-     SELECT sender FROM answered";
-
-/// [`STORE_RESULT_PG`] for SQLite (no data-modifying CTEs): `changes()` carries the outcome.
 const STORE_RESULT_SQLITE: &str =
     "UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
            result_error = $4, result_by = $5, result_at_ms = $6, result_seq = /*NEXT_RESULT_SEQ*/, \
@@ -56,14 +40,6 @@ struct Leased {
     leased_to: Option<String>,
     lease_id: Option<String>,
     cache_key: Option<String>,
-}
-
-#[derive(sqlx::FromRow)]
-struct Drained {
-    id: String,
-    result_status: Option<String>,
-    result_content: Option<String>,
-    result_error: Option<String>,
 }
 
 impl Mailbox {
@@ -143,7 +119,7 @@ impl Mailbox {
         self.store_result(caller, input, Some(current)).await
     }
 
-    /// [`STORE_RESULT_PG`] / [`STORE_RESULT_SQLITE`]: stores the result if the task is still
+    /// [`STORE_RESULT_SQLITE`] / `a2a_store_result_many`: stores the result if the task is still
     /// the caller's lease (under `lease_guard`, when given). Answers the reply, or `None` when
     /// nothing was stored.
     async fn store_result(
@@ -154,22 +130,39 @@ impl Mailbox {
     ) -> Result<Option<Reply>, ApiError> {
         let result = input.result();
         let content = serde_json::to_string(&result.content).map_err(ApiError::internal)?;
-        let stored: Vec<(String,)> = self
-            .write_statement(
-                STORE_RESULT_PG,
-                STORE_RESULT_SQLITE,
-                args![
-                    input.task_id.to_string(),
-                    result.status.as_str(),
-                    content.as_str(),
-                    result.error_message.clone(),
-                    caller.sub.as_str(),
-                    now_ms(),
-                    lease_guard
-                ],
-            )
-            .await?;
-        let Some((sender,)) = stored.into_iter().next() else {
+        let stored = match &self.batches {
+            Some(batches) => {
+                batches
+                    .result
+                    .call(ResultArgs {
+                        task_id: input.task_id.to_string(),
+                        status: result.status.as_str().to_owned(),
+                        content,
+                        error_message: result.error_message.clone(),
+                        caller: caller.sub.to_string(),
+                        lease_guard,
+                    })
+                    .await?
+            }
+            None => {
+                let stored: Vec<(String,)> = self
+                    .write_sqlite(
+                        STORE_RESULT_SQLITE,
+                        args![
+                            input.task_id.to_string(),
+                            result.status.as_str(),
+                            content.as_str(),
+                            result.error_message.clone(),
+                            caller.sub.as_str(),
+                            now_ms(),
+                            lease_guard
+                        ],
+                    )
+                    .await?;
+                stored.into_iter().next().map(|(sender,)| sender)
+            }
+        };
+        let Some(sender) = stored else {
             return Ok(None);
         };
         let posted = json!({"kind": "a2a_result_posted", "task_id": input.task_id});
@@ -344,15 +337,14 @@ impl Mailbox {
                 return Ok(None);
             }
         }
+        // SQLite's drain (`a2a_drain_many`'s element on PostgreSQL).
         const DRAIN: &str = "UPDATE tasks SET state = 'resolved', updated_at_ms = $2 WHERE id = ( \
                 SELECT id FROM tasks WHERE state = 'result_pending' AND sender = $1 \
-                ORDER BY result_seq LIMIT 1 /*SKIP_LOCKED*/) \
+                ORDER BY result_seq LIMIT 1) \
              RETURNING id, result_status, result_content, result_error";
-        let drained: Option<Drained> = if self.db.engine() == Engine::Postgres {
-            // A single statement is its own transaction: no BEGIN/COMMIT round trips.
-            self.db
-                .autocommit_fetch_optional(DRAIN, args![me, now_ms()])
-                .await?
+        let drained: Option<Drained> = if let Some(batches) = &self.batches {
+            // One element of a drain batch (see `batch`).
+            batches.drain.call(me.to_owned()).await?
         } else {
             let me = me.to_owned();
             self.transact(Box::new(move |tx| {

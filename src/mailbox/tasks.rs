@@ -5,13 +5,14 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
+use super::batch::{ClaimArgs, SendArgs};
 use super::rows::{TaskRow, TASK_COLS};
 use super::{audit, capability_audit, now_ms, Mailbox, Reply, WaitFor, Wake};
 use crate::args;
 use crate::auth::{Caller, CapCheck, ScopeCtx};
 use crate::domain::{A2ATask, Lease, QueueEntry, QueueState};
 use crate::error::{ApiError, ErrorCode};
-use crate::store::{Engine, Tx};
+use crate::store::Tx;
 
 use super::IdemRequest;
 
@@ -50,18 +51,9 @@ struct Candidate {
     deadline_ms: Option<i64>,
 }
 
-/// [`Mailbox::send_fast`]'s statement: `$1..$7` the task, `$8` now, `$9` the audit body.
-const SEND_PG: &str = "WITH ins AS ( \
-       INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, deadline_ms, \
-           duplicate_safety, idem_key, created_at_ms, updated_at_ms) \
-       VALUES ($1, $2, $3, $4, 'queued', 0, /*NEXT_QUEUE_SEQ*/, $5, $6, $7, $8, $8) \
-       ON CONFLICT (id) DO NOTHING RETURNING 1), \
-     checked AS ( \
-       INSERT INTO audit (timestamp_ms, issuer, kind, body) \
-       SELECT $8, $2, 'capability_check', $9 FROM ins) \
-     SELECT COUNT(*) FROM ins";
-
-/// [`SEND_PG`] for SQLite (no data-modifying CTEs): `changes()` carries the insert's outcome.
+/// [`Mailbox::send_fast`]'s text on SQLite (`a2a_send_many`'s element on PostgreSQL): `$1..$7`
+/// the task, `$8` now, `$9` the audit body; `changes()` carries the insert's outcome to the audit
+/// insert.
 const SEND_SQLITE: &str =
     "INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, deadline_ms, \
            duplicate_safety, idem_key, created_at_ms, updated_at_ms) \
@@ -146,29 +138,46 @@ impl Mailbox {
         if task.validate().is_err() || task.cache_key().is_some() {
             return Ok(None);
         }
-        let now = now_ms();
         let body = serde_json::to_string(&task).map_err(ApiError::internal)?;
         let idem = task.idempotency.as_ref();
         let checked = capability_audit(&format!("a2a-send:{recipient}"), &action, true);
-        let inserted: Vec<(i64,)> = self
-            .write_statement(
-                SEND_PG,
-                SEND_SQLITE,
-                args![
-                    task.id.to_string(),
-                    task.sender.as_str(),
-                    task.recipient.as_str(),
-                    body.as_str(),
-                    task.deadline_ms.map(|d| d as i64),
-                    idem.map(|i| i.duplicate_safety.as_str()),
-                    idem.map(|i| i.key.as_str()),
-                    now,
-                    checked.to_string()
-                ],
-            )
-            .await?;
-        let inserted = inserted.first().map_or(0, |r| r.0);
-        if inserted == 0 {
+        let inserted = match &self.batches {
+            Some(batches) => {
+                batches
+                    .send
+                    .call(SendArgs {
+                        id: task.id.to_string(),
+                        sender: task.sender.to_string(),
+                        recipient: task.recipient.to_string(),
+                        body,
+                        deadline_ms: task.deadline_ms.map(|d| d as i64),
+                        duplicate_safety: idem.map(|i| i.duplicate_safety.as_str().to_owned()),
+                        idem_key: idem.map(|i| i.key.clone()),
+                        audit_body: checked.to_string(),
+                    })
+                    .await?
+            }
+            None => {
+                let changed: Vec<(i64,)> = self
+                    .write_sqlite(
+                        SEND_SQLITE,
+                        args![
+                            task.id.to_string(),
+                            task.sender.as_str(),
+                            task.recipient.as_str(),
+                            body.as_str(),
+                            task.deadline_ms.map(|d| d as i64),
+                            idem.map(|i| i.duplicate_safety.as_str()),
+                            idem.map(|i| i.key.as_str()),
+                            now_ms(),
+                            checked.to_string()
+                        ],
+                    )
+                    .await?;
+                changed.first().is_some_and(|r| r.0 > 0)
+            }
+        };
+        if !inserted {
             return Ok(None);
         }
         self.metrics.inc(&self.metrics.tasks_sent);
@@ -387,15 +396,17 @@ impl Mailbox {
         caller: &Caller,
         recipient: &str,
     ) -> Result<Option<(A2ATask, Lease)>, ApiError> {
-        if self.db.engine() == Engine::Postgres {
-            // The common case in one statement, its own transaction: the head of the queue is
-            // live and becomes the lease (no audit row: a lease is recorded in the task row).
-            let claimed: Option<TaskRow> = self
-                .db
-                .autocommit_fetch_optional(
-                    &claim_head_sql(),
-                    args![recipient, Uuid::new_v4(), caller.sub.as_str(), now_ms()],
-                )
+        if let Some(batches) = &self.batches {
+            // The common case, one element of a claim batch (see `batch`): the head of the
+            // queue is live and becomes the lease (no audit row: a lease is recorded in the
+            // task row).
+            let claimed = batches
+                .claim
+                .call(ClaimArgs {
+                    recipient: recipient.to_owned(),
+                    lease_id: Uuid::new_v4().to_string(),
+                    caller: caller.sub.to_string(),
+                })
                 .await?;
             if let Some(row) = claimed {
                 let lease = row
@@ -651,6 +662,16 @@ impl Mailbox {
     pub async fn gauges(&self) -> Result<Vec<(&'static str, &'static str, String, f64)>, ApiError> {
         let now = now_ms();
         let mut out = Vec::new();
+        if let Some(batches) = &self.batches {
+            for (kind, n) in batches.waiting() {
+                out.push((
+                    "a2a_pg_batch_waiting",
+                    "PostgreSQL group commit: requests waiting for the next batch, by operation.",
+                    format!("{{kind=\"{kind}\"}}"),
+                    n as f64,
+                ));
+            }
+        }
         for state in ["queued", "in_flight", "result_pending"] {
             let c: Option<Count> = self
                 .db

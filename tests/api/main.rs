@@ -1,11 +1,12 @@
 //! Black-box integration tests for a2a-mailbox: the real binary, over HTTP, on SQLite and on
-//! PostgreSQL (`A2A_MAILBOX_TEST_POSTGRES_URL`). Every test runs on both engines; test names end
-//! in `::sqlite` or `::postgres`.
+//! PostgreSQL (`A2A_MAILBOX_TEST_POSTGRES_URL`). Every test runs on both engines (test names end
+//! in `::sqlite` or `::postgres`), but those of `batching`, PostgreSQL's group commit.
 
 #[macro_use]
 mod helpers;
 
 mod auth;
+mod batching;
 mod concurrency;
 mod crash;
 mod deadline;

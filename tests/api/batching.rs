@@ -1,0 +1,193 @@
+//! PostgreSQL's group commit (src/mailbox/batch.rs, migration 0002): concurrent requests of one
+//! kind share a batch (one transaction), and a request that must wait for a row another
+//! transaction holds waits alone. PostgreSQL only: SQLite's single writer batches everything
+//! by design, and nothing outside it can hold one row.
+
+use std::time::{Duration, Instant};
+
+use sqlx::{Connection, Executor, PgConnection};
+use tokio::task::JoinSet;
+
+use crate::helpers::*;
+
+/// Waits until some session of this database waits for a lock.
+async fn a_lock_wait(db_url: &str) {
+    let mut c = PgConnection::connect(db_url).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (n,): (i64,) = sqlx::query_as(
+            "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid \
+             WHERE NOT l.granted AND a.datname = current_database()",
+        )
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+        if n > 0 {
+            let _ = c.close().await;
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no request ever waited for the lock"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// The value of one sample line of `/metrics` (`name{labels}`), 0 when absent.
+async fn metric(api: &Api, sample: &str) -> f64 {
+    let text = api.get_anon("/metrics").await.text;
+    text.lines()
+        .find_map(|l| l.strip_prefix(sample)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// Runs `body` on PostgreSQL only.
+macro_rules! postgres_only {
+    ($name:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $name() {
+            run(
+                Engine::Postgres,
+                concat!(module_path!(), "::", stringify!($name)),
+                AppConfig::default(),
+                bodies::$name,
+            )
+            .await;
+        }
+    };
+}
+
+postgres_only!(concurrent_sends_share_one_transaction);
+postgres_only!(a_result_waiting_for_a_locked_task_holds_up_no_other_result);
+
+mod bodies {
+    use super::*;
+
+    pub async fn concurrent_sends_share_one_transaction(app: TestApp) {
+        const N: usize = 20;
+        let alice = app.alice();
+        // Another transaction is inserting task `held` and has not committed: a send of the same
+        // id waits for it (it may yet commit), and with it the batch it is in.
+        let held = task("alice", "bob");
+        let mut holder = PgConnection::connect(&app.db_url).await.unwrap();
+        holder.execute("BEGIN").await.unwrap();
+        sqlx::query(
+            "INSERT INTO tasks (id, sender, recipient, body, state, queue_seq, created_at_ms, \
+             updated_at_ms) VALUES ($1, 'alice', 'bob', '{}', 'queued', 0, 0, 0)",
+        )
+        .bind(held["id"].as_str().unwrap())
+        .execute(&mut holder)
+        .await
+        .unwrap();
+        let first = {
+            let (api, alice, held) = (app.api.clone(), alice.clone(), held.clone());
+            tokio::spawn(async move { api.send(&alice, &held).await })
+        };
+        a_lock_wait(&app.db_url).await;
+        // Meanwhile N more sends arrive: they wait for the batch in flight, together.
+        let mut sends = JoinSet::new();
+        for _ in 0..N {
+            let (api, alice) = (app.api.clone(), alice.clone());
+            sends.spawn(async move { api.send_ok(&alice, &task("alice", "bob")).await });
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while metric(&app, "a2a_pg_batch_waiting{kind=\"send\"}").await < N as f64 {
+            assert!(
+                Instant::now() < deadline,
+                "the sends never queued for a batch"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        holder.execute("ROLLBACK").await.unwrap();
+        let _ = holder.close().await;
+        first.await.unwrap().expect(201);
+        let mut sent = 0;
+        while let Some(r) = sends.join_next().await {
+            r.expect("a sender panicked");
+            sent += 1;
+        }
+        assert_eq!(sent, N);
+        // Two batches carried the N + 1 sends: the one that waited, and the N that queued.
+        assert_eq!(
+            metric(&app, "a2a_pg_batches_total{kind=\"send\"}").await,
+            2.0
+        );
+        assert_eq!(
+            metric(&app, "a2a_pg_batched_requests_total{kind=\"send\"}").await,
+            (N + 1) as f64
+        );
+        // Each task exists once, with its audit row.
+        let bob = app.bob();
+        let mut leased = std::collections::HashSet::new();
+        while let Some((t, _)) = app.lease(&bob).await {
+            assert!(leased.insert(t["id"].as_str().unwrap().to_owned()));
+        }
+        assert_eq!(leased.len(), N + 1);
+        let mut c = PgConnection::connect(&app.db_url).await.unwrap();
+        let (audited,): (i64,) = sqlx::query_as(
+            "SELECT count(*) FROM audit WHERE kind = 'capability_check' AND issuer = 'alice'",
+        )
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+        assert_eq!(audited, (N + 1) as i64, "one capability_check row per send");
+        let _ = c.close().await;
+    }
+
+    pub async fn a_result_waiting_for_a_locked_task_holds_up_no_other_result(app: TestApp) {
+        let (alice, bob) = (app.alice(), app.bob());
+        for _ in 0..4 {
+            app.send_ok(&alice, &task("alice", "bob")).await;
+        }
+        let mut ids = Vec::new();
+        for _ in 0..4 {
+            ids.push(app.lease_some(&bob).await.0);
+        }
+        // Another transaction (an operator's repair, say) holds the first task's row.
+        let mut holder = PgConnection::connect(&app.db_url).await.unwrap();
+        holder.execute("BEGIN").await.unwrap();
+        sqlx::query("SELECT id FROM tasks WHERE id = $1 FOR UPDATE")
+            .bind(&ids[0])
+            .execute(&mut holder)
+            .await
+            .unwrap();
+        let waiting = {
+            let (api, bob, id) = (app.api.clone(), bob.clone(), ids[0].clone());
+            tokio::spawn(async move { api.post_result(&bob, &result(&id, "ok", "one")).await })
+        };
+        a_lock_wait(&app.db_url).await;
+        // The others are stored at once, well inside the lock timeout (5 s) the first waits.
+        let mut others = JoinSet::new();
+        for id in &ids[1..] {
+            let (api, bob, id) = (app.api.clone(), bob.clone(), id.clone());
+            others.spawn(async move {
+                api.post_result(&bob, &result(&id, "ok", "other"))
+                    .await
+                    .expect(201);
+            });
+        }
+        let stored = tokio::time::timeout(Duration::from_secs(3), async {
+            while let Some(r) = others.join_next().await {
+                r.expect("a result poster panicked");
+            }
+        })
+        .await;
+        assert!(
+            stored.is_ok(),
+            "results waited behind a locked task's result"
+        );
+        assert!(
+            !waiting.is_finished(),
+            "the locked task's result did not wait"
+        );
+        holder.execute("ROLLBACK").await.unwrap();
+        let _ = holder.close().await;
+        waiting.await.unwrap().expect(201);
+        let mut drained = 0;
+        while app.drain(&alice).await.is_some() {
+            drained += 1;
+        }
+        assert_eq!(drained, 4);
+    }
+}

@@ -6,8 +6,8 @@
 -- No element waits for a row another transaction holds (claims, drains and results skip locked
 -- rows; only a send whose id another transaction is inserting at that moment waits for it), and
 -- no element fails on its own: conflicts and lost races are outcomes (no row), not errors. An
--- error (a lock wait past lock_timeout, a lost connection) rolls back the whole batch, and the
--- server then runs each element alone.
+-- error (a lock wait past lock_timeout) rolls back the whole batch, and the server then runs each
+-- element alone.
 
 -- Sends: inserts each task under its id unless the id exists, with its capability_check audit
 -- row when it was inserted. Answers the ordinals (1-based) of the tasks inserted.

@@ -14,13 +14,14 @@
 //! order. No element waits for a row another transaction holds (claims, drains and results skip
 //! it and answer nothing, which sends the request down its transaction path, where it waits
 //! alone); only a send whose id another transaction is inserting at that moment waits, and its
-//! batch with it. If a batch fails as a whole (a lock wait past `lock_timeout`, a lost
-//! connection), nothing of it was committed and each element is run again alone, so one
-//! element's trouble is only its own.
+//! batch with it. If the database refuses a batch (a lock wait past `lock_timeout`, say), the
+//! batch rolled back and each element is run again alone (all at once), so one element's
+//! trouble is only its own; if the connection fails, whether the batch committed is unknown,
+//! and every element answers 503 (retriable) as a request alone would.
 
 use std::sync::{Arc, Mutex};
 
-use futures_util::future::BoxFuture;
+use futures_util::future::{join_all, BoxFuture};
 use sqlx::{FromRow, PgPool};
 use tokio::sync::{oneshot, Semaphore};
 
@@ -169,15 +170,37 @@ async fn run<A: Clone, R>(pool: PgPool, exec: Exec<A, R>, batch: Vec<Item<A, R>>
                 let _ = item.answer.send(Err(e.into()));
             }
         }
-        Err(e) => {
+        Err(sqlx::Error::Database(e)) => {
+            // The database refused the batch, so it rolled back: each element runs alone, all at
+            // once, so that the one that made it fail waits for nobody else.
             tracing::debug!(error = %e, elements = n, "batch failed; running its elements alone");
+            join_all(batch.into_iter().map(|item| {
+                let alone = exec(pool.clone(), vec![item.arg]);
+                async move {
+                    let outcome = alone.await.map_err(ApiError::from).and_then(|mut one| {
+                        one.pop()
+                            .ok_or_else(|| ApiError::internal("a batch answered the wrong count"))
+                    });
+                    let _ = item.answer.send(outcome);
+                }
+            }))
+            .await;
+        }
+        Err(e) => {
+            // No connection, or it broke: whether the batch committed is unknown (a claim or a
+            // drain run again could take a second row), so every element answers the error.
+            let unavailable = matches!(
+                e,
+                sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed
+            );
             for item in batch {
-                let alone = exec(pool.clone(), vec![item.arg]).await;
-                let outcome = alone.map_err(ApiError::from).and_then(|mut one| {
-                    one.pop()
-                        .ok_or_else(|| ApiError::internal("a batch answered the wrong count"))
-                });
-                let _ = item.answer.send(outcome);
+                let _ = item.answer.send(Err(if unavailable {
+                    ApiError::storage_unavailable(
+                        "the database is unreachable or busy; retry later",
+                    )
+                } else {
+                    ApiError::internal(&e)
+                }));
             }
         }
     }

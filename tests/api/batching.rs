@@ -60,9 +60,39 @@ macro_rules! postgres_only {
 
 postgres_only!(concurrent_sends_share_one_transaction);
 postgres_only!(a_result_waiting_for_a_locked_task_holds_up_no_other_result);
+postgres_only!(a_batch_the_database_refuses_runs_its_requests_alone);
 
 mod bodies {
     use super::*;
+
+    /// Starts a transaction on a new connection that inserts `ids` as tasks and does not commit:
+    /// a send of one of those ids must wait for it.
+    async fn hold_ids(db_url: &str, ids: &[&str]) -> PgConnection {
+        let mut holder = PgConnection::connect(db_url).await.unwrap();
+        holder.execute("BEGIN").await.unwrap();
+        for id in ids {
+            sqlx::query(
+                "INSERT INTO tasks (id, sender, recipient, body, state, queue_seq, created_at_ms, \
+                 updated_at_ms) VALUES ($1, 'alice', 'bob', '{}', 'queued', 0, 0, 0)",
+            )
+            .bind(id)
+            .execute(&mut holder)
+            .await
+            .unwrap();
+        }
+        holder
+    }
+
+    async fn waiting_sends(app: &TestApp, n: usize) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while metric(app, "a2a_pg_batch_waiting{kind=\"send\"}").await < n as f64 {
+            assert!(
+                Instant::now() < deadline,
+                "the sends never queued for a batch"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
 
     pub async fn concurrent_sends_share_one_transaction(app: TestApp) {
         const N: usize = 20;
@@ -70,16 +100,7 @@ mod bodies {
         // Another transaction is inserting task `held` and has not committed: a send of the same
         // id waits for it (it may yet commit), and with it the batch it is in.
         let held = task("alice", "bob");
-        let mut holder = PgConnection::connect(&app.db_url).await.unwrap();
-        holder.execute("BEGIN").await.unwrap();
-        sqlx::query(
-            "INSERT INTO tasks (id, sender, recipient, body, state, queue_seq, created_at_ms, \
-             updated_at_ms) VALUES ($1, 'alice', 'bob', '{}', 'queued', 0, 0, 0)",
-        )
-        .bind(held["id"].as_str().unwrap())
-        .execute(&mut holder)
-        .await
-        .unwrap();
+        let mut holder = hold_ids(&app.db_url, &[held["id"].as_str().unwrap()]).await;
         let first = {
             let (api, alice, held) = (app.api.clone(), alice.clone(), held.clone());
             tokio::spawn(async move { api.send(&alice, &held).await })
@@ -91,14 +112,7 @@ mod bodies {
             let (api, alice) = (app.api.clone(), alice.clone());
             sends.spawn(async move { api.send_ok(&alice, &task("alice", "bob")).await });
         }
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while metric(&app, "a2a_pg_batch_waiting{kind=\"send\"}").await < N as f64 {
-            assert!(
-                Instant::now() < deadline,
-                "the sends never queued for a batch"
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        waiting_sends(&app, N).await;
         holder.execute("ROLLBACK").await.unwrap();
         let _ = holder.close().await;
         first.await.unwrap().expect(201);
@@ -189,5 +203,49 @@ mod bodies {
             drained += 1;
         }
         assert_eq!(drained, 4);
+    }
+
+    pub async fn a_batch_the_database_refuses_runs_its_requests_alone(app: TestApp) {
+        const N: usize = 5;
+        let alice = app.alice();
+        // Another transaction inserts tasks `x` and `y` and holds them past the lock timeout.
+        let (x, y) = (task("alice", "bob"), task("alice", "bob"));
+        let mut holder = hold_ids(
+            &app.db_url,
+            &[x["id"].as_str().unwrap(), y["id"].as_str().unwrap()],
+        )
+        .await;
+        let send = |t: serde_json::Value| {
+            let (api, alice) = (app.api.clone(), alice.clone());
+            tokio::spawn(async move { api.send(&alice, &t).await })
+        };
+        // `x` goes alone and waits; `y` and N others queue behind it and go together next.
+        let first = send(x.clone());
+        a_lock_wait(&app.db_url).await;
+        let second = send(y.clone());
+        let others: Vec<_> = (0..N).map(|_| send(task("alice", "bob"))).collect();
+        waiting_sends(&app, N + 1).await;
+        // `x`'s wait ends at the lock timeout: it alone is refused, retriable.
+        let r = first.await.unwrap();
+        assert_eq!(r.status, 503, "{}", r.text);
+        assert_eq!(r.body["code"], "storage_unavailable", "{}", r.text);
+        assert_eq!(r.body["retriable"], true, "{}", r.text);
+        // Then `y` makes the database refuse the whole second batch the same way; each of its
+        // requests then runs alone, and the N others are stored while `y` still waits.
+        for other in others {
+            other.await.unwrap().expect(201);
+        }
+        assert!(!second.is_finished(), "y did not wait for the held insert");
+        holder.execute("ROLLBACK").await.unwrap();
+        let _ = holder.close().await;
+        // Released, `y`'s own transaction goes through.
+        second.await.unwrap().expect(201);
+        app.send_ok(&alice, &x).await;
+        let bob = app.bob();
+        let mut leased = 0;
+        while app.lease(&bob).await.is_some() {
+            leased += 1;
+        }
+        assert_eq!(leased, N + 2, "every task stored once: x, y and the others");
     }
 }

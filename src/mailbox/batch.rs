@@ -31,10 +31,9 @@ use crate::error::ApiError;
 use crate::metrics::{Metrics, BATCH_KINDS};
 
 /// Batches of one kind running at once. One: requests arriving while a batch runs wait for it
-/// and then go together. Measured (BENCHMARKS.md, 16 sender/worker pairs): with one, 1.9
-/// transactions per task life and 0.54 × the raw commit rate ÷ 4; letting a second batch start
-/// beside the first (or two queues per kind) split the waiting requests into batches of about
-/// one, 3.3 transactions per task life and 0.30 ×. The four kinds run beside each other.
+/// and then go together. Measured (BENCHMARKS.md, 16 sender/worker pairs, A/B): one batch per
+/// kind 3,020-3,816 tasks/s at 1.9 transactions per task life; two 1,510-3,232 at 2.8, because
+/// the waiting requests split into smaller batches. The four kinds run beside each other.
 pub const IN_FLIGHT: usize = 1;
 /// Elements per batch at most.
 pub const MAX_BATCH: usize = 64;

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 
 use futures_util::future::{join_all, BoxFuture};
 use sqlx::{FromRow, PgPool};
-use tokio::sync::{oneshot, Semaphore};
+use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 
 use super::now_ms;
 use super::rows::{TaskRow, TASK_COLS};
@@ -139,8 +139,7 @@ impl<A: Clone + Send + 'static, R: Send + 'static> Combiner<A, R> {
                     self.metrics.batched_requests[self.kind]
                         .fetch_add(batch.len() as u64, std::sync::atomic::Ordering::Relaxed);
                     tokio::spawn(async move {
-                        run(pool, exec, batch).await;
-                        drop(slot);
+                        run(pool, exec, batch, slot).await;
                     });
                 }
             }
@@ -148,10 +147,19 @@ impl<A: Clone + Send + 'static, R: Send + 'static> Combiner<A, R> {
     }
 }
 
-async fn run<A: Clone, R>(pool: PgPool, exec: Exec<A, R>, batch: Vec<Item<A, R>>) {
+/// Runs one batch holding its kind's `slot`, which it gives back as soon as the batch is over:
+/// requests rerun alone after a refused batch do not hold up the next batch.
+async fn run<A: Clone, R>(
+    pool: PgPool,
+    exec: Exec<A, R>,
+    batch: Vec<Item<A, R>>,
+    slot: OwnedSemaphorePermit,
+) {
     let args: Vec<A> = batch.iter().map(|item| item.arg.clone()).collect();
     let n = args.len();
-    match exec(pool.clone(), args).await {
+    let outcome = exec(pool.clone(), args).await;
+    drop(slot);
+    match outcome {
         Ok(outcomes) if outcomes.len() == n => {
             for (item, outcome) in batch.into_iter().zip(outcomes) {
                 let _ = item.answer.send(Ok(outcome));

@@ -235,6 +235,11 @@ mod bodies {
         for other in others {
             other.await.unwrap().expect(201);
         }
+        // ... and while `y` waits alone, later sends are not held up behind it.
+        let later = task("alice", "bob");
+        let r = tokio::time::timeout(Duration::from_secs(3), app.send(&alice, &later)).await;
+        r.expect("a send waited behind a request rerun alone")
+            .expect(201);
         assert!(!second.is_finished(), "y did not wait for the held insert");
         holder.execute("ROLLBACK").await.unwrap();
         let _ = holder.close().await;
@@ -246,6 +251,10 @@ mod bodies {
         while app.lease(&bob).await.is_some() {
             leased += 1;
         }
-        assert_eq!(leased, N + 2, "every task stored once: x, y and the others");
+        assert_eq!(
+            leased,
+            N + 3,
+            "every task stored once: x, y, the others and the later one"
+        );
     }
 }

@@ -69,8 +69,8 @@ impl Mailbox {
 
     /// The common case: the caller's own in-flight lease of a task without a cache key,
     /// answered with a capability that covers it, stored by ONE writing statement (PostgreSQL:
-    /// its own transaction; SQLite: one call of the writer) together with its
-    /// `capability_check` audit row. A caller whose grant admits answering any sender's task
+    /// one element of a result batch, see `batch`; SQLite: one call of the writer) together
+    /// with its `capability_check` audit row. A caller whose grant admits answering any sender's task
     /// (`a2a.respond.*`) needs no read first; otherwise a read finds the sender for the check,
     /// and the write is guarded by the lease id it read (a requeue or another answer in between
     /// makes it change nothing). Anything else (`None`) goes through

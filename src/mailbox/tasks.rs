@@ -109,10 +109,10 @@ impl Mailbox {
         .await
     }
 
-    /// The common case in ONE statement (PostgreSQL; SQLite: one call of the writer): a valid
-    /// task without a cache key, from its own sender, who holds the capability, under a new id.
-    /// The task and its `capability_check` audit row are inserted together, the audit row only
-    /// when the task was. Anything else (`None`) goes through [`Mailbox::send_in`], which
+    /// The common case as one element of a send batch (PostgreSQL, see `batch`) or one call of
+    /// the writer (SQLite): a valid task without a cache key, from its own sender, who holds the
+    /// capability, under a new id. The task and its `capability_check` audit row are inserted
+    /// together, the audit row only when the task was. Anything else (`None`) goes through [`Mailbox::send_in`], which
     /// answers it exactly (replay, conflict, refusal); nothing was written then.
     async fn send_fast(&self, caller: &Caller, raw: &Value) -> Result<Option<Reply>, ApiError> {
         let sender = raw.get("sender").and_then(Value::as_str);

@@ -39,8 +39,9 @@ pub const IN_FLIGHT: usize = 1;
 pub const MAX_BATCH: usize = 64;
 
 type Answer<R> = oneshot::Sender<Result<R, ApiError>>;
+/// Binds a batch's elements (one copy, into the argument arrays) and answers the call's future.
 type Exec<A, R> =
-    Arc<dyn Fn(PgPool, Vec<A>) -> BoxFuture<'static, Result<Vec<R>, sqlx::Error>> + Send + Sync>;
+    Arc<dyn Fn(PgPool, &[A]) -> BoxFuture<'static, Result<Vec<R>, sqlx::Error>> + Send + Sync>;
 
 struct Item<A, R> {
     id: u64,
@@ -78,7 +79,7 @@ impl<A, R> Drop for Withdraw<'_, A, R> {
     }
 }
 
-impl<A: Clone + Send + 'static, R: Send + 'static> Combiner<A, R> {
+impl<A: Send + 'static, R: Send + 'static> Combiner<A, R> {
     fn new(pool: PgPool, metrics: Arc<Metrics>, kind: usize, exec: Exec<A, R>) -> Combiner<A, R> {
         Combiner {
             queue: Mutex::new(Queue {
@@ -149,46 +150,47 @@ impl<A: Clone + Send + 'static, R: Send + 'static> Combiner<A, R> {
 
 /// Runs one batch holding its kind's `slot`, which it gives back as soon as the batch is over:
 /// requests rerun alone after a refused batch do not hold up the next batch.
-async fn run<A: Clone, R>(
+async fn run<A, R>(
     pool: PgPool,
     exec: Exec<A, R>,
     batch: Vec<Item<A, R>>,
     slot: OwnedSemaphorePermit,
 ) {
-    let args: Vec<A> = batch.iter().map(|item| item.arg.clone()).collect();
+    let (args, answers): (Vec<A>, Vec<Answer<R>>) = batch
+        .into_iter()
+        .map(|item| (item.arg, item.answer))
+        .unzip();
     let n = args.len();
-    let outcome = exec(pool.clone(), args).await;
+    let outcome = exec(pool.clone(), &args).await;
     drop(slot);
     match outcome {
         Ok(outcomes) if outcomes.len() == n => {
-            for (item, outcome) in batch.into_iter().zip(outcomes) {
-                let _ = item.answer.send(Ok(outcome));
+            for (answer, outcome) in answers.into_iter().zip(outcomes) {
+                let _ = answer.send(Ok(outcome));
             }
         }
         Ok(_) => {
-            for item in batch {
-                let _ = item
-                    .answer
-                    .send(Err(ApiError::internal("a batch answered the wrong count")));
+            for answer in answers {
+                let _ = answer.send(Err(ApiError::internal("a batch answered the wrong count")));
             }
         }
         Err(e) if n == 1 => {
-            if let Some(item) = batch.into_iter().next() {
-                let _ = item.answer.send(Err(e.into()));
+            if let Some(answer) = answers.into_iter().next() {
+                let _ = answer.send(Err(e.into()));
             }
         }
         Err(sqlx::Error::Database(e)) => {
             // The database refused the batch, so it rolled back: each element runs alone, all at
             // once, so that the one that made it fail waits for nobody else.
             tracing::debug!(error = %e, elements = n, "batch failed; running its elements alone");
-            join_all(batch.into_iter().map(|item| {
-                let alone = exec(pool.clone(), vec![item.arg]);
+            join_all(args.iter().zip(answers).map(|(arg, answer)| {
+                let alone = exec(pool.clone(), std::slice::from_ref(arg));
                 async move {
                     let outcome = alone.await.map_err(ApiError::from).and_then(|mut one| {
                         one.pop()
                             .ok_or_else(|| ApiError::internal("a batch answered the wrong count"))
                     });
-                    let _ = item.answer.send(outcome);
+                    let _ = answer.send(outcome);
                 }
             }))
             .await;
@@ -200,8 +202,8 @@ async fn run<A: Clone, R>(
                 e,
                 sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed
             );
-            for item in batch {
-                let _ = item.answer.send(Err(if unavailable {
+            for answer in answers {
+                let _ = answer.send(Err(if unavailable {
                     ApiError::storage_unavailable(
                         "the database is unreachable or busy; retry later",
                     )
@@ -214,7 +216,6 @@ async fn run<A: Clone, R>(
 }
 
 /// A task to insert (`a2a_send_many`).
-#[derive(Clone)]
 pub struct SendArgs {
     pub id: String,
     pub sender: String,
@@ -227,7 +228,6 @@ pub struct SendArgs {
 }
 
 /// A claim of the head of `recipient`'s queue (`a2a_claim_many`).
-#[derive(Clone)]
 pub struct ClaimArgs {
     pub recipient: String,
     pub lease_id: String,
@@ -235,7 +235,6 @@ pub struct ClaimArgs {
 }
 
 /// A result to store (`a2a_store_result_many`).
-#[derive(Clone)]
 pub struct ResultArgs {
     pub task_id: String,
     pub status: String,
@@ -307,30 +306,10 @@ impl PgBatches {
     pub fn new(pool: PgPool, metrics: Arc<Metrics>) -> PgBatches {
         let m = || metrics.clone();
         PgBatches {
-            send: Combiner::new(
-                pool.clone(),
-                m(),
-                0,
-                Arc::new(|pool, args: Vec<SendArgs>| Box::pin(send_many(pool, args))),
-            ),
-            claim: Combiner::new(
-                pool.clone(),
-                m(),
-                1,
-                Arc::new(|pool, args: Vec<ClaimArgs>| Box::pin(claim_many(pool, args))),
-            ),
-            result: Combiner::new(
-                pool.clone(),
-                m(),
-                2,
-                Arc::new(|pool, args: Vec<ResultArgs>| Box::pin(store_result_many(pool, args))),
-            ),
-            drain: Combiner::new(
-                pool,
-                m(),
-                3,
-                Arc::new(|pool, args: Vec<String>| Box::pin(drain_many(pool, args))),
-            ),
+            send: Combiner::new(pool.clone(), m(), 0, Arc::new(send_many)),
+            claim: Combiner::new(pool.clone(), m(), 1, Arc::new(claim_many)),
+            result: Combiner::new(pool.clone(), m(), 2, Arc::new(store_result_many)),
+            drain: Combiner::new(pool, m(), 3, Arc::new(drain_many)),
         }
     }
 
@@ -345,92 +324,95 @@ impl PgBatches {
     }
 }
 
-async fn send_many(pool: PgPool, args: Vec<SendArgs>) -> Result<Vec<bool>, sqlx::Error> {
-    let inserted: Vec<Ordinal> =
+type Answers<R> = BoxFuture<'static, Result<Vec<R>, sqlx::Error>>;
+
+fn send_many(pool: PgPool, args: &[SendArgs]) -> Answers<bool> {
+    let n = args.len();
+    let query =
         sqlx::query_as("SELECT o_ord FROM a2a_send_many($1, $2, $3, $4, $5, $6, $7, $8, $9)")
-            .bind(column(&args, |a| a.id.clone()))
-            .bind(column(&args, |a| a.sender.clone()))
-            .bind(column(&args, |a| a.recipient.clone()))
-            .bind(column(&args, |a| a.body.clone()))
-            .bind(column(&args, |a| a.deadline_ms))
-            .bind(column(&args, |a| a.duplicate_safety.clone()))
-            .bind(column(&args, |a| a.idem_key.clone()))
-            .bind(column(&args, |a| a.audit_body.clone()))
-            .bind(now_ms())
-            .fetch_all(&pool)
-            .await?;
-    Ok(
-        by_ordinal(args.len(), inserted.into_iter().map(|r| (r.o_ord, ())))
+            .bind(column(args, |a| a.id.clone()))
+            .bind(column(args, |a| a.sender.clone()))
+            .bind(column(args, |a| a.recipient.clone()))
+            .bind(column(args, |a| a.body.clone()))
+            .bind(column(args, |a| a.deadline_ms))
+            .bind(column(args, |a| a.duplicate_safety.clone()))
+            .bind(column(args, |a| a.idem_key.clone()))
+            .bind(column(args, |a| a.audit_body.clone()))
+            .bind(now_ms());
+    Box::pin(async move {
+        let inserted: Vec<Ordinal> = query.fetch_all(&pool).await?;
+        Ok(by_ordinal(n, inserted.into_iter().map(|r| (r.o_ord, ())))
             .into_iter()
             .map(|o| o.is_some())
-            .collect(),
-    )
+            .collect())
+    })
 }
 
-async fn claim_many(
-    pool: PgPool,
-    args: Vec<ClaimArgs>,
-) -> Result<Vec<Option<TaskRow>>, sqlx::Error> {
-    let rows: Vec<TaskRow> = sqlx::query_as(&format!(
-        "SELECT {TASK_COLS} FROM a2a_claim_many($1, $2, $3, $4)"
-    ))
-    .bind(column(&args, |a| a.recipient.clone()))
-    .bind(column(&args, |a| a.lease_id.clone()))
-    .bind(column(&args, |a| a.caller.clone()))
-    .bind(now_ms())
-    .fetch_all(&pool)
-    .await?;
-    // Each element's lease id is new: it names the row that element leased.
-    let mut out: Vec<Option<TaskRow>> = (0..args.len()).map(|_| None).collect();
-    for row in rows {
-        if let Some(i) = args
-            .iter()
-            .position(|a| row.lease_id.as_deref() == Some(a.lease_id.as_str()))
-        {
-            out[i] = Some(row);
+fn claim_many(pool: PgPool, args: &[ClaimArgs]) -> Answers<Option<TaskRow>> {
+    let (recipients, lease_ids, callers) = (
+        column(args, |a| a.recipient.clone()),
+        column(args, |a| a.lease_id.clone()),
+        column(args, |a| a.caller.clone()),
+    );
+    Box::pin(async move {
+        let rows: Vec<TaskRow> = sqlx::query_as(&format!(
+            "SELECT {TASK_COLS} FROM a2a_claim_many($1, $2, $3, $4)"
+        ))
+        .bind(recipients)
+        .bind(&lease_ids)
+        .bind(callers)
+        .bind(now_ms())
+        .fetch_all(&pool)
+        .await?;
+        // Each element's lease id is new: it names the row that element leased.
+        let mut out: Vec<Option<TaskRow>> = (0..lease_ids.len()).map(|_| None).collect();
+        for row in rows {
+            if let Some(i) = lease_ids
+                .iter()
+                .position(|l| row.lease_id.as_deref() == Some(l.as_str()))
+            {
+                out[i] = Some(row);
+            }
         }
-    }
-    Ok(out)
+        Ok(out)
+    })
 }
 
-async fn store_result_many(
-    pool: PgPool,
-    args: Vec<ResultArgs>,
-) -> Result<Vec<Option<String>>, sqlx::Error> {
-    let stored: Vec<StoredResult> = sqlx::query_as(
+fn store_result_many(pool: PgPool, args: &[ResultArgs]) -> Answers<Option<String>> {
+    let n = args.len();
+    let query = sqlx::query_as(
         "SELECT o_ord, o_sender FROM a2a_store_result_many($1, $2, $3, $4, $5, $6, $7)",
     )
-    .bind(column(&args, |a| a.task_id.clone()))
-    .bind(column(&args, |a| a.status.clone()))
-    .bind(column(&args, |a| a.content.clone()))
-    .bind(column(&args, |a| a.error_message.clone()))
-    .bind(column(&args, |a| a.caller.clone()))
-    .bind(column(&args, |a| a.lease_guard.clone()))
-    .bind(now_ms())
-    .fetch_all(&pool)
-    .await?;
-    Ok(by_ordinal(
-        args.len(),
-        stored.into_iter().map(|r| (r.o_ord, r.o_sender)),
-    ))
+    .bind(column(args, |a| a.task_id.clone()))
+    .bind(column(args, |a| a.status.clone()))
+    .bind(column(args, |a| a.content.clone()))
+    .bind(column(args, |a| a.error_message.clone()))
+    .bind(column(args, |a| a.caller.clone()))
+    .bind(column(args, |a| a.lease_guard.clone()))
+    .bind(now_ms());
+    Box::pin(async move {
+        let stored: Vec<StoredResult> = query.fetch_all(&pool).await?;
+        Ok(by_ordinal(
+            n,
+            stored.into_iter().map(|r| (r.o_ord, r.o_sender)),
+        ))
+    })
 }
 
-async fn drain_many(
-    pool: PgPool,
-    senders: Vec<String>,
-) -> Result<Vec<Option<Drained>>, sqlx::Error> {
+fn drain_many(pool: PgPool, senders: &[String]) -> Answers<Option<Drained>> {
     let n = senders.len();
-    let drained: Vec<DrainedAt> = sqlx::query_as(
+    let query = sqlx::query_as(
         "SELECT o_ord, id, result_status, result_content, result_error FROM a2a_drain_many($1, $2)",
     )
-    .bind(senders)
-    .bind(now_ms())
-    .fetch_all(&pool)
-    .await?;
-    Ok(by_ordinal(
-        n,
-        drained.into_iter().map(|r| (r.o_ord, r.drained)),
-    ))
+    .bind(senders.to_vec())
+    .bind(now_ms());
+    Box::pin(async move {
+        let drained: Vec<DrainedAt> = query.fetch_all(&pool).await?;
+        Ok(by_ordinal(
+            n,
+            drained.into_iter().map(|r| (r.o_ord, r.drained)),
+        ))
+    })
 }
 
 #[cfg(test)]

@@ -318,13 +318,18 @@ impl Store {
     pub async fn pg_counters(&self) -> Result<Value> {
         let mut c = self.pg_conn().await?;
         let db = sqlx::query(
-            "SELECT xact_commit, xact_rollback, tup_inserted, tup_updated, tup_deleted \
+            "SELECT xact_commit, xact_rollback, tup_inserted, tup_updated, tup_deleted, blks_read, blks_hit \
              FROM pg_stat_database WHERE datname = current_database()",
         )
         .fetch_one(&mut c)
         .await?;
         let wal = sqlx::query(
             "SELECT wal_records, wal_bytes::bigint AS wal_bytes, wal_write, wal_sync FROM pg_stat_wal",
+        )
+        .fetch_one(&mut c)
+        .await?;
+        let bgwriter = sqlx::query(
+            "SELECT buffers_backend, buffers_alloc, buffers_checkpoint, buffers_clean FROM pg_stat_bgwriter",
         )
         .fetch_one(&mut c)
         .await?;
@@ -346,6 +351,12 @@ impl Store {
             "tup_inserted": g(&db, "tup_inserted"),
             "tup_updated": g(&db, "tup_updated"),
             "tup_deleted": g(&db, "tup_deleted"),
+            "blks_read": g(&db, "blks_read"),
+            "blks_hit": g(&db, "blks_hit"),
+            "buffers_backend_written": g(&bgwriter, "buffers_backend"),
+            "buffers_alloc": g(&bgwriter, "buffers_alloc"),
+            "buffers_checkpoint": g(&bgwriter, "buffers_checkpoint"),
+            "buffers_bgwriter": g(&bgwriter, "buffers_clean"),
             "wal_records": g(&wal, "wal_records"),
             "wal_bytes": g(&wal, "wal_bytes"),
             "wal_write": g(&wal, "wal_write"),
@@ -373,7 +384,7 @@ pub fn pg_counter_delta(before: &Value, after: &Value, units: usize) -> Value {
     out.insert("units".into(), json!(units));
     out.insert(
         "note".into(),
-        json!("xact_*/tup_* count this database only (read-only autocommit statements are transactions too); wal_* and next_xid (write transactions) are cluster-wide, so other users of the server add noise"),
+        json!("xact_*/tup_*/blks_* count this database only (read-only autocommit statements are transactions too); wal_*, buffers_* (pg_stat_bgwriter: buffers written by backends, allocated, written by checkpoints and by the background writer) and next_xid (write transactions) are cluster-wide, so other users of the server add noise"),
     );
     Value::Object(out)
 }

@@ -295,6 +295,11 @@ pub async fn depth(s: &Settings, engine: Engine, server: &Server, store: &Store)
             format!("{} depth {d} (send+lease)", engine.name()),
             s.depth_ops as u64,
         );
+        let pg_before = if engine == Engine::Postgres {
+            Some(store.pg_counters().await?)
+        } else {
+            None
+        };
         let cpu = CpuMeter::start(server.pid, engine == Engine::Postgres);
         let t0 = Instant::now();
         let per = join_all(agents.iter().enumerate().map(|(i, (a, w))| {
@@ -320,6 +325,12 @@ pub async fn depth(s: &Settings, engine: Engine, server: &Server, store: &Store)
         .await;
         let secs = t0.elapsed().as_secs_f64();
         let cpu = cpu.finish(s.depth_ops);
+        let pg = match pg_before {
+            Some(before) => {
+                crate::db::pg_counter_delta(&before, &store.pg_counters().await?, s.depth_ops)
+            }
+            None => Value::Null,
+        };
         p.finish();
         let (mut send, mut lease) = (Samples::default(), Samples::default());
         for r in per {
@@ -410,6 +421,7 @@ pub async fn depth(s: &Settings, engine: Engine, server: &Server, store: &Store)
             "server_vmrss_kib": server.vm_kib("VmRSS"),
             "cpu": cpu,
             "cpu_unit": "send + lease",
+            "postgres": pg,
         }));
     }
     Ok(Value::Array(rows))

@@ -27,14 +27,17 @@ pub struct Metrics {
     pub forced_errors: AtomicU64,
     pub cache_hits: AtomicU64,
     pub idempotency_replays: AtomicU64,
-    /// PostgreSQL group commit, per [`BATCH_KINDS`]: batches run, and the requests they carried.
+    /// PostgreSQL group commit, per [`BATCH_KINDS`]: batches that carried the kind, and the
+    /// requests of the kind they carried.
     pub batches: [AtomicU64; 4],
     pub batched_requests: [AtomicU64; 4],
+    /// PostgreSQL group commit: batches run (one transaction each, any mix of kinds).
+    pub batch_transactions: AtomicU64,
     latency: Mutex<BTreeMap<(String, String, u16), Histogram>>,
 }
 
 /// The fast paths PostgreSQL combines into batches (the `kind` label), in [`Metrics::batches`]
-/// order.
+/// order; also the `o_kind` numbers of `a2a_step_many` (migration 0003).
 pub const BATCH_KINDS: [&str; 4] = ["send", "claim", "result", "drain"];
 
 impl Metrics {
@@ -66,7 +69,7 @@ impl Metrics {
             }
             let _ = writeln!(out, "{name}{labels} {value}");
         }
-        let counters: [(&str, &str, &AtomicU64); 7] = [
+        let counters: [(&str, &str, &AtomicU64); 8] = [
             (
                 "a2a_tasks_sent_total",
                 "Tasks queued by this instance.",
@@ -102,6 +105,11 @@ impl Metrics {
                 "Requests answered from a stored Idempotency-Key response.",
                 &self.idempotency_replays,
             ),
+            (
+                "a2a_pg_batch_transactions_total",
+                "PostgreSQL group commit: batches run, one transaction each, whatever operations they carried.",
+                &self.batch_transactions,
+            ),
         ];
         for (name, help, c) in counters {
             let _ = writeln!(
@@ -113,7 +121,7 @@ impl Metrics {
         for (name, help, counts) in [
             (
                 "a2a_pg_batches_total",
-                "PostgreSQL group commit: batches run (one transaction each), by operation.",
+                "PostgreSQL group commit: batches that carried this operation (a batch carries any mix of operations).",
                 &self.batches,
             ),
             (

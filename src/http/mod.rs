@@ -230,8 +230,9 @@ async fn version(state: State) -> HttpResponse {
 }
 
 /// Prometheus metrics: queue depth per state, oldest queued age, oldest lease age, leases,
-/// requeues, cache hits, request latency; on PostgreSQL also the group commit (batches, the
-/// requests they carried, requests waiting for the next batch, by operation).
+/// requeues, cache hits, request latency; on PostgreSQL also the group commit (batches run, and
+/// by operation: batches that carried it, the requests they carried, requests waiting for the
+/// next batch).
 #[utoipa::path(
     get,
     path = "/metrics",

@@ -1,23 +1,24 @@
 //! Group commit on PostgreSQL for the four fast paths (send, lease claim, result, drain).
 //!
-//! Concurrent requests of one kind are combined: a request queues its element and, when no batch
-//! of its kind is running ([`IN_FLIGHT`]), takes every element queued so far (up to
-//! [`MAX_BATCH`]) and runs them as one call of the kind's function (migration 0002): one round
+//! Concurrent requests of all four kinds are combined: a request queues its element and, when no
+//! batch is running ([`IN_FLIGHT`]), takes every element queued so far (up to [`MAX_BATCH`],
+//! any mix of kinds) and runs them as ONE call of `a2a_step_many` (migration 0003): one round
 //! trip, one transaction, one commit for all of them. While a batch runs, new requests queue, so
 //! the batches grow with the load and shrink to one element when a request is alone (no timer,
-//! no added wait). A batch runs in a task of its own, so a request that goes away
-//! cannot cut short a batch that carries other requests; a request that goes away while its
-//! element is still queued withdraws it.
+//! no added wait). A batch runs in a task of its own, so a request that goes away cannot cut
+//! short a batch that carries other requests; a request that goes away while its element is
+//! still queued withdraws it.
 //!
-//! The elements of a batch run one after another inside the function, each the one statement
-//! its path runs on SQLite, so the outcome of each is what it would have been alone in that
-//! order. No element waits for a row another transaction holds (claims, drains and results skip
-//! it and answer nothing, which sends the request down its transaction path, where it waits
-//! alone); only a send whose id another transaction is inserting at that moment waits, and its
-//! batch with it. If the database refuses a batch (a lock wait past `lock_timeout`, say), the
-//! batch rolled back and each element is run again alone (all at once), so one element's
-//! trouble is only its own; if the connection fails, whether the batch committed is unknown,
-//! and every element answers 503 (retriable) as a request alone would.
+//! The elements of a batch run one after another inside the function (sends, then results,
+//! claims, drains), each the one statement its path runs on SQLite, so the outcome of each is
+//! what it would have been alone in that order. No element waits for a row another transaction
+//! holds (claims, drains and results skip it and answer nothing, which sends the request down
+//! its transaction path, where it waits alone); only a send whose id another transaction is
+//! inserting at that moment waits, and its batch with it. If the database refuses a batch (a
+//! lock wait past `lock_timeout`, say), the batch rolled back and each element is run again
+//! alone (all at once), so one element's trouble is only its own; if the connection fails,
+//! whether the batch committed is unknown, and every element answers 503 (retriable) as a
+//! request alone would.
 
 use std::sync::{Arc, Mutex};
 
@@ -26,14 +27,16 @@ use sqlx::{FromRow, PgPool};
 use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 
 use super::now_ms;
-use super::rows::{TaskRow, TASK_COLS};
+use super::rows::TaskRow;
 use crate::error::ApiError;
 use crate::metrics::{Metrics, BATCH_KINDS};
 
-/// Batches of one kind running at once. One: requests arriving while a batch runs wait for it
-/// and then go together. Measured (BENCHMARKS.md, 16 sender/worker pairs, A/B): one batch per
-/// kind 3,020-3,816 tasks/s at 1.9 transactions per task life; two 1,510-3,232 at 2.8, because
-/// the waiting requests split into smaller batches. The four kinds run beside each other.
+/// Batches running at once. One: requests arriving while a batch runs wait for it and then go
+/// together. Measured (BENCHMARKS.md, 16 sender/worker pairs, A/B on one machine): one lane for
+/// all kinds with one batch in flight costs a third less CPU per task than one lane per kind
+/// (0.77 against 2.0 transactions per task life) and moves ≈ 7 % more tasks per second; two
+/// batches in flight, or a second one only for a backlog, split the waiting requests into
+/// smaller batches and gave no more throughput for more CPU.
 pub const IN_FLIGHT: usize = 1;
 /// Elements per batch at most.
 pub const MAX_BATCH: usize = 64;
@@ -54,15 +57,18 @@ struct Queue<A, R> {
     items: Vec<Item<A, R>>,
 }
 
-/// Combines concurrent calls of one batch function.
+/// Combines concurrent calls into batches of one batch function.
 pub struct Combiner<A, R> {
     queue: Mutex<Queue<A, R>>,
     slots: Arc<Semaphore>,
     pool: PgPool,
     exec: Exec<A, R>,
-    /// Index of this kind in [`BATCH_KINDS`].
-    kind: usize,
     metrics: Arc<Metrics>,
+}
+
+/// An element's operation, as an index into [`BATCH_KINDS`].
+pub trait Kinded {
+    fn kind(&self) -> usize;
 }
 
 /// Withdraws a queued element when its request goes away before a batch took it.
@@ -79,8 +85,8 @@ impl<A, R> Drop for Withdraw<'_, A, R> {
     }
 }
 
-impl<A: Send + 'static, R: Send + 'static> Combiner<A, R> {
-    fn new(pool: PgPool, metrics: Arc<Metrics>, kind: usize, exec: Exec<A, R>) -> Combiner<A, R> {
+impl<A: Kinded + Send + 'static, R: Send + 'static> Combiner<A, R> {
+    fn new(pool: PgPool, metrics: Arc<Metrics>, exec: Exec<A, R>) -> Combiner<A, R> {
         Combiner {
             queue: Mutex::new(Queue {
                 next_id: 0,
@@ -89,17 +95,22 @@ impl<A: Send + 'static, R: Send + 'static> Combiner<A, R> {
             slots: Arc::new(Semaphore::new(IN_FLIGHT)),
             pool,
             exec,
-            kind,
             metrics,
         }
     }
 
-    /// Requests waiting for the next batch of this kind.
-    pub fn waiting(&self) -> usize {
-        self.queue.lock().map_or(0, |q| q.items.len())
+    /// Requests waiting for the next batch, by kind.
+    pub fn waiting(&self) -> [usize; 4] {
+        let mut n = [0; 4];
+        if let Ok(q) = self.queue.lock() {
+            for item in &q.items {
+                n[item.arg.kind()] += 1;
+            }
+        }
+        n
     }
 
-    /// Runs `arg` in the next batch of its kind and answers its outcome.
+    /// Runs `arg` in the next batch and answers its outcome.
     pub async fn call(&self, arg: A) -> Result<R, ApiError> {
         let (answer, mut answered) = oneshot::channel();
         let id = {
@@ -114,41 +125,55 @@ impl<A: Send + 'static, R: Send + 'static> Combiner<A, R> {
             id,
         };
         loop {
-            tokio::select! {
+            let slot = tokio::select! {
                 biased;
                 outcome = &mut answered => {
                     return outcome.unwrap_or_else(|_| {
                         Err(ApiError::internal("a batch ended without answering"))
                     });
                 }
-                slot = self.slots.clone().acquire_owned() => {
-                    let slot = slot.expect("the batch semaphore is never closed");
-                    let batch: Vec<Item<A, R>> = {
-                        let mut q = self.queue.lock().expect("batch queue poisoned");
-                        let n = q.items.len().min(MAX_BATCH);
-                        q.items.drain(..n).collect()
-                    };
-                    if batch.is_empty() {
-                        // Another request's batch took this element: its answer is coming.
-                        drop(slot);
-                        return answered.await.unwrap_or_else(|_| {
-                            Err(ApiError::internal("a batch ended without answering"))
-                        });
-                    }
-                    let (pool, exec) = (self.pool.clone(), self.exec.clone());
-                    self.metrics.inc(&self.metrics.batches[self.kind]);
-                    self.metrics.batched_requests[self.kind]
-                        .fetch_add(batch.len() as u64, std::sync::atomic::Ordering::Relaxed);
-                    tokio::spawn(async move {
-                        run(pool, exec, batch, slot).await;
-                    });
-                }
+                slot = self.slots.clone().acquire_owned() => slot,
+            };
+            let slot = slot.expect("the batch semaphore is never closed");
+            let batch: Vec<Item<A, R>> = {
+                let mut q = self.queue.lock().expect("batch queue poisoned");
+                let n = q.items.len().min(MAX_BATCH);
+                q.items.drain(..n).collect()
+            };
+            if batch.is_empty() {
+                // Another request's batch took this element: its answer is coming.
+                drop(slot);
+                return answered.await.unwrap_or_else(|_| {
+                    Err(ApiError::internal("a batch ended without answering"))
+                });
+            }
+            let (pool, exec) = (self.pool.clone(), self.exec.clone());
+            self.count(&batch);
+            tokio::spawn(async move {
+                run(pool, exec, batch, slot).await;
+            });
+        }
+    }
+}
+
+impl<A: Kinded, R> Combiner<A, R> {
+    fn count(&self, batch: &[Item<A, R>]) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let mut n = [0u64; 4];
+        for item in batch {
+            n[item.arg.kind()] += 1;
+        }
+        self.metrics.inc(&self.metrics.batch_transactions);
+        for (kind, &k) in n.iter().enumerate() {
+            if k > 0 {
+                self.metrics.inc(&self.metrics.batches[kind]);
+                self.metrics.batched_requests[kind].fetch_add(k, Relaxed);
             }
         }
     }
 }
 
-/// Runs one batch holding its kind's `slot`, which it gives back as soon as the batch is over:
+/// Runs one batch holding a `slot`, which it gives back as soon as the batch is over:
 /// requests rerun alone after a refused batch do not hold up the next batch.
 async fn run<A, R>(
     pool: PgPool,
@@ -215,7 +240,7 @@ async fn run<A, R>(
     }
 }
 
-/// A task to insert (`a2a_send_many`).
+/// A task to insert (an `a2a_step_many` send element).
 pub struct SendArgs {
     pub id: String,
     pub sender: String,
@@ -227,14 +252,14 @@ pub struct SendArgs {
     pub audit_body: String,
 }
 
-/// A claim of the head of `recipient`'s queue (`a2a_claim_many`).
+/// A claim of the head of `recipient`'s queue (an `a2a_step_many` claim element).
 pub struct ClaimArgs {
     pub recipient: String,
     pub lease_id: String,
     pub caller: String,
 }
 
-/// A result to store (`a2a_store_result_many`).
+/// A result to store (an `a2a_step_many` result element).
 pub struct ResultArgs {
     pub task_id: String,
     pub status: String,
@@ -244,7 +269,7 @@ pub struct ResultArgs {
     pub lease_guard: Option<String>,
 }
 
-/// A drained result (`a2a_drain_many`).
+/// A drained result (an `a2a_step_many` drain element).
 #[derive(Debug, FromRow)]
 pub struct Drained {
     pub id: String,
@@ -253,22 +278,45 @@ pub struct Drained {
     pub result_error: Option<String>,
 }
 
-#[derive(FromRow)]
-struct Ordinal {
-    o_ord: i32,
+/// One request's element of a batch.
+pub enum Step {
+    Send(SendArgs),
+    Claim(ClaimArgs),
+    Result(ResultArgs),
+    Drain(String),
+}
+
+impl Kinded for Step {
+    fn kind(&self) -> usize {
+        match self {
+            Step::Send(_) => 0,
+            Step::Claim(_) => 1,
+            Step::Result(_) => 2,
+            Step::Drain(_) => 3,
+        }
+    }
+}
+
+/// What an element did.
+pub enum Outcome {
+    /// Whether the task was inserted (`false`: its id exists).
+    Sent(bool),
+    /// The leased row, or `None` when the head was missing, expired or locked.
+    Claimed(Option<Box<TaskRow>>),
+    /// The task's sender when the result was stored.
+    Stored(Option<String>),
+    /// The result drained, if any.
+    Drained(Option<Drained>),
 }
 
 #[derive(FromRow)]
-struct StoredResult {
+struct StepRow {
+    o_kind: i32,
     o_ord: i32,
-    o_sender: String,
-}
-
-#[derive(FromRow)]
-struct DrainedAt {
-    o_ord: i32,
-    #[sqlx(flatten)]
-    drained: Drained,
+    o_text: Option<String>,
+    o_status: Option<String>,
+    o_content: Option<String>,
+    o_error: Option<String>,
 }
 
 /// Places each `(1-based ordinal, value)` at its element; the rest stay `None`.
@@ -286,132 +334,149 @@ fn by_ordinal<T>(n: usize, found: impl IntoIterator<Item = (i32, T)>) -> Vec<Opt
     out
 }
 
-fn column<A, T>(args: &[A], f: impl Fn(&A) -> T) -> Vec<T> {
-    args.iter().map(f).collect()
+fn column<A, T>(args: &[&A], f: impl Fn(&A) -> T) -> Vec<T> {
+    args.iter().map(|a| f(a)).collect()
 }
 
-/// The four combiners of a PostgreSQL mailbox.
+/// The group commit of a PostgreSQL mailbox: one lane for the four kinds.
 pub struct PgBatches {
-    /// Answers whether each task was inserted (`false`: its id exists).
-    pub send: Combiner<SendArgs, bool>,
-    /// Answers the leased row, or `None` when the head was missing, expired or locked.
-    pub claim: Combiner<ClaimArgs, Option<TaskRow>>,
-    /// Answers the task's sender when the result was stored.
-    pub result: Combiner<ResultArgs, Option<String>>,
-    /// Answers the result drained for each sender, if any.
-    pub drain: Combiner<String, Option<Drained>>,
+    lane: Combiner<Step, Outcome>,
+}
+
+fn mismatch() -> ApiError {
+    ApiError::internal("a batch answered another kind of outcome")
 }
 
 impl PgBatches {
     pub fn new(pool: PgPool, metrics: Arc<Metrics>) -> PgBatches {
-        let m = || metrics.clone();
         PgBatches {
-            send: Combiner::new(pool.clone(), m(), 0, Arc::new(send_many)),
-            claim: Combiner::new(pool.clone(), m(), 1, Arc::new(claim_many)),
-            result: Combiner::new(pool.clone(), m(), 2, Arc::new(store_result_many)),
-            drain: Combiner::new(pool, m(), 3, Arc::new(drain_many)),
+            lane: Combiner::new(pool, metrics, Arc::new(step_many)),
+        }
+    }
+
+    pub async fn send(&self, a: SendArgs) -> Result<bool, ApiError> {
+        match self.lane.call(Step::Send(a)).await? {
+            Outcome::Sent(b) => Ok(b),
+            _ => Err(mismatch()),
+        }
+    }
+
+    pub async fn claim(&self, a: ClaimArgs) -> Result<Option<TaskRow>, ApiError> {
+        match self.lane.call(Step::Claim(a)).await? {
+            Outcome::Claimed(r) => Ok(r.map(|row| *row)),
+            _ => Err(mismatch()),
+        }
+    }
+
+    pub async fn result(&self, a: ResultArgs) -> Result<Option<String>, ApiError> {
+        match self.lane.call(Step::Result(a)).await? {
+            Outcome::Stored(r) => Ok(r),
+            _ => Err(mismatch()),
+        }
+    }
+
+    pub async fn drain(&self, sender: String) -> Result<Option<Drained>, ApiError> {
+        match self.lane.call(Step::Drain(sender)).await? {
+            Outcome::Drained(r) => Ok(r),
+            _ => Err(mismatch()),
         }
     }
 
     /// `(kind, requests waiting for the next batch)` per kind, in [`BATCH_KINDS`] order.
     pub fn waiting(&self) -> [(&'static str, usize); 4] {
-        [
-            (BATCH_KINDS[0], self.send.waiting()),
-            (BATCH_KINDS[1], self.claim.waiting()),
-            (BATCH_KINDS[2], self.result.waiting()),
-            (BATCH_KINDS[3], self.drain.waiting()),
-        ]
+        let n = self.lane.waiting();
+        [0, 1, 2, 3].map(|k| (BATCH_KINDS[k], n[k]))
     }
 }
 
 type Answers<R> = BoxFuture<'static, Result<Vec<R>, sqlx::Error>>;
 
-fn send_many(pool: PgPool, args: &[SendArgs]) -> Answers<bool> {
-    let n = args.len();
-    let query =
-        sqlx::query_as("SELECT o_ord FROM a2a_send_many($1, $2, $3, $4, $5, $6, $7, $8, $9)")
-            .bind(column(args, |a| a.id.clone()))
-            .bind(column(args, |a| a.sender.clone()))
-            .bind(column(args, |a| a.recipient.clone()))
-            .bind(column(args, |a| a.body.clone()))
-            .bind(column(args, |a| a.deadline_ms))
-            .bind(column(args, |a| a.duplicate_safety.clone()))
-            .bind(column(args, |a| a.idem_key.clone()))
-            .bind(column(args, |a| a.audit_body.clone()))
-            .bind(now_ms());
+/// Binds a batch's elements as the argument arrays of `a2a_step_many` (migration 0003), each
+/// kind's arrays holding that kind's elements in batch order, and maps the answered rows back.
+fn step_many(pool: PgPool, steps: &[Step]) -> Answers<Outcome> {
+    let mut at: [Vec<usize>; 4] = Default::default();
+    let (mut sends, mut claims, mut results, mut drains) = (vec![], vec![], vec![], vec![]);
+    for (i, step) in steps.iter().enumerate() {
+        at[step.kind()].push(i);
+        match step {
+            Step::Send(a) => sends.push(a),
+            Step::Claim(a) => claims.push(a),
+            Step::Result(a) => results.push(a),
+            Step::Drain(a) => drains.push(a),
+        }
+    }
+    let query = sqlx::query_as(
+        "SELECT o_kind, o_ord, o_text, o_status, o_content, o_error FROM a2a_step_many(\
+         $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
+    )
+    .bind(column(&sends, |a| a.id.clone()))
+    .bind(column(&sends, |a| a.sender.clone()))
+    .bind(column(&sends, |a| a.recipient.clone()))
+    .bind(column(&sends, |a| a.body.clone()))
+    .bind(column(&sends, |a| a.deadline_ms))
+    .bind(column(&sends, |a| a.duplicate_safety.clone()))
+    .bind(column(&sends, |a| a.idem_key.clone()))
+    .bind(column(&sends, |a| a.audit_body.clone()))
+    .bind(column(&claims, |a| a.recipient.clone()))
+    .bind(column(&claims, |a| a.lease_id.clone()))
+    .bind(column(&claims, |a| a.caller.clone()))
+    .bind(column(&results, |a| a.task_id.clone()))
+    .bind(column(&results, |a| a.status.clone()))
+    .bind(column(&results, |a| a.content.clone()))
+    .bind(column(&results, |a| a.error_message.clone()))
+    .bind(column(&results, |a| a.caller.clone()))
+    .bind(column(&results, |a| a.lease_guard.clone()))
+    .bind(column(&drains, |a| (*a).clone()))
+    .bind(now_ms());
+    let kinds: Vec<usize> = steps.iter().map(Kinded::kind).collect();
     Box::pin(async move {
-        let inserted: Vec<Ordinal> = query.fetch_all(&pool).await?;
-        Ok(by_ordinal(n, inserted.into_iter().map(|r| (r.o_ord, ())))
-            .into_iter()
-            .map(|o| o.is_some())
-            .collect())
-    })
-}
-
-fn claim_many(pool: PgPool, args: &[ClaimArgs]) -> Answers<Option<TaskRow>> {
-    let (recipients, lease_ids, callers) = (
-        column(args, |a| a.recipient.clone()),
-        column(args, |a| a.lease_id.clone()),
-        column(args, |a| a.caller.clone()),
-    );
-    Box::pin(async move {
-        let rows: Vec<TaskRow> = sqlx::query_as(&format!(
-            "SELECT {TASK_COLS} FROM a2a_claim_many($1, $2, $3, $4)"
-        ))
-        .bind(recipients)
-        .bind(&lease_ids)
-        .bind(callers)
-        .bind(now_ms())
-        .fetch_all(&pool)
-        .await?;
-        // Each element's lease id is new: it names the row that element leased.
-        let mut out: Vec<Option<TaskRow>> = (0..lease_ids.len()).map(|_| None).collect();
+        let rows: Vec<StepRow> = query.fetch_all(&pool).await?;
+        let mut found: [Vec<(i32, StepRow)>; 4] = Default::default();
         for row in rows {
-            if let Some(i) = lease_ids
-                .iter()
-                .position(|l| row.lease_id.as_deref() == Some(l.as_str()))
+            if let Some(slot) = usize::try_from(row.o_kind)
+                .ok()
+                .and_then(|k| found.get_mut(k))
             {
-                out[i] = Some(row);
+                slot.push((row.o_ord, row));
             }
         }
-        Ok(out)
-    })
-}
-
-fn store_result_many(pool: PgPool, args: &[ResultArgs]) -> Answers<Option<String>> {
-    let n = args.len();
-    let query = sqlx::query_as(
-        "SELECT o_ord, o_sender FROM a2a_store_result_many($1, $2, $3, $4, $5, $6, $7)",
-    )
-    .bind(column(args, |a| a.task_id.clone()))
-    .bind(column(args, |a| a.status.clone()))
-    .bind(column(args, |a| a.content.clone()))
-    .bind(column(args, |a| a.error_message.clone()))
-    .bind(column(args, |a| a.caller.clone()))
-    .bind(column(args, |a| a.lease_guard.clone()))
-    .bind(now_ms());
-    Box::pin(async move {
-        let stored: Vec<StoredResult> = query.fetch_all(&pool).await?;
-        Ok(by_ordinal(
-            n,
-            stored.into_iter().map(|r| (r.o_ord, r.o_sender)),
-        ))
-    })
-}
-
-fn drain_many(pool: PgPool, senders: &[String]) -> Answers<Option<Drained>> {
-    let n = senders.len();
-    let query = sqlx::query_as(
-        "SELECT o_ord, id, result_status, result_content, result_error FROM a2a_drain_many($1, $2)",
-    )
-    .bind(senders.to_vec())
-    .bind(now_ms());
-    Box::pin(async move {
-        let drained: Vec<DrainedAt> = query.fetch_all(&pool).await?;
-        Ok(by_ordinal(
-            n,
-            drained.into_iter().map(|r| (r.o_ord, r.drained)),
-        ))
+        let mut out: Vec<Option<Outcome>> = kinds
+            .iter()
+            .map(|k| {
+                Some(match k {
+                    0 => Outcome::Sent(false),
+                    1 => Outcome::Claimed(None),
+                    2 => Outcome::Stored(None),
+                    _ => Outcome::Drained(None),
+                })
+            })
+            .collect();
+        for (kind, rows) in found.into_iter().enumerate() {
+            let placed = by_ordinal(at[kind].len(), rows);
+            for (&i, row) in at[kind].iter().zip(placed) {
+                let Some(row) = row else { continue };
+                out[i] = Some(match kind {
+                    0 => Outcome::Sent(true),
+                    1 => {
+                        let text = row.o_text.unwrap_or_default();
+                        let task: TaskRow = serde_json::from_str(&text)
+                            .map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+                        Outcome::Claimed(Some(Box::new(task)))
+                    }
+                    2 => Outcome::Stored(row.o_text),
+                    _ => Outcome::Drained(row.o_text.map(|id| Drained {
+                        id,
+                        result_status: row.o_status,
+                        result_content: row.o_content,
+                        result_error: row.o_error,
+                    })),
+                });
+            }
+        }
+        Ok(out
+            .into_iter()
+            .map(|o| o.unwrap_or(Outcome::Sent(false)))
+            .collect())
     })
 }
 

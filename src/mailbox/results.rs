@@ -13,8 +13,8 @@ use crate::domain::{A2ATaskResult, PostResult, TaskState};
 use crate::error::{ApiError, ErrorCode};
 use crate::store::{Engine, Tx};
 
-/// [`Mailbox::store_result`]'s text on SQLite (`a2a_store_result_many`'s element on
-/// PostgreSQL): `$1` task id, `$2..$4` the result, `$5` the caller, `$6` now, `$7` the lease id
+/// [`Mailbox::store_result`]'s text on SQLite (a result element of `a2a_step_many`
+/// on PostgreSQL): `$1` task id, `$2..$4` the result, `$5` the caller, `$6` now, `$7` the lease id
 /// the task must still hold (or NULL). The `capability_check` audit row is built from the row's
 /// sender, exactly as `capability_audit` writes it; `changes()` carries the outcome. Answers the
 /// sender when the result was stored.
@@ -119,7 +119,7 @@ impl Mailbox {
         self.store_result(caller, input, Some(current)).await
     }
 
-    /// [`STORE_RESULT_SQLITE`] / `a2a_store_result_many`: stores the result if the task is still
+    /// [`STORE_RESULT_SQLITE`] / a result element of `a2a_step_many`: stores the result if the task is still
     /// the caller's lease (under `lease_guard`, when given). Answers the reply, or `None` when
     /// nothing was stored.
     async fn store_result(
@@ -133,8 +133,7 @@ impl Mailbox {
         let stored = match &self.batches {
             Some(batches) => {
                 batches
-                    .result
-                    .call(ResultArgs {
+                    .result(ResultArgs {
                         task_id: input.task_id.to_string(),
                         status: result.status.as_str().to_owned(),
                         content,
@@ -337,14 +336,14 @@ impl Mailbox {
                 return Ok(None);
             }
         }
-        // SQLite's drain (`a2a_drain_many`'s element on PostgreSQL).
+        // SQLite's drain (a drain element of `a2a_step_many` on PostgreSQL).
         const DRAIN: &str = "UPDATE tasks SET state = 'resolved', updated_at_ms = $2 WHERE id = ( \
                 SELECT id FROM tasks WHERE state = 'result_pending' AND sender = $1 \
                 ORDER BY result_seq LIMIT 1) \
              RETURNING id, result_status, result_content, result_error";
         let drained: Option<Drained> = if let Some(batches) = &self.batches {
             // One element of a drain batch (see `batch`).
-            batches.drain.call(me.to_owned()).await?
+            batches.drain(me.to_owned()).await?
         } else {
             let me = me.to_owned();
             self.transact(Box::new(move |tx| {

@@ -15,7 +15,7 @@ pub const TASK_COLS: &str = "id, sender, recipient, body, state, attempt, lease_
     leased_at_ms, heartbeat_at_ms, deadline_ms, duplicate_safety, idem_key, cache_key, replayed_from, \
     result_status, result_content, result_error, result_by, created_at_ms, updated_at_ms";
 
-#[derive(Debug, Clone, FromRow)]
+#[derive(Debug, Clone, FromRow, serde::Deserialize)]
 pub struct TaskRow {
     pub id: String,
     pub sender: String,

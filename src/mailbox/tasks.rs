@@ -51,7 +51,7 @@ struct Candidate {
     deadline_ms: Option<i64>,
 }
 
-/// [`Mailbox::send_fast`]'s text on SQLite (`a2a_send_many`'s element on PostgreSQL): `$1..$7`
+/// [`Mailbox::send_fast`]'s text on SQLite (a send element of `a2a_step_many` on PostgreSQL): `$1..$7`
 /// the task, `$8` now, `$9` the audit body; `changes()` carries the insert's outcome to the audit
 /// insert.
 const SEND_SQLITE: &str =
@@ -144,8 +144,7 @@ impl Mailbox {
         let inserted = match &self.batches {
             Some(batches) => {
                 batches
-                    .send
-                    .call(SendArgs {
+                    .send(SendArgs {
                         id: task.id.to_string(),
                         sender: task.sender.to_string(),
                         recipient: task.recipient.to_string(),
@@ -401,8 +400,7 @@ impl Mailbox {
             // queue is live and becomes the lease (no audit row: a lease is recorded in the
             // task row).
             let claimed = batches
-                .claim
-                .call(ClaimArgs {
+                .claim(ClaimArgs {
                     recipient: recipient.to_owned(),
                     lease_id: Uuid::new_v4().to_string(),
                     caller: caller.sub.to_string(),

@@ -1,5 +1,5 @@
-//! PostgreSQL's group commit (src/mailbox/batch.rs, migration 0002): concurrent requests of one
-//! kind share a batch (one transaction), and a request that must wait for a row another
+//! PostgreSQL's group commit (src/mailbox/batch.rs, migration 0003): concurrent requests share a
+//! batch (one transaction), whatever their kinds, and a request that must wait for a row another
 //! transaction holds waits alone. PostgreSQL only: SQLite's single writer batches everything
 //! by design, and nothing outside it can hold one row.
 
@@ -59,6 +59,7 @@ macro_rules! postgres_only {
 }
 
 postgres_only!(concurrent_sends_share_one_transaction);
+postgres_only!(a_send_a_lease_a_result_and_a_drain_share_one_transaction);
 postgres_only!(a_result_waiting_for_a_locked_task_holds_up_no_other_result);
 postgres_only!(a_batch_the_database_refuses_runs_its_requests_alone);
 
@@ -83,15 +84,85 @@ mod bodies {
         holder
     }
 
-    async fn waiting_sends(app: &TestApp, n: usize) {
+    async fn waiting(app: &TestApp, kind: &str, n: usize) {
         let deadline = Instant::now() + Duration::from_secs(10);
-        while metric(app, "a2a_pg_batch_waiting{kind=\"send\"}").await < n as f64 {
+        let sample = format!("a2a_pg_batch_waiting{{kind=\"{kind}\"}}");
+        while metric(app, &sample).await < n as f64 {
             assert!(
                 Instant::now() < deadline,
-                "the sends never queued for a batch"
+                "the {kind} requests never queued for a batch"
             );
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
+    }
+
+    async fn waiting_sends(app: &TestApp, n: usize) {
+        waiting(app, "send", n).await;
+    }
+
+    pub async fn a_send_a_lease_a_result_and_a_drain_share_one_transaction(app: TestApp) {
+        let (alice, bob) = (app.alice(), app.bob());
+        // t1 answered (its result waits for alice), t2 leased by bob, t3 queued.
+        let t1 = app.api.send_ok(&alice, &task("alice", "bob")).await;
+        let t2 = app.api.send_ok(&alice, &task("alice", "bob")).await;
+        let t3 = app.api.send_ok(&alice, &task("alice", "bob")).await;
+        assert_eq!(app.api.lease_some(&bob).await.0, t1);
+        app.api
+            .post_result(&bob, &result(&t1, "ok", "first"))
+            .await
+            .expect(201);
+        let (leased, lease) = app.api.lease_some(&bob).await;
+        assert_eq!(leased, t2);
+        let before = metric(&app, "a2a_pg_batch_transactions_total").await;
+        // A batch is held up by a send whose id another transaction is inserting; one request of
+        // each kind arrives meanwhile.
+        let held = task("alice", "bob");
+        let mut holder = hold_ids(&app.db_url, &[held["id"].as_str().unwrap()]).await;
+        let first = {
+            let (api, alice, held) = (app.api.clone(), alice.clone(), held.clone());
+            tokio::spawn(async move { api.send(&alice, &held).await })
+        };
+        a_lock_wait(&app.db_url).await;
+        let t4 = task("alice", "bob");
+        let send = {
+            let (api, alice, t4) = (app.api.clone(), alice.clone(), t4.clone());
+            tokio::spawn(async move { api.send(&alice, &t4).await })
+        };
+        let claim = {
+            let (api, bob) = (app.api.clone(), bob.clone());
+            tokio::spawn(async move { api.lease(&bob).await })
+        };
+        let answer = {
+            let (api, bob) = (app.api.clone(), bob.clone());
+            let mut r = result(&t2, "ok", "second");
+            r["lease_id"] = lease["lease_id"].clone();
+            tokio::spawn(async move { api.post_result(&bob, &r).await })
+        };
+        let drain = {
+            let (api, alice) = (app.api.clone(), alice.clone());
+            tokio::spawn(async move { api.drain(&alice).await })
+        };
+        for kind in ["send", "claim", "result", "drain"] {
+            waiting(&app, kind, 1).await;
+        }
+        holder.execute("ROLLBACK").await.unwrap();
+        let _ = holder.close().await;
+        first.await.unwrap().expect(201);
+        send.await.unwrap().expect(201);
+        // The claim takes the oldest queued task, not the one sent in its own batch.
+        let (claimed, _) = claim.await.unwrap().expect("the lease found no task");
+        assert_eq!(claimed["id"].as_str(), Some(t3.as_str()));
+        answer.await.unwrap().expect(201);
+        let drained = drain.await.unwrap().expect("the drain found no result");
+        assert_eq!(drained["task_id"].as_str(), Some(t1.as_str()));
+        // Two transactions: the held send's batch, then one batch carrying all four requests.
+        assert_eq!(
+            metric(&app, "a2a_pg_batch_transactions_total").await,
+            before + 2.0
+        );
+        assert_eq!(app.status_ok(&t2).await["state"], "result_pending");
+        let t4_id = t4["id"].as_str().unwrap();
+        assert_eq!(app.status_ok(t4_id).await["state"], "queued");
     }
 
     pub async fn concurrent_sends_share_one_transaction(app: TestApp) {

@@ -4,6 +4,7 @@ WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY src ./src
 COPY migrations ./migrations
+COPY build.rs ./
 RUN cargo build --release --locked --bin a2a-mailbox
 
 FROM debian:bookworm-slim

@@ -307,6 +307,8 @@ pub enum Outcome {
     Stored(Option<String>),
     /// The result drained, if any.
     Drained(Option<Drained>),
+    /// The element's answer could not be read (a server bug): only its request fails.
+    Failed(String),
 }
 
 #[derive(FromRow)]
@@ -319,21 +321,6 @@ struct StepRow {
     o_error: Option<String>,
 }
 
-/// Places each `(1-based ordinal, value)` at its element; the rest stay `None`.
-fn by_ordinal<T>(n: usize, found: impl IntoIterator<Item = (i32, T)>) -> Vec<Option<T>> {
-    let mut out: Vec<Option<T>> = (0..n).map(|_| None).collect();
-    for (ord, value) in found {
-        if let Some(slot) = usize::try_from(ord)
-            .ok()
-            .and_then(|o| o.checked_sub(1))
-            .and_then(|i| out.get_mut(i))
-        {
-            *slot = Some(value);
-        }
-    }
-    out
-}
-
 fn column<A, T>(args: &[&A], f: impl Fn(&A) -> T) -> Vec<T> {
     args.iter().map(|a| f(a)).collect()
 }
@@ -343,8 +330,11 @@ pub struct PgBatches {
     lane: Combiner<Step, Outcome>,
 }
 
-fn mismatch() -> ApiError {
-    ApiError::internal("a batch answered another kind of outcome")
+fn mismatch(other: Outcome) -> ApiError {
+    match other {
+        Outcome::Failed(why) => ApiError::internal(why),
+        _ => ApiError::internal("a batch answered another kind of outcome"),
+    }
 }
 
 impl PgBatches {
@@ -357,28 +347,28 @@ impl PgBatches {
     pub async fn send(&self, a: SendArgs) -> Result<bool, ApiError> {
         match self.lane.call(Step::Send(a)).await? {
             Outcome::Sent(b) => Ok(b),
-            _ => Err(mismatch()),
+            other => Err(mismatch(other)),
         }
     }
 
     pub async fn claim(&self, a: ClaimArgs) -> Result<Option<TaskRow>, ApiError> {
         match self.lane.call(Step::Claim(a)).await? {
             Outcome::Claimed(r) => Ok(r.map(|row| *row)),
-            _ => Err(mismatch()),
+            other => Err(mismatch(other)),
         }
     }
 
     pub async fn result(&self, a: ResultArgs) -> Result<Option<String>, ApiError> {
         match self.lane.call(Step::Result(a)).await? {
             Outcome::Stored(r) => Ok(r),
-            _ => Err(mismatch()),
+            other => Err(mismatch(other)),
         }
     }
 
     pub async fn drain(&self, sender: String) -> Result<Option<Drained>, ApiError> {
         match self.lane.call(Step::Drain(sender)).await? {
             Outcome::Drained(r) => Ok(r),
-            _ => Err(mismatch()),
+            other => Err(mismatch(other)),
         }
     }
 
@@ -431,62 +421,108 @@ fn step_many(pool: PgPool, steps: &[Step]) -> Answers<Outcome> {
     let kinds: Vec<usize> = steps.iter().map(Kinded::kind).collect();
     Box::pin(async move {
         let rows: Vec<StepRow> = query.fetch_all(&pool).await?;
-        let mut found: [Vec<(i32, StepRow)>; 4] = Default::default();
-        for row in rows {
-            if let Some(slot) = usize::try_from(row.o_kind)
-                .ok()
-                .and_then(|k| found.get_mut(k))
-            {
-                slot.push((row.o_ord, row));
-            }
-        }
-        let mut out: Vec<Option<Outcome>> = kinds
-            .iter()
-            .map(|k| {
-                Some(match k {
-                    0 => Outcome::Sent(false),
-                    1 => Outcome::Claimed(None),
-                    2 => Outcome::Stored(None),
-                    _ => Outcome::Drained(None),
-                })
-            })
-            .collect();
-        for (kind, rows) in found.into_iter().enumerate() {
-            let placed = by_ordinal(at[kind].len(), rows);
-            for (&i, row) in at[kind].iter().zip(placed) {
-                let Some(row) = row else { continue };
-                out[i] = Some(match kind {
-                    0 => Outcome::Sent(true),
-                    1 => {
-                        let text = row.o_text.unwrap_or_default();
-                        let task: TaskRow = serde_json::from_str(&text)
-                            .map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
-                        Outcome::Claimed(Some(Box::new(task)))
-                    }
-                    2 => Outcome::Stored(row.o_text),
-                    _ => Outcome::Drained(row.o_text.map(|id| Drained {
-                        id,
-                        result_status: row.o_status,
-                        result_content: row.o_content,
-                        result_error: row.o_error,
-                    })),
-                });
-            }
-        }
-        Ok(out
-            .into_iter()
-            .map(|o| o.unwrap_or(Outcome::Sent(false)))
-            .collect())
+        Ok(place(&kinds, rows))
     })
+}
+
+/// Maps the rows `a2a_step_many` answered to the batch's elements (`kinds`, in batch order): a
+/// row names its kind and its 1-based position among that kind's elements; an element without a
+/// row did nothing.
+fn place(kinds: &[usize], rows: Vec<StepRow>) -> Vec<Outcome> {
+    let mut at: [Vec<usize>; 4] = Default::default();
+    for (i, &k) in kinds.iter().enumerate() {
+        at[k].push(i);
+    }
+    let mut out: Vec<Outcome> = kinds
+        .iter()
+        .map(|k| match k {
+            0 => Outcome::Sent(false),
+            1 => Outcome::Claimed(None),
+            2 => Outcome::Stored(None),
+            _ => Outcome::Drained(None),
+        })
+        .collect();
+    for row in rows {
+        let element = usize::try_from(row.o_kind)
+            .ok()
+            .zip(usize::try_from(row.o_ord).ok())
+            .and_then(|(k, ord)| at.get(k)?.get(ord.checked_sub(1)?).map(|&i| (k, i)));
+        let Some((kind, i)) = element else {
+            tracing::error!(
+                kind = row.o_kind,
+                ord = row.o_ord,
+                "a batch row names no element"
+            );
+            continue;
+        };
+        out[i] = match kind {
+            0 => Outcome::Sent(true),
+            1 => match serde_json::from_str::<TaskRow>(row.o_text.as_deref().unwrap_or("")) {
+                Ok(task) => Outcome::Claimed(Some(Box::new(task))),
+                // The lease is committed; only this request can be told it went wrong.
+                Err(e) => Outcome::Failed(format!("the leased row could not be read: {e}")),
+            },
+            2 => Outcome::Stored(row.o_text),
+            _ => Outcome::Drained(row.o_text.map(|id| Drained {
+                id,
+                result_status: row.o_status,
+                result_content: row.o_content,
+                result_error: row.o_error,
+            })),
+        };
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
-    use super::by_ordinal;
+    use super::{place, Outcome, StepRow};
+
+    fn row(kind: i32, ord: i32, text: Option<&str>) -> StepRow {
+        StepRow {
+            o_kind: kind,
+            o_ord: ord,
+            o_text: text.map(str::to_owned),
+            o_status: Some("ok".into()),
+            o_content: Some("[]".into()),
+            o_error: None,
+        }
+    }
 
     #[test]
-    fn ordinals_place_outcomes_at_their_elements() {
-        let placed = by_ordinal(4, [(2, "b"), (4, "d"), (0, "x"), (9, "y")]);
-        assert_eq!(placed, vec![None, Some("b"), None, Some("d")]);
+    fn rows_reach_their_elements_by_kind_and_position() {
+        // Batch order: send, drain, send, result, claim, claim.
+        let kinds = [0, 3, 0, 2, 1, 1];
+        let task = r#"{"id":"t1","sender":"a","recipient":"b","body":"{}","state":"in_flight",
+            "attempt":1,"lease_id":"l2","leased_to":"b","leased_at_ms":5,"heartbeat_at_ms":5,
+            "deadline_ms":null,"duplicate_safety":null,"idem_key":null,"cache_key":null,
+            "replayed_from":null,"result_status":null,"result_content":null,"result_error":null,
+            "result_by":null,"created_at_ms":1,"updated_at_ms":5,"queue_seq":7,"result_seq":null}"#;
+        let out = place(
+            &kinds,
+            vec![
+                row(0, 2, None),       // the second send was inserted
+                row(2, 1, Some("a")),  // the result was stored (sender a)
+                row(1, 2, Some(task)), // the second claim leased t1
+                row(3, 1, Some("t0")), // the drain took t0's result
+                row(1, 9, Some(task)), // names no element: ignored
+                row(7, 1, None),       // no such kind: ignored
+            ],
+        );
+        assert!(matches!(out[0], Outcome::Sent(false)));
+        assert!(matches!(&out[1], Outcome::Drained(Some(d)) if d.id == "t0"));
+        assert!(matches!(out[2], Outcome::Sent(true)));
+        assert!(matches!(&out[3], Outcome::Stored(Some(s)) if s == "a"));
+        assert!(matches!(out[4], Outcome::Claimed(None)));
+        assert!(
+            matches!(&out[5], Outcome::Claimed(Some(t)) if t.lease_id.as_deref() == Some("l2"))
+        );
+    }
+
+    #[test]
+    fn an_unreadable_claim_fails_only_its_own_element() {
+        let out = place(&[1, 0], vec![row(1, 1, Some("not json")), row(0, 1, None)]);
+        assert!(matches!(out[0], Outcome::Failed(_)));
+        assert!(matches!(out[1], Outcome::Sent(true)));
     }
 }

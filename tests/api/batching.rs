@@ -84,6 +84,18 @@ mod bodies {
         holder
     }
 
+    /// Another transaction inserts a task and does not commit; alice then sends a task under the
+    /// same id, which waits for it (it may yet commit), and with it the batch it is in. Answers
+    /// the holding connection (ROLLBACK it to let the batch go) and alice's pending send.
+    async fn a_held_send(app: &TestApp) -> (PgConnection, tokio::task::JoinHandle<Resp>) {
+        let held = task("alice", "bob");
+        let holder = hold_ids(&app.db_url, &[held["id"].as_str().unwrap()]).await;
+        let (api, alice) = (app.api.clone(), app.alice());
+        let first = tokio::spawn(async move { api.send(&alice, &held).await });
+        a_lock_wait(&app.db_url).await;
+        (holder, first)
+    }
+
     async fn waiting(app: &TestApp, kind: &str, n: usize) {
         let deadline = Instant::now() + Duration::from_secs(10);
         let sample = format!("a2a_pg_batch_waiting{{kind=\"{kind}\"}}");
@@ -116,13 +128,7 @@ mod bodies {
         let before = metric(&app, "a2a_pg_batch_transactions_total").await;
         // A batch is held up by a send whose id another transaction is inserting; one request of
         // each kind arrives meanwhile.
-        let held = task("alice", "bob");
-        let mut holder = hold_ids(&app.db_url, &[held["id"].as_str().unwrap()]).await;
-        let first = {
-            let (api, alice, held) = (app.api.clone(), alice.clone(), held.clone());
-            tokio::spawn(async move { api.send(&alice, &held).await })
-        };
-        a_lock_wait(&app.db_url).await;
+        let (mut holder, first) = a_held_send(&app).await;
         let t4 = task("alice", "bob");
         let send = {
             let (api, alice, t4) = (app.api.clone(), alice.clone(), t4.clone());
@@ -168,15 +174,7 @@ mod bodies {
     pub async fn concurrent_sends_share_one_transaction(app: TestApp) {
         const N: usize = 20;
         let alice = app.alice();
-        // Another transaction is inserting task `held` and has not committed: a send of the same
-        // id waits for it (it may yet commit), and with it the batch it is in.
-        let held = task("alice", "bob");
-        let mut holder = hold_ids(&app.db_url, &[held["id"].as_str().unwrap()]).await;
-        let first = {
-            let (api, alice, held) = (app.api.clone(), alice.clone(), held.clone());
-            tokio::spawn(async move { api.send(&alice, &held).await })
-        };
-        a_lock_wait(&app.db_url).await;
+        let (mut holder, first) = a_held_send(&app).await;
         // Meanwhile N more sends arrive: they wait for the batch in flight, together.
         let mut sends = JoinSet::new();
         for _ in 0..N {

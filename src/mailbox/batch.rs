@@ -43,8 +43,7 @@ pub const MAX_BATCH: usize = 64;
 
 type Answer<R> = oneshot::Sender<Result<R, ApiError>>;
 /// Binds a batch's elements (one copy, into the argument arrays) and answers the call's future.
-type Exec<A, R> =
-    Arc<dyn Fn(PgPool, &[A]) -> BoxFuture<'static, Result<Vec<R>, sqlx::Error>> + Send + Sync>;
+type Exec<A, R> = fn(PgPool, &[A]) -> BoxFuture<'static, Result<Vec<R>, sqlx::Error>>;
 
 struct Item<A, R> {
     id: u64,
@@ -147,7 +146,7 @@ impl<A: Kinded + Send + 'static, R: Send + 'static> Combiner<A, R> {
                     Err(ApiError::internal("a batch ended without answering"))
                 });
             }
-            let (pool, exec) = (self.pool.clone(), self.exec.clone());
+            let (pool, exec) = (self.pool.clone(), self.exec);
             self.count(&batch);
             tokio::spawn(async move {
                 run(pool, exec, batch, slot).await;
@@ -340,7 +339,7 @@ fn mismatch(other: Outcome) -> ApiError {
 impl PgBatches {
     pub fn new(pool: PgPool, metrics: Arc<Metrics>) -> PgBatches {
         PgBatches {
-            lane: Combiner::new(pool, metrics, Arc::new(step_many)),
+            lane: Combiner::new(pool, metrics, step_many),
         }
     }
 

@@ -1,13 +1,14 @@
 //! Group commit on PostgreSQL for the four fast paths (send, lease claim, result, drain).
 //!
 //! Concurrent requests of all four kinds are combined: a request queues its element and, when no
-//! batch is running ([`IN_FLIGHT`]), takes every element queued so far (up to [`MAX_BATCH`],
-//! any mix of kinds) and runs them as ONE call of `a2a_step_many` (migration 0003): one round
-//! trip, one transaction, one commit for all of them. While a batch runs, new requests queue, so
-//! the batches grow with the load and shrink to one element when a request is alone (no timer,
-//! no added wait). A batch runs in a task of its own, so a request that goes away cannot cut
-//! short a batch that carries other requests; a request that goes away while its element is
-//! still queued withdraws it.
+//! lane is running ([`IN_FLIGHT`]), starts one with every element queued so far (up to
+//! [`MAX_BATCH`], any mix of kinds), run as ONE call of `a2a_step_many` (migration 0003): one
+//! round trip, one transaction, one commit for all of them. While a batch runs, new requests
+//! queue, and the lane runs them as its next batch the moment the first one is over, so the
+//! batches grow with the load and shrink to one element when a request is alone (no timer, no
+//! added wait). A lane is a task of its own, so a request that goes away cannot cut short a
+//! batch that carries other requests; a request that goes away while its element is still
+//! queued withdraws it.
 //!
 //! The elements of a batch run one after another inside the function (sends, then results,
 //! claims, drains), each the one statement its path runs on SQLite, so the outcome of each is
@@ -23,27 +24,30 @@
 use std::sync::{Arc, Mutex};
 
 use futures_util::future::{join_all, BoxFuture};
-use sqlx::{FromRow, PgPool};
-use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
+use sqlx::{Connection, FromRow, PgConnection, PgPool};
+use tokio::runtime::Handle;
+use tokio::sync::oneshot;
 
 use super::now_ms;
 use super::rows::TaskRow;
 use crate::error::ApiError;
 use crate::metrics::{Metrics, BATCH_KINDS};
 
-/// Batches running at once. One: requests arriving while a batch runs wait for it and then go
-/// together. Measured (BENCHMARKS.md, 16 sender/worker pairs, A/B on one machine): one lane for
-/// all kinds with one batch in flight costs a third less CPU per task than one lane per kind
-/// (0.77 against 2.0 transactions per task life) and moves ≈ 7 % more tasks per second; two
-/// batches in flight, or a second one only for a backlog, split the waiting requests into
-/// smaller batches and gave no more throughput for more CPU.
+/// Lanes (batches running at once). One: requests arriving while a batch runs wait for it and
+/// then go together. Measured (BENCHMARKS.md, 16 sender/worker pairs, A/B on one machine): one
+/// lane for all kinds costs a third less CPU per task than one lane per kind (0.77 against 2.0
+/// transactions per task life) and moves ≈ 7 % more tasks per second; two batches in flight, or
+/// a second one only for a backlog, split the waiting requests into smaller batches and gave no
+/// more throughput for more CPU (session 5, with self-driving lanes: 1,180-1,630 tasks/s for two
+/// against 1,808-1,986 for one).
 pub const IN_FLIGHT: usize = 1;
 /// Elements per batch at most.
 pub const MAX_BATCH: usize = 64;
 
 type Answer<R> = oneshot::Sender<Result<R, ApiError>>;
-/// Binds a batch's elements (one copy, into the argument arrays) and answers the call's future.
-type Exec<A, R> = fn(PgPool, &[A]) -> BoxFuture<'static, Result<Vec<R>, sqlx::Error>>;
+/// Binds a batch's elements (one copy, into the argument arrays) and runs them on a connection.
+type Exec<A, R> =
+    for<'c> fn(&'c mut PgConnection, &[A]) -> BoxFuture<'c, Result<Vec<R>, sqlx::Error>>;
 
 struct Item<A, R> {
     id: u64,
@@ -54,14 +58,32 @@ struct Item<A, R> {
 struct Queue<A, R> {
     next_id: u64,
     items: Vec<Item<A, R>>,
+    /// Lanes running now (at most [`IN_FLIGHT`]).
+    running: usize,
 }
 
 /// Combines concurrent calls into batches of one batch function.
+///
+/// A request queues its element and, when fewer than [`IN_FLIGHT`] lanes run, starts one with
+/// everything queued so far. A lane drives itself: when its batch is over it takes whatever
+/// queued meanwhile and runs that at once, and it stops when nothing is waiting. Lanes run on the
+/// runtime the combiner was made on (the server's multi-thread runtime) over connections of
+/// their own opened there, never on the HTTP workers: a worker is a single-threaded runtime that
+/// would notice a finished batch, and start the next one, only between the HTTP requests it is
+/// handling (measured in BENCHMARKS.md, session 5).
 pub struct Combiner<A, R> {
+    lane: Arc<Lane<A, R>>,
+}
+
+/// The queue and what runs its batches: the runtime, the batch function, the lanes' idle
+/// connections, and the pool that opens them (its options, `lock_timeout` included) and reruns
+/// a refused batch's elements.
+struct Lane<A, R> {
     queue: Mutex<Queue<A, R>>,
-    slots: Arc<Semaphore>,
+    runtime: Handle,
     pool: PgPool,
     exec: Exec<A, R>,
+    idle: Mutex<Vec<PgConnection>>,
     metrics: Arc<Metrics>,
 }
 
@@ -84,24 +106,54 @@ impl<A, R> Drop for Withdraw<'_, A, R> {
     }
 }
 
-impl<A: Kinded + Send + 'static, R: Send + 'static> Combiner<A, R> {
+/// A running lane: if it ends without stopping (a panic in a batch), it still counts itself out,
+/// so the next request starts a lane for the elements still queued.
+struct Running<'a, A, R> {
+    queue: &'a Mutex<Queue<A, R>>,
+    stopped: bool,
+}
+
+impl<A, R> Drop for Running<'_, A, R> {
+    fn drop(&mut self) {
+        if !self.stopped {
+            if let Ok(mut q) = self.queue.lock() {
+                q.running -= 1;
+            }
+        }
+    }
+}
+
+impl<A, R> Queue<A, R> {
+    /// The next batch: up to [`MAX_BATCH`] elements, oldest first.
+    fn take(&mut self) -> Vec<Item<A, R>> {
+        let n = self.items.len().min(MAX_BATCH);
+        self.items.drain(..n).collect()
+    }
+}
+
+impl<A: Kinded + Send + Sync + 'static, R: Send + 'static> Combiner<A, R> {
+    /// Must be called inside the Tokio runtime the batches are to run on.
     fn new(pool: PgPool, metrics: Arc<Metrics>, exec: Exec<A, R>) -> Combiner<A, R> {
         Combiner {
-            queue: Mutex::new(Queue {
-                next_id: 0,
-                items: Vec::new(),
+            lane: Arc::new(Lane {
+                queue: Mutex::new(Queue {
+                    next_id: 0,
+                    items: Vec::new(),
+                    running: 0,
+                }),
+                runtime: Handle::current(),
+                pool,
+                exec,
+                idle: Mutex::new(Vec::new()),
+                metrics,
             }),
-            slots: Arc::new(Semaphore::new(IN_FLIGHT)),
-            pool,
-            exec,
-            metrics,
         }
     }
 
     /// Requests waiting for the next batch, by kind.
     pub fn waiting(&self) -> [usize; 4] {
         let mut n = [0; 4];
-        if let Ok(q) = self.queue.lock() {
+        if let Ok(q) = self.lane.queue.lock() {
             for item in &q.items {
                 n[item.arg.kind()] += 1;
             }
@@ -111,51 +163,56 @@ impl<A: Kinded + Send + 'static, R: Send + 'static> Combiner<A, R> {
 
     /// Runs `arg` in the next batch and answers its outcome.
     pub async fn call(&self, arg: A) -> Result<R, ApiError> {
-        let (answer, mut answered) = oneshot::channel();
-        let id = {
-            let mut q = self.queue.lock().expect("batch queue poisoned");
+        let (answer, answered) = oneshot::channel();
+        let (id, start) = {
+            let mut q = self.lane.queue.lock().expect("batch queue poisoned");
             q.next_id += 1;
             let id = q.next_id;
             q.items.push(Item { id, arg, answer });
-            id
+            let start = (q.running < IN_FLIGHT).then(|| {
+                q.running += 1;
+                q.take()
+            });
+            (id, start)
         };
         let _withdraw = Withdraw {
-            queue: &self.queue,
+            queue: &self.lane.queue,
             id,
         };
-        loop {
-            let slot = tokio::select! {
-                biased;
-                outcome = &mut answered => {
-                    return outcome.unwrap_or_else(|_| {
-                        Err(ApiError::internal("a batch ended without answering"))
-                    });
-                }
-                slot = self.slots.clone().acquire_owned() => slot,
-            };
-            let slot = slot.expect("the batch semaphore is never closed");
-            let batch: Vec<Item<A, R>> = {
-                let mut q = self.queue.lock().expect("batch queue poisoned");
-                let n = q.items.len().min(MAX_BATCH);
-                q.items.drain(..n).collect()
-            };
-            if batch.is_empty() {
-                // Another request's batch took this element: its answer is coming.
-                drop(slot);
-                return answered.await.unwrap_or_else(|_| {
-                    Err(ApiError::internal("a batch ended without answering"))
-                });
-            }
-            let (pool, exec) = (self.pool.clone(), self.exec);
-            self.count(&batch);
-            tokio::spawn(async move {
-                run(pool, exec, batch, slot).await;
-            });
+        if let Some(batch) = start {
+            let lane = self.lane.clone();
+            self.lane
+                .runtime
+                .spawn(async move { lane.drive(batch).await });
         }
+        answered
+            .await
+            .unwrap_or_else(|_| Err(ApiError::internal("a batch ended without answering")))
     }
 }
 
-impl<A: Kinded, R> Combiner<A, R> {
+impl<A: Kinded + Send + Sync + 'static, R: Send + 'static> Lane<A, R> {
+    /// One lane: runs `batch`, then whatever queued meanwhile, until nothing waits. Whether a
+    /// lane runs is decided under the queue's lock, so an element is never left queued with no
+    /// lane to take it.
+    async fn drive(self: Arc<Self>, mut batch: Vec<Item<A, R>>) {
+        let mut lane = Running {
+            queue: &self.queue,
+            stopped: false,
+        };
+        loop {
+            self.count(&batch);
+            self.run(batch).await;
+            let mut q = self.queue.lock().expect("batch queue poisoned");
+            if q.items.is_empty() {
+                q.running -= 1;
+                lane.stopped = true;
+                return;
+            }
+            batch = q.take();
+        }
+    }
+
     fn count(&self, batch: &[Item<A, R>]) {
         use std::sync::atomic::Ordering::Relaxed;
         let mut n = [0u64; 4];
@@ -170,72 +227,96 @@ impl<A: Kinded, R> Combiner<A, R> {
             }
         }
     }
-}
 
-/// Runs one batch holding a `slot`, which it gives back as soon as the batch is over:
-/// requests rerun alone after a refused batch do not hold up the next batch.
-async fn run<A, R>(
-    pool: PgPool,
-    exec: Exec<A, R>,
-    batch: Vec<Item<A, R>>,
-    slot: OwnedSemaphorePermit,
-) {
-    let (args, answers): (Vec<A>, Vec<Answer<R>>) = batch
-        .into_iter()
-        .map(|item| (item.arg, item.answer))
-        .unzip();
-    let n = args.len();
-    let outcome = exec(pool.clone(), &args).await;
-    drop(slot);
-    match outcome {
-        Ok(outcomes) if outcomes.len() == n => {
-            for (answer, outcome) in answers.into_iter().zip(outcomes) {
-                let _ = answer.send(Ok(outcome));
-            }
-        }
-        Ok(_) => {
-            for answer in answers {
-                let _ = answer.send(Err(ApiError::internal("a batch answered the wrong count")));
-            }
-        }
-        Err(e) if n == 1 => {
-            if let Some(answer) = answers.into_iter().next() {
-                let _ = answer.send(Err(e.into()));
-            }
-        }
-        Err(sqlx::Error::Database(e)) => {
-            // The database refused the batch, so it rolled back: each element runs alone, all at
-            // once, so that the one that made it fail waits for nobody else.
-            tracing::debug!(error = %e, elements = n, "batch failed; running its elements alone");
-            join_all(args.iter().zip(answers).map(|(arg, answer)| {
-                let alone = exec(pool.clone(), std::slice::from_ref(arg));
-                async move {
-                    let outcome = alone.await.map_err(ApiError::from).and_then(|mut one| {
-                        one.pop()
-                            .ok_or_else(|| ApiError::internal("a batch answered the wrong count"))
-                    });
-                    let _ = answer.send(outcome);
+    /// Runs one batch and answers its elements. If the database refused it, its elements are
+    /// rerun alone in a task of their own, so the lane goes on with the next batch at once.
+    async fn run(self: &Arc<Self>, batch: Vec<Item<A, R>>) {
+        let (args, answers): (Vec<A>, Vec<Answer<R>>) = batch
+            .into_iter()
+            .map(|item| (item.arg, item.answer))
+            .unzip();
+        let n = args.len();
+        match self.on_own_connection(&args).await {
+            Ok(outcomes) if outcomes.len() == n => {
+                for (answer, outcome) in answers.into_iter().zip(outcomes) {
+                    let _ = answer.send(Ok(outcome));
                 }
-            }))
-            .await;
-        }
-        Err(e) => {
-            // No connection, or it broke: whether the batch committed is unknown (a claim or a
-            // drain run again could take a second row), so every element answers the error.
-            let unavailable = matches!(
-                e,
-                sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed
-            );
-            for answer in answers {
-                let _ = answer.send(Err(if unavailable {
-                    ApiError::storage_unavailable(
-                        "the database is unreachable or busy; retry later",
-                    )
-                } else {
-                    ApiError::internal(&e)
-                }));
+            }
+            Ok(_) => {
+                for answer in answers {
+                    let _ =
+                        answer.send(Err(ApiError::internal("a batch answered the wrong count")));
+                }
+            }
+            Err(e) if n == 1 => {
+                if let Some(answer) = answers.into_iter().next() {
+                    let _ = answer.send(Err(e.into()));
+                }
+            }
+            Err(sqlx::Error::Database(e)) => {
+                // The database refused the batch, so it rolled back: each element runs alone, all
+                // at once (on pooled connections), so that the one that made it fail waits for
+                // nobody else.
+                tracing::debug!(error = %e, elements = n, "batch failed; running its elements alone");
+                let lane = self.clone();
+                self.runtime.spawn(async move {
+                    join_all(args.iter().zip(answers).map(|(arg, answer)| {
+                        let lane = &lane;
+                        async move {
+                            let outcome = lane.alone(arg).await.map_err(ApiError::from).and_then(
+                                |mut one| {
+                                    one.pop().ok_or_else(|| {
+                                        ApiError::internal("a batch answered the wrong count")
+                                    })
+                                },
+                            );
+                            let _ = answer.send(outcome);
+                        }
+                    }))
+                    .await;
+                });
+            }
+            Err(e) => {
+                // No connection, or it broke: whether the batch committed is unknown (a claim or a
+                // drain run again could take a second row), so every element answers the error.
+                let unavailable = matches!(
+                    e,
+                    sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed
+                );
+                for answer in answers {
+                    let _ = answer.send(Err(if unavailable {
+                        ApiError::storage_unavailable(
+                            "the database is unreachable or busy; retry later",
+                        )
+                    } else {
+                        ApiError::internal(&e)
+                    }));
+                }
             }
         }
+    }
+
+    /// Runs a batch on one of the lanes' own connections (opened on first use, and again after
+    /// one broke). A connection that answered, even with a refusal, is kept for the next batch.
+    async fn on_own_connection(&self, args: &[A]) -> Result<Vec<R>, sqlx::Error> {
+        let idle = self.idle.lock().ok().and_then(|mut idle| idle.pop());
+        let mut conn = match idle {
+            Some(conn) => conn,
+            None => PgConnection::connect_with(&self.pool.connect_options()).await?,
+        };
+        let outcome = (self.exec)(&mut conn, args).await;
+        if matches!(outcome, Ok(_) | Err(sqlx::Error::Database(_))) {
+            if let Ok(mut idle) = self.idle.lock() {
+                idle.push(conn);
+            }
+        }
+        outcome
+    }
+
+    /// Runs one element alone, on a pooled connection.
+    async fn alone(&self, arg: &A) -> Result<Vec<R>, sqlx::Error> {
+        let mut conn = self.pool.acquire().await?;
+        (self.exec)(&mut conn, std::slice::from_ref(arg)).await
     }
 }
 
@@ -378,11 +459,12 @@ impl PgBatches {
     }
 }
 
-type Answers<R> = BoxFuture<'static, Result<Vec<R>, sqlx::Error>>;
-
 /// Binds a batch's elements as the argument arrays of `a2a_step_many` (migration 0003), each
 /// kind's arrays holding that kind's elements in batch order, and maps the answered rows back.
-fn step_many(pool: PgPool, steps: &[Step]) -> Answers<Outcome> {
+fn step_many<'c>(
+    conn: &'c mut PgConnection,
+    steps: &[Step],
+) -> BoxFuture<'c, Result<Vec<Outcome>, sqlx::Error>> {
     let mut at: [Vec<usize>; 4] = Default::default();
     let (mut sends, mut claims, mut results, mut drains) = (vec![], vec![], vec![], vec![]);
     for (i, step) in steps.iter().enumerate() {
@@ -419,7 +501,7 @@ fn step_many(pool: PgPool, steps: &[Step]) -> Answers<Outcome> {
     .bind(now_ms());
     let kinds: Vec<usize> = steps.iter().map(Kinded::kind).collect();
     Box::pin(async move {
-        let rows: Vec<StepRow> = query.fetch_all(&pool).await?;
+        let rows: Vec<StepRow> = query.fetch_all(&mut *conn).await?;
         Ok(place(&kinds, rows))
     })
 }

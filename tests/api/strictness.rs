@@ -89,3 +89,25 @@ async fn nul_characters_in_keys_and_messages_are_400(app: TestApp) {
     assert_eq!(app.status_ok(&id).await["task"]["task_kind"], "kind\u{0}");
 }
 both_engines!(nul_characters_in_keys_and_messages_are_400);
+
+/// The database itself keeps a task's state to the four of the contract (SQLite: a CHECK
+/// constraint; PostgreSQL: the `a2a_task_state` domain of migration 0004), so no writer, not even
+/// one bypassing the API, can leave a task in a state no operation knows.
+async fn the_database_refuses_a_state_outside_the_contract(app: TestApp) {
+    use sqlx::Connection;
+    let id = app.send_ok(&app.alice(), &task("alice", "bob")).await;
+    let sql = "UPDATE tasks SET state = 'done' WHERE id = $1";
+    let refused = match app.engine {
+        Engine::Sqlite => {
+            let mut c = sqlx::SqliteConnection::connect(&app.db_url).await.unwrap();
+            sqlx::query(sql).bind(&id).execute(&mut c).await.is_err()
+        }
+        Engine::Postgres => {
+            let mut c = sqlx::PgConnection::connect(&app.db_url).await.unwrap();
+            sqlx::query(sql).bind(&id).execute(&mut c).await.is_err()
+        }
+    };
+    assert!(refused, "a task was set to state 'done'");
+    assert_eq!(app.status_ok(&id).await["state"], "queued");
+}
+both_engines!(the_database_refuses_a_state_outside_the_contract);

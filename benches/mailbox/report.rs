@@ -44,7 +44,13 @@ pub async fn machine(s: &Settings) -> Value {
         "filesystem": df.lines().last().unwrap_or_default(),
         "loadavg_start": loadavg(),
         "server_binary": server,
-        "server_profile": if server.contains("/release/") { "release" } else { "debug" },
+        "server_profile": if server.contains("/release/") {
+            "release"
+        } else if server.contains("/debug/") {
+            "debug"
+        } else {
+            "unknown (a --server binary outside target/)"
+        },
         "harness_profile": if cfg!(debug_assertions) { "debug" } else { "release" },
         "rustc": cmd_out("rustc", &["--version"]),
         // What was measured: the commit, and the files that differed from it (a shared work

@@ -37,7 +37,7 @@ pub struct Metrics {
 }
 
 /// The fast paths PostgreSQL combines into batches (the `kind` label), in [`Metrics::batches`]
-/// order; also the `o_kind` numbers of `a2a_step_many` (migration 0003).
+/// order; also the `o_kind` numbers of `a2a_step_many` (migrations 0003, 0004).
 pub const BATCH_KINDS: [&str; 4] = ["send", "claim", "result", "drain"];
 
 impl Metrics {

@@ -2,13 +2,12 @@
 //!
 //! Concurrent requests of all four kinds are combined: a request queues its element and, when no
 //! lane is running ([`IN_FLIGHT`]), starts one with every element queued so far (up to
-//! [`MAX_BATCH`], any mix of kinds), run as ONE call of `a2a_step_many` (migration 0003): one
-//! round trip, one transaction, one commit for all of them. While a batch runs, new requests
-//! queue, and the lane runs them as its next batch the moment the first one is over, so the
-//! batches grow with the load and shrink to one element when a request is alone (no timer, no
-//! added wait). A lane is a task of its own, so a request that goes away cannot cut short a
-//! batch that carries other requests; a request that goes away while its element is still
-//! queued withdraws it.
+//! [`MAX_BATCH`], any mix of kinds), run as ONE call of `a2a_step_many` (migrations 0003 and 0004):
+//! one round trip, one transaction, one commit for all of them. While a batch runs, new requests
+//! queue, and the lane runs them as its next batch the moment the first one is over, so the batches
+//! grow with the load and shrink to one element when a request is alone (no timer, no added wait).
+//! A lane is a task of its own, so a request that goes away cannot cut short a batch that carries
+//! other requests; a request that goes away while its element is still queued withdraws it.
 //!
 //! The elements of a batch run one after another inside the function (sends, then results,
 //! claims, drains), each the one statement its path runs on SQLite, so the outcome of each is
@@ -459,7 +458,7 @@ impl PgBatches {
     }
 }
 
-/// Binds a batch's elements as the argument arrays of `a2a_step_many` (migration 0003), each
+/// Binds a batch's elements as the argument arrays of `a2a_step_many` (migrations 0003, 0004), each
 /// kind's arrays holding that kind's elements in batch order, and maps the answered rows back.
 fn step_many<'c>(
     conn: &'c mut PgConnection,

@@ -21,6 +21,7 @@
 //! request alone would.
 
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use futures_util::future::{join_all, BoxFuture};
 use sqlx::{Connection, FromRow, PgConnection, PgPool};
@@ -82,7 +83,8 @@ struct Lane<A, R> {
     runtime: Handle,
     pool: PgPool,
     exec: Exec<A, R>,
-    idle: Mutex<Vec<PgConnection>>,
+    /// The lanes' connections not in use, with the time each was last used.
+    idle: Mutex<Vec<(PgConnection, Instant)>>,
     metrics: Arc<Metrics>,
 }
 
@@ -296,17 +298,28 @@ impl<A: Kinded + Send + Sync + 'static, R: Send + 'static> Lane<A, R> {
     }
 
     /// Runs a batch on one of the lanes' own connections (opened on first use, and again after
-    /// one broke). A connection that answered, even with a refusal, is kept for the next batch.
+    /// one broke). A connection that answered, even with a refusal, is kept for the next batch;
+    /// one left unused for longer than the pool's idle timeout is closed and replaced, as the
+    /// pool does with its own, so a connection that a firewall or proxy dropped while the
+    /// mailbox was quiet does not fail the next batch.
     async fn on_own_connection(&self, args: &[A]) -> Result<Vec<R>, sqlx::Error> {
         let idle = self.idle.lock().ok().and_then(|mut idle| idle.pop());
+        let stale = self.pool.options().get_idle_timeout();
         let mut conn = match idle {
-            Some(conn) => conn,
-            None => PgConnection::connect_with(&self.pool.connect_options()).await?,
+            Some((conn, used)) if stale.is_none_or(|t| used.elapsed() < t) => conn,
+            idle => {
+                if let Some((old, _)) = idle {
+                    self.runtime.spawn(async move {
+                        let _ = old.close().await;
+                    });
+                }
+                PgConnection::connect_with(&self.pool.connect_options()).await?
+            }
         };
         let outcome = (self.exec)(&mut conn, args).await;
         if matches!(outcome, Ok(_) | Err(sqlx::Error::Database(_))) {
             if let Ok(mut idle) = self.idle.lock() {
-                idle.push(conn);
+                idle.push((conn, Instant::now()));
             }
         }
         outcome

@@ -33,6 +33,9 @@ pub struct Metrics {
     pub batched_requests: [AtomicU64; 4],
     /// PostgreSQL group commit: batches run (one transaction each, any mix of kinds).
     pub batch_transactions: AtomicU64,
+    /// PostgreSQL group commit, per [`BATCH_KINDS`]: parked long-polls (claims, drains) that
+    /// found their task or result riding along in the batch that queued or stored it.
+    pub handoffs: [AtomicU64; 4],
     latency: Mutex<BTreeMap<(String, String, u16), Histogram>>,
 }
 
@@ -128,6 +131,11 @@ impl Metrics {
                 "a2a_pg_batched_requests_total",
                 "PostgreSQL group commit: requests carried by those batches, by operation.",
                 &self.batched_requests,
+            ),
+            (
+                "a2a_pg_handoffs_total",
+                "PostgreSQL group commit: waiting long-polls answered in the batch that queued their task (claim) or stored their result (drain).",
+                &self.handoffs,
             ),
         ] {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");

@@ -321,7 +321,7 @@ struct NextTaskQuery {
     params(
         ("recipient" = Option<AgentId>, Query, description = "Whose queue to lease from; defaults to the token subject.",
             min_length = 1, max_length = 128, pattern = r"^[A-Za-z0-9_.-]+(@[A-Za-z0-9_.-]+)?$", example = "billing@acme"),
-        ("wait_ms" = Option<u64>, Query, description = "Long-poll: how long to wait for something to arrive, in milliseconds (0..=30000, default 0: answer at once). Answers as soon as something arrives (a commit on another instance sharing the PostgreSQL database is seen within about 5 ms: each instance sends at most one NOTIFY per 5 ms; a waiting request also re-checks at least once a second). Larger values → 400 `invalid_request`.", minimum = 0, maximum = 30000, example = 1000),
+        ("wait_ms" = Option<u64>, Query, description = "Long-poll: how long to wait for something to arrive, in milliseconds (0..=30000, default 0: answer at once). Answers as soon as something arrives (a commit on another instance sharing the PostgreSQL database is seen within about 5 ms: each instance sends at most one NOTIFY per 5 ms; a waiting request also re-checks at least once a second). On PostgreSQL a request waiting on this instance is answered by the very transaction that queues its task or stores its result; if that transaction is running when `wait_ms` runs out, the answer waits for it, so a lease or drain it committed is never lost. Larger values → 400 `invalid_request`.", minimum = 0, maximum = 30000, example = 1000),
     ),
     responses(
         (status = 200, description = "The leased task and its lease, or both `null` when nothing arrived within `wait_ms`.",
@@ -477,7 +477,7 @@ struct WaitQuery {
     path = "/a2a/results/next",
     operation_id = "drain_next_result",
     tag = "results",
-    params(("wait_ms" = Option<u64>, Query, description = "Long-poll: how long to wait for something to arrive, in milliseconds (0..=30000, default 0: answer at once). Answers as soon as something arrives (a commit on another instance sharing the PostgreSQL database is seen within about 5 ms: each instance sends at most one NOTIFY per 5 ms; a waiting request also re-checks at least once a second). Larger values → 400 `invalid_request`.", minimum = 0, maximum = 30000, example = 1000)),
+    params(("wait_ms" = Option<u64>, Query, description = "Long-poll: how long to wait for something to arrive, in milliseconds (0..=30000, default 0: answer at once). Answers as soon as something arrives (a commit on another instance sharing the PostgreSQL database is seen within about 5 ms: each instance sends at most one NOTIFY per 5 ms; a waiting request also re-checks at least once a second). On PostgreSQL a request waiting on this instance is answered by the very transaction that queues its task or stores its result; if that transaction is running when `wait_ms` runs out, the answer waits for it, so a lease or drain it committed is never lost. Larger values → 400 `invalid_request`.", minimum = 0, maximum = 30000, example = 1000)),
     responses(
         (status = 200, description = "The drained result, or `null` when none arrived within `wait_ms`.",
             body = openapi::ResultOpt,

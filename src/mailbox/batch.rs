@@ -2,7 +2,7 @@
 //!
 //! Concurrent requests of all four kinds are combined: a request queues its element and, when no
 //! lane is running ([`IN_FLIGHT`]), starts one with every element queued so far (up to
-//! [`MAX_BATCH`], any mix of kinds), run as ONE call of `a2a_step_many` (migrations 0003 and 0004):
+//! [`MAX_BATCH`], any mix of kinds), run as ONE call of `a2a_step_many` (migrations 0003 to 0005):
 //! one round trip, one transaction, one commit for all of them. While a batch runs, new requests
 //! queue, and the lane runs them as its next batch the moment the first one is over, so the batches
 //! grow with the load and shrink to one element when a request is alone (no timer, no added wait).
@@ -19,6 +19,15 @@
 //! alone (all at once), so one element's trouble is only its own; if the connection fails,
 //! whether the batch committed is unknown, and every element answers 503 (retriable) as a
 //! request alone would.
+//!
+//! A long-poll (`GET /a2a/tasks/next`, `GET /a2a/results/next`) whose claim or drain found
+//! nothing stays parked in the lane while it waits, and rides along in the batches that may have
+//! made work for it: a parked claim in a batch that sends its recipient a task, a parked drain in
+//! a batch that stores a result (migration 0005 runs a rider only when its batch did). So a
+//! waiting worker is leased its task in the transaction that queued it, and a waiting sender
+//! drains its result in the transaction that stored it: one batch per hand-off instead of two
+//! and a wake-up. A rider that committed is always answered, even when its request stopped
+//! waiting while the batch ran ([`Ticket::leave`]).
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -39,9 +48,10 @@ use crate::metrics::{Metrics, BATCH_KINDS};
 /// transactions per task life) and moves ≈ 7 % more tasks per second; two batches in flight, or
 /// a second one only for a backlog, split the waiting requests into smaller batches and gave no
 /// more throughput for more CPU (session 5, with self-driving lanes: 1,180-1,630 tasks/s for two
-/// against 1,808-1,986 for one).
+/// against 1,808-1,986 for one). Parked polls (below) rely on it: a poll is parked or riding in
+/// THE running batch, never in two.
 pub const IN_FLIGHT: usize = 1;
-/// Elements per batch at most.
+/// Elements per batch at most, riders aside.
 pub const MAX_BATCH: usize = 64;
 
 type Answer<R> = oneshot::Sender<Result<R, ApiError>>;
@@ -49,17 +59,41 @@ type Answer<R> = oneshot::Sender<Result<R, ApiError>>;
 type Exec<A, R> =
     for<'c> fn(&'c mut PgConnection, &[A]) -> BoxFuture<'c, Result<Vec<R>, sqlx::Error>>;
 
-struct Item<A, R> {
-    id: u64,
-    arg: A,
-    answer: Answer<R>,
+/// An element of a batch, and how a poll that found nothing waits parked for the batches that
+/// may make work for it.
+pub trait Element: Send + Sync + Sized + 'static {
+    type Outcome: Send + 'static;
+    /// The element's operation, as an index into [`BATCH_KINDS`].
+    fn kind(&self) -> usize;
+    /// Whether the outcome found something; a riding element that found nothing stays parked.
+    fn found(outcome: &Self::Outcome) -> bool;
+    /// Makes a parked element a rider: in a batch, it runs only if that batch made work for it.
+    fn ride(&mut self);
+    /// Which of the `parked` elements (oldest first) ride along in a batch of `batch`.
+    fn riders(batch: &[&Self], parked: &[&Self]) -> Vec<bool>;
 }
 
-struct Queue<A, R> {
+struct Item<A: Element> {
+    id: u64,
+    arg: A,
+    answer: Answer<A::Outcome>,
+    /// A poll's parked answer: if this element finds nothing, it parks, and this answers the
+    /// batch in which it finally finds something.
+    park: Option<Answer<A::Outcome>>,
+    /// A parked element riding along (it answers only when it found something).
+    rider: bool,
+}
+
+struct Queue<A: Element> {
     next_id: u64,
-    items: Vec<Item<A, R>>,
+    items: Vec<Item<A>>,
     /// Lanes running now (at most [`IN_FLIGHT`]).
     running: usize,
+    /// Polls that found nothing and wait for a batch that may make work for them, by id.
+    parked: Vec<Item<A>>,
+    /// Parked polls riding in the running batch, with whether their request stopped waiting
+    /// (then their outcome is answered whatever it is, since no later batch will take them).
+    riding: Vec<(u64, bool)>,
 }
 
 /// Combines concurrent calls into batches of one batch function.
@@ -71,35 +105,36 @@ struct Queue<A, R> {
 /// their own opened there, never on the HTTP workers: a worker is a single-threaded runtime that
 /// would notice a finished batch, and start the next one, only between the HTTP requests it is
 /// handling (measured in BENCHMARKS.md, session 5).
-pub struct Combiner<A, R> {
-    lane: Arc<Lane<A, R>>,
+///
+/// A long-poll's claim or drain that found nothing stays parked ([`Combiner::call_parking`]):
+/// the batches that may make work for it (a send to its recipient, a stored result) take it
+/// along as a rider, and the first one in which it finds something answers its [`Ticket`]. It
+/// is parked in the same step that answers its empty outcome, before the next batch is formed,
+/// so no batch after its first can miss it.
+pub struct Combiner<A: Element> {
+    lane: Arc<Lane<A>>,
 }
 
 /// The queue and what runs its batches: the runtime, the batch function, the lanes' idle
 /// connections, and the pool that opens them (its options, `lock_timeout` included) and reruns
 /// a refused batch's elements.
-struct Lane<A, R> {
-    queue: Mutex<Queue<A, R>>,
+struct Lane<A: Element> {
+    queue: Mutex<Queue<A>>,
     runtime: Handle,
     pool: PgPool,
-    exec: Exec<A, R>,
+    exec: Exec<A, A::Outcome>,
     /// The lanes' connections not in use, with the time each was last used.
     idle: Mutex<Vec<(PgConnection, Instant)>>,
     metrics: Arc<Metrics>,
 }
 
-/// An element's operation, as an index into [`BATCH_KINDS`].
-pub trait Kinded {
-    fn kind(&self) -> usize;
-}
-
 /// Withdraws a queued element when its request goes away before a batch took it.
-struct Withdraw<'a, A, R> {
-    queue: &'a Mutex<Queue<A, R>>,
+struct Withdraw<'a, A: Element> {
+    queue: &'a Mutex<Queue<A>>,
     id: u64,
 }
 
-impl<A, R> Drop for Withdraw<'_, A, R> {
+impl<A: Element> Drop for Withdraw<'_, A> {
     fn drop(&mut self) {
         if let Ok(mut q) = self.queue.lock() {
             q.items.retain(|item| item.id != self.id);
@@ -109,12 +144,12 @@ impl<A, R> Drop for Withdraw<'_, A, R> {
 
 /// A running lane: if it ends without stopping (a panic in a batch), it still counts itself out,
 /// so the next request starts a lane for the elements still queued.
-struct Running<'a, A, R> {
-    queue: &'a Mutex<Queue<A, R>>,
+struct Running<'a, A: Element> {
+    queue: &'a Mutex<Queue<A>>,
     stopped: bool,
 }
 
-impl<A, R> Drop for Running<'_, A, R> {
+impl<A: Element> Drop for Running<'_, A> {
     fn drop(&mut self) {
         if !self.stopped {
             if let Ok(mut q) = self.queue.lock() {
@@ -124,23 +159,104 @@ impl<A, R> Drop for Running<'_, A, R> {
     }
 }
 
-impl<A, R> Queue<A, R> {
-    /// The next batch: up to [`MAX_BATCH`] elements, oldest first.
-    fn take(&mut self) -> Vec<Item<A, R>> {
-        let n = self.items.len().min(MAX_BATCH);
-        self.items.drain(..n).collect()
+/// A parked poll: answers the outcome of the batch in which it found something.
+pub struct Ticket<A: Element> {
+    lane: Arc<Lane<A>>,
+    id: u64,
+    /// `None` once answered or given up.
+    rx: Option<oneshot::Receiver<Result<A::Outcome, ApiError>>>,
+}
+
+impl<A: Element> Ticket<A> {
+    /// The outcome of the batch in which the parked poll found something; never ready when it
+    /// was not parked (its element found something at once, or failed).
+    pub async fn answered(&mut self) -> Result<A::Outcome, ApiError> {
+        if let Some(rx) = self.rx.as_mut() {
+            if let Ok(outcome) = rx.await {
+                self.rx = None;
+                return outcome;
+            }
+            self.rx = None;
+        }
+        std::future::pending().await
+    }
+
+    /// Stops waiting. A parked poll is unparked at once (`None`); one riding in the running
+    /// batch waits for that batch and answers its outcome, whatever it is: a claim or drain that
+    /// committed is never dropped.
+    pub async fn leave(mut self) -> Option<Result<A::Outcome, ApiError>> {
+        let rx = self.rx.take()?;
+        if self.lane.unpark(self.id) {
+            return None;
+        }
+        rx.await.ok()
     }
 }
 
-impl<A: Kinded + Send + Sync + 'static, R: Send + 'static> Combiner<A, R> {
+impl<A: Element> Drop for Ticket<A> {
+    fn drop(&mut self) {
+        // The request went away: a riding element's outcome, if it finds something, goes to
+        // nobody, like that of a request that went away while its element was in a batch.
+        if self.rx.is_some() {
+            self.lane.unpark(self.id);
+        }
+    }
+}
+
+impl<A: Element> Queue<A> {
+    /// The next batch: up to [`MAX_BATCH`] elements, oldest first, and the parked polls that
+    /// ride along in it.
+    fn take(&mut self) -> Vec<Item<A>> {
+        let n = self.items.len().min(MAX_BATCH);
+        let mut batch: Vec<Item<A>> = self.items.drain(..n).collect();
+        if !self.parked.is_empty() {
+            let rides = {
+                let args: Vec<&A> = batch.iter().map(|i| &i.arg).collect();
+                let parked: Vec<&A> = self.parked.iter().map(|i| &i.arg).collect();
+                A::riders(&args, &parked)
+            };
+            let parked = std::mem::take(&mut self.parked);
+            for (item, rides) in parked
+                .into_iter()
+                .zip(rides.into_iter().chain(std::iter::repeat(false)))
+            {
+                if rides {
+                    self.riding.push((item.id, false));
+                    batch.push(item);
+                } else {
+                    self.parked.push(item);
+                }
+            }
+        }
+        batch
+    }
+
+    /// Parks `item` in id order (the order the polls first asked in).
+    fn park(&mut self, item: Item<A>) {
+        let at = self.parked.partition_point(|p| p.id < item.id);
+        self.parked.insert(at, item);
+    }
+
+    /// Takes a rider back from the running batch: whether its request stopped waiting.
+    fn unride(&mut self, id: u64) -> bool {
+        match self.riding.iter().position(|(r, _)| *r == id) {
+            Some(at) => self.riding.swap_remove(at).1,
+            None => true,
+        }
+    }
+}
+
+impl<A: Element> Combiner<A> {
     /// Must be called inside the Tokio runtime the batches are to run on.
-    fn new(pool: PgPool, metrics: Arc<Metrics>, exec: Exec<A, R>) -> Combiner<A, R> {
+    fn new(pool: PgPool, metrics: Arc<Metrics>, exec: Exec<A, A::Outcome>) -> Combiner<A> {
         Combiner {
             lane: Arc::new(Lane {
                 queue: Mutex::new(Queue {
                     next_id: 0,
                     items: Vec::new(),
                     running: 0,
+                    parked: Vec::new(),
+                    riding: Vec::new(),
                 }),
                 runtime: Handle::current(),
                 pool,
@@ -151,25 +267,65 @@ impl<A: Kinded + Send + Sync + 'static, R: Send + 'static> Combiner<A, R> {
         }
     }
 
-    /// Requests waiting for the next batch, by kind.
-    pub fn waiting(&self) -> [usize; 4] {
-        let mut n = [0; 4];
+    /// Requests waiting for the next batch, and polls parked (not riding in the running batch),
+    /// by kind.
+    pub fn waiting(&self) -> ([usize; 4], [usize; 4]) {
+        let (mut waiting, mut parked) = ([0; 4], [0; 4]);
         if let Ok(q) = self.lane.queue.lock() {
             for item in &q.items {
-                n[item.arg.kind()] += 1;
+                waiting[item.arg.kind()] += 1;
+            }
+            for item in &q.parked {
+                parked[item.arg.kind()] += 1;
             }
         }
-        n
+        (waiting, parked)
     }
 
     /// Runs `arg` in the next batch and answers its outcome.
-    pub async fn call(&self, arg: A) -> Result<R, ApiError> {
+    pub async fn call(&self, arg: A) -> Result<A::Outcome, ApiError> {
+        self.submit(arg, None).await
+    }
+
+    /// Like [`Combiner::call`], for a long-poll's claim or drain: if the element finds nothing,
+    /// it stays parked, and the ticket answers the first later batch in which it finds
+    /// something (see [`Element::riders`]). The ticket unparks it when dropped.
+    pub async fn call_parking(&self, arg: A) -> (Result<A::Outcome, ApiError>, Ticket<A>) {
+        let (park, parked) = oneshot::channel();
+        let (outcome, id) = self.submit_with_id(arg, Some(park)).await;
+        let ticket = Ticket {
+            lane: self.lane.clone(),
+            id,
+            rx: Some(parked),
+        };
+        (outcome, ticket)
+    }
+
+    async fn submit(
+        &self,
+        arg: A,
+        park: Option<Answer<A::Outcome>>,
+    ) -> Result<A::Outcome, ApiError> {
+        self.submit_with_id(arg, park).await.0
+    }
+
+    async fn submit_with_id(
+        &self,
+        arg: A,
+        park: Option<Answer<A::Outcome>>,
+    ) -> (Result<A::Outcome, ApiError>, u64) {
         let (answer, answered) = oneshot::channel();
         let (id, start) = {
             let mut q = self.lane.queue.lock().expect("batch queue poisoned");
             q.next_id += 1;
             let id = q.next_id;
-            q.items.push(Item { id, arg, answer });
+            q.items.push(Item {
+                id,
+                arg,
+                answer,
+                park,
+                rider: false,
+            });
             let start = (q.running < IN_FLIGHT).then(|| {
                 q.running += 1;
                 q.take()
@@ -186,17 +342,18 @@ impl<A: Kinded + Send + Sync + 'static, R: Send + 'static> Combiner<A, R> {
                 .runtime
                 .spawn(async move { lane.drive(batch).await });
         }
-        answered
+        let outcome = answered
             .await
-            .unwrap_or_else(|_| Err(ApiError::internal("a batch ended without answering")))
+            .unwrap_or_else(|_| Err(ApiError::internal("a batch ended without answering")));
+        (outcome, id)
     }
 }
 
-impl<A: Kinded + Send + Sync + 'static, R: Send + 'static> Lane<A, R> {
+impl<A: Element> Lane<A> {
     /// One lane: runs `batch`, then whatever queued meanwhile, until nothing waits. Whether a
     /// lane runs is decided under the queue's lock, so an element is never left queued with no
     /// lane to take it.
-    async fn drive(self: Arc<Self>, mut batch: Vec<Item<A, R>>) {
+    async fn drive(self: Arc<Self>, mut batch: Vec<Item<A>>) {
         let mut lane = Running {
             queue: &self.queue,
             stopped: false,
@@ -214,7 +371,24 @@ impl<A: Kinded + Send + Sync + 'static, R: Send + 'static> Lane<A, R> {
         }
     }
 
-    fn count(&self, batch: &[Item<A, R>]) {
+    /// Unparks poll `id`: `true` if it was parked (now it is not), `false` if it rides in the
+    /// running batch (it is marked as gone, so that batch answers whatever it finds) or was
+    /// already answered.
+    fn unpark(&self, id: u64) -> bool {
+        let Ok(mut q) = self.queue.lock() else {
+            return false;
+        };
+        if let Some(at) = q.parked.iter().position(|p| p.id == id) {
+            q.parked.remove(at);
+            return true;
+        }
+        if let Some(r) = q.riding.iter_mut().find(|(r, _)| *r == id) {
+            r.1 = true;
+        }
+        false
+    }
+
+    fn count(&self, batch: &[Item<A>]) {
         use std::sync::atomic::Ordering::Relaxed;
         let mut n = [0u64; 4];
         for item in batch {
@@ -229,20 +403,100 @@ impl<A: Kinded + Send + Sync + 'static, R: Send + 'static> Lane<A, R> {
         }
     }
 
+    /// Answers a batch's outcomes, parks the polls that found nothing and puts back the riders
+    /// that found nothing, all under the queue's lock, before the next batch is taken.
+    fn settle(&self, batch: Vec<(Tail<A>, A)>, outcomes: Vec<A::Outcome>) {
+        let mut q = self.queue.lock().expect("batch queue poisoned");
+        for ((tail, mut arg), outcome) in batch.into_iter().zip(outcomes) {
+            let found = A::found(&outcome);
+            if tail.rider {
+                let gone = q.unride(tail.id);
+                if found {
+                    self.metrics.inc(&self.metrics.handoffs[arg.kind()]);
+                }
+                if found || gone {
+                    let _ = tail.answer.send(Ok(outcome));
+                } else {
+                    q.park(Item {
+                        id: tail.id,
+                        arg,
+                        answer: tail.answer,
+                        park: None,
+                        rider: true,
+                    });
+                }
+                continue;
+            }
+            if let (false, Some(park)) = (found, tail.park) {
+                arg.ride();
+                q.park(Item {
+                    id: tail.id,
+                    arg,
+                    answer: park,
+                    park: None,
+                    rider: true,
+                });
+            }
+            let _ = tail.answer.send(Ok(outcome));
+        }
+    }
+
+    /// After a failed batch: its riders go back to waiting parked (or, if their request stopped
+    /// waiting, are told nothing came); the others are answered by the caller.
+    fn unride_failed(&self, riders: Vec<(Tail<A>, A)>) {
+        let mut q = self.queue.lock().expect("batch queue poisoned");
+        for (tail, arg) in riders {
+            if !q.unride(tail.id) {
+                q.park(Item {
+                    id: tail.id,
+                    arg,
+                    answer: tail.answer,
+                    park: None,
+                    rider: true,
+                });
+            }
+        }
+    }
+
     /// Runs one batch and answers its elements. If the database refused it, its elements are
     /// rerun alone in a task of their own, so the lane goes on with the next batch at once.
-    async fn run(self: &Arc<Self>, batch: Vec<Item<A, R>>) {
-        let (args, answers): (Vec<A>, Vec<Answer<R>>) = batch
+    async fn run(self: &Arc<Self>, batch: Vec<Item<A>>) {
+        let (args, tails): (Vec<A>, Vec<Tail<A>>) = batch
             .into_iter()
-            .map(|item| (item.arg, item.answer))
+            .map(|item| {
+                (
+                    item.arg,
+                    Tail {
+                        id: item.id,
+                        answer: item.answer,
+                        park: item.park,
+                        rider: item.rider,
+                    },
+                )
+            })
             .unzip();
         let n = args.len();
-        match self.on_own_connection(&args).await {
-            Ok(outcomes) if outcomes.len() == n => {
-                for (answer, outcome) in answers.into_iter().zip(outcomes) {
-                    let _ = answer.send(Ok(outcome));
-                }
+        let outcome = self.on_own_connection(&args).await;
+        if let Ok(outcomes) = outcome.as_ref().map(Vec::len) {
+            if outcomes == n {
+                let outcomes = outcome.unwrap_or_default();
+                self.settle(tails.into_iter().zip(args).collect(), outcomes);
+                return;
             }
+        }
+        // The batch failed: riders wait on; the others are answered below (a poll's parked
+        // answer is dropped, so it waits for a wake-up instead).
+        let (riders, own): (Vec<_>, Vec<_>) = tails
+            .into_iter()
+            .zip(args)
+            .partition(|(tail, _)| tail.rider);
+        self.unride_failed(riders);
+        let n = own.len();
+        let (answers, args): (Vec<Answer<A::Outcome>>, Vec<A>) = own
+            .into_iter()
+            .map(|(tail, arg)| (tail.answer, arg))
+            .unzip();
+        match outcome {
             Ok(_) => {
                 for answer in answers {
                     let _ =
@@ -302,7 +556,7 @@ impl<A: Kinded + Send + Sync + 'static, R: Send + 'static> Lane<A, R> {
     /// one left unused for longer than the pool's idle timeout is closed and replaced, as the
     /// pool does with its own, so a connection that a firewall or proxy dropped while the
     /// mailbox was quiet does not fail the next batch.
-    async fn on_own_connection(&self, args: &[A]) -> Result<Vec<R>, sqlx::Error> {
+    async fn on_own_connection(&self, args: &[A]) -> Result<Vec<A::Outcome>, sqlx::Error> {
         let idle = self.idle.lock().ok().and_then(|mut idle| idle.pop());
         let stale = self.pool.options().get_idle_timeout();
         let mut conn = match idle {
@@ -326,10 +580,18 @@ impl<A: Kinded + Send + Sync + 'static, R: Send + 'static> Lane<A, R> {
     }
 
     /// Runs one element alone, on a pooled connection.
-    async fn alone(&self, arg: &A) -> Result<Vec<R>, sqlx::Error> {
+    async fn alone(&self, arg: &A) -> Result<Vec<A::Outcome>, sqlx::Error> {
         let mut conn = self.pool.acquire().await?;
         (self.exec)(&mut conn, std::slice::from_ref(arg)).await
     }
+}
+
+/// What a batch keeps of an element besides its argument, to answer it.
+struct Tail<A: Element> {
+    id: u64,
+    answer: Answer<A::Outcome>,
+    park: Option<Answer<A::Outcome>>,
+    rider: bool,
 }
 
 /// A task to insert (an `a2a_step_many` send element).
@@ -349,6 +611,15 @@ pub struct ClaimArgs {
     pub recipient: String,
     pub lease_id: String,
     pub caller: String,
+    /// A parked poll riding along: claims only if its batch queued a task for `recipient`.
+    pub if_sent: bool,
+}
+
+/// A drain of `sender`'s oldest pending result (an `a2a_step_many` drain element).
+pub struct DrainArgs {
+    pub sender: String,
+    /// A parked poll riding along: drains only if its batch stored a result for `sender`.
+    pub if_stored: bool,
 }
 
 /// A result to store (an `a2a_step_many` result element).
@@ -375,10 +646,12 @@ pub enum Step {
     Send(SendArgs),
     Claim(ClaimArgs),
     Result(ResultArgs),
-    Drain(String),
+    Drain(DrainArgs),
 }
 
-impl Kinded for Step {
+impl Element for Step {
+    type Outcome = Outcome;
+
     fn kind(&self) -> usize {
         match self {
             Step::Send(_) => 0,
@@ -386,6 +659,52 @@ impl Kinded for Step {
             Step::Result(_) => 2,
             Step::Drain(_) => 3,
         }
+    }
+
+    fn found(outcome: &Outcome) -> bool {
+        !matches!(outcome, Outcome::Claimed(None) | Outcome::Drained(None))
+    }
+
+    fn ride(&mut self) {
+        match self {
+            Step::Claim(a) => a.if_sent = true,
+            Step::Drain(a) => a.if_stored = true,
+            Step::Send(_) | Step::Result(_) => {}
+        }
+    }
+
+    /// A parked claim rides in a batch that sends a task to its recipient, at most as many
+    /// parked claims per recipient as the batch sends it tasks (the oldest first); a parked
+    /// drain rides in every batch that stores a result, since a result's sender is known only
+    /// once the batch has run (`a2a_step_many` skips the drains whose sender got none, at the
+    /// cost of one array lookup each).
+    fn riders(batch: &[&Step], parked: &[&Step]) -> Vec<bool> {
+        let mut sends: Vec<(&str, usize)> = Vec::new();
+        let mut results = false;
+        for step in batch {
+            match step {
+                Step::Send(a) => match sends.iter_mut().find(|(r, _)| *r == a.recipient) {
+                    Some((_, n)) => *n += 1,
+                    None => sends.push((&a.recipient, 1)),
+                },
+                Step::Result(_) => results = true,
+                Step::Claim(_) | Step::Drain(_) => {}
+            }
+        }
+        parked
+            .iter()
+            .map(|step| match step {
+                Step::Claim(a) => match sends.iter_mut().find(|(r, _)| *r == a.recipient) {
+                    Some((_, n)) if *n > 0 => {
+                        *n -= 1;
+                        true
+                    }
+                    _ => false,
+                },
+                Step::Drain(_) => results,
+                Step::Send(_) | Step::Result(_) => false,
+            })
+            .collect()
     }
 }
 
@@ -419,7 +738,7 @@ fn column<A, T>(args: &[&A], f: impl Fn(&A) -> T) -> Vec<T> {
 
 /// The group commit of a PostgreSQL mailbox: one lane for the four kinds.
 pub struct PgBatches {
-    lane: Combiner<Step, Outcome>,
+    lane: Combiner<Step>,
 }
 
 fn mismatch(other: Outcome) -> ApiError {
@@ -443,11 +762,11 @@ impl PgBatches {
         }
     }
 
-    pub async fn claim(&self, a: ClaimArgs) -> Result<Option<TaskRow>, ApiError> {
-        match self.lane.call(Step::Claim(a)).await? {
-            Outcome::Claimed(r) => Ok(r.map(|row| *row)),
-            other => Err(mismatch(other)),
-        }
+    /// A long-poll's claim: if it finds nothing, it stays parked, and the ticket answers the
+    /// batch that leases it a task sent later ([`Outcome::claimed`] reads its outcome).
+    pub async fn claim(&self, a: ClaimArgs) -> (Result<Option<TaskRow>, ApiError>, Parked) {
+        let (outcome, ticket) = self.lane.call_parking(Step::Claim(a)).await;
+        (outcome.and_then(Outcome::claimed), ticket)
     }
 
     pub async fn result(&self, a: ResultArgs) -> Result<Option<String>, ApiError> {
@@ -457,21 +776,49 @@ impl PgBatches {
         }
     }
 
-    pub async fn drain(&self, sender: String) -> Result<Option<Drained>, ApiError> {
-        match self.lane.call(Step::Drain(sender)).await? {
-            Outcome::Drained(r) => Ok(r),
+    /// A long-poll's drain: if it finds nothing, it stays parked, and the ticket answers the
+    /// batch that drains it a result stored later ([`Outcome::drained`] reads its outcome).
+    pub async fn drain(&self, sender: String) -> (Result<Option<Drained>, ApiError>, Parked) {
+        let (outcome, ticket) = self
+            .lane
+            .call_parking(Step::Drain(DrainArgs {
+                sender,
+                if_stored: false,
+            }))
+            .await;
+        (outcome.and_then(Outcome::drained), ticket)
+    }
+
+    /// `(kind, requests waiting for the next batch, polls parked)` per kind, in [`BATCH_KINDS`]
+    /// order.
+    pub fn waiting(&self) -> [(&'static str, usize, usize); 4] {
+        let (waiting, parked) = self.lane.waiting();
+        [0, 1, 2, 3].map(|k| (BATCH_KINDS[k], waiting[k], parked[k]))
+    }
+}
+
+/// A long-poll's claim or drain parked in the batch lane.
+pub type Parked = Ticket<Step>;
+
+impl Outcome {
+    /// A claim's outcome: the leased row, if any.
+    pub fn claimed(self) -> Result<Option<TaskRow>, ApiError> {
+        match self {
+            Outcome::Claimed(r) => Ok(r.map(|row| *row)),
             other => Err(mismatch(other)),
         }
     }
 
-    /// `(kind, requests waiting for the next batch)` per kind, in [`BATCH_KINDS`] order.
-    pub fn waiting(&self) -> [(&'static str, usize); 4] {
-        let n = self.lane.waiting();
-        [0, 1, 2, 3].map(|k| (BATCH_KINDS[k], n[k]))
+    /// A drain's outcome: the drained result, if any.
+    pub fn drained(self) -> Result<Option<Drained>, ApiError> {
+        match self {
+            Outcome::Drained(r) => Ok(r),
+            other => Err(mismatch(other)),
+        }
     }
 }
 
-/// Binds a batch's elements as the argument arrays of `a2a_step_many` (migrations 0003, 0004), each
+/// Binds a batch's elements as the argument arrays of `a2a_step_many` (migrations 0003 to 0005), each
 /// kind's arrays holding that kind's elements in batch order, and maps the answered rows back.
 fn step_many<'c>(
     conn: &'c mut PgConnection,
@@ -490,7 +837,7 @@ fn step_many<'c>(
     }
     let query = sqlx::query_as(
         "SELECT o_kind, o_ord, o_text, o_status, o_content, o_error FROM a2a_step_many(\
-         $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
+         $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)",
     )
     .bind(column(&sends, |a| a.id.clone()))
     .bind(column(&sends, |a| a.sender.clone()))
@@ -503,15 +850,17 @@ fn step_many<'c>(
     .bind(column(&claims, |a| a.recipient.clone()))
     .bind(column(&claims, |a| a.lease_id.clone()))
     .bind(column(&claims, |a| a.caller.clone()))
+    .bind(column(&claims, |a| a.if_sent))
     .bind(column(&results, |a| a.task_id.clone()))
     .bind(column(&results, |a| a.status.clone()))
     .bind(column(&results, |a| a.content.clone()))
     .bind(column(&results, |a| a.error_message.clone()))
     .bind(column(&results, |a| a.caller.clone()))
     .bind(column(&results, |a| a.lease_guard.clone()))
-    .bind(column(&drains, |a| (*a).clone()))
+    .bind(column(&drains, |a| a.sender.clone()))
+    .bind(column(&drains, |a| a.if_stored))
     .bind(now_ms());
-    let kinds: Vec<usize> = steps.iter().map(Kinded::kind).collect();
+    let kinds: Vec<usize> = steps.iter().map(Element::kind).collect();
     Box::pin(async move {
         let rows: Vec<StepRow> = query.fetch_all(&mut *conn).await?;
         Ok(place(&kinds, rows))
@@ -569,7 +918,76 @@ fn place(kinds: &[usize], rows: Vec<StepRow>) -> Vec<Outcome> {
 
 #[cfg(test)]
 mod tests {
-    use super::{place, Outcome, StepRow};
+    use super::{place, ClaimArgs, DrainArgs, Element, Outcome, SendArgs, Step, StepRow};
+
+    fn send(to: &str) -> Step {
+        Step::Send(SendArgs {
+            id: "t".into(),
+            sender: "a".into(),
+            recipient: to.into(),
+            body: "{}".into(),
+            deadline_ms: None,
+            duplicate_safety: None,
+            idem_key: None,
+            audit_body: "{}".into(),
+        })
+    }
+
+    fn claim(of: &str) -> Step {
+        Step::Claim(ClaimArgs {
+            recipient: of.into(),
+            lease_id: "l".into(),
+            caller: of.into(),
+            if_sent: true,
+        })
+    }
+
+    fn drain() -> Step {
+        Step::Drain(DrainArgs {
+            sender: "a".into(),
+            if_stored: true,
+        })
+    }
+
+    #[test]
+    fn parked_claims_ride_only_with_sends_to_their_recipient_one_per_send() {
+        let batch = [send("b"), send("c"), send("b"), claim("b")];
+        let parked = [
+            claim("b"),
+            claim("c"),
+            claim("d"),
+            claim("b"),
+            claim("b"),
+            claim("c"),
+        ];
+        let rides = Step::riders(
+            &batch.iter().collect::<Vec<_>>(),
+            &parked.iter().collect::<Vec<_>>(),
+        );
+        // Two sends to b: the two oldest parked claims of b; one send to c: the oldest of c.
+        assert_eq!(rides, [true, true, false, true, false, false]);
+        // No result in the batch: no parked drain rides.
+        assert_eq!(Step::riders(&[&send("b")], &[&drain()]), [false]);
+    }
+
+    #[test]
+    fn parked_drains_ride_with_any_result() {
+        let result = Step::Result(super::ResultArgs {
+            task_id: "t".into(),
+            status: "ok".into(),
+            content: "[]".into(),
+            error_message: None,
+            caller: "w".into(),
+            lease_guard: None,
+        });
+        assert_eq!(
+            Step::riders(&[&result], &[&drain(), &claim("b"), &drain()]),
+            [true, false, true]
+        );
+        assert!(!Step::found(&Outcome::Claimed(None)));
+        assert!(!Step::found(&Outcome::Drained(None)));
+        assert!(Step::found(&Outcome::Failed("x".into())));
+    }
 
     fn row(kind: i32, ord: i32, text: Option<&str>) -> StepRow {
         StepRow {

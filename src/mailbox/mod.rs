@@ -319,7 +319,11 @@ impl Mailbox {
 
     /// Waits until `probe` finds something or `wait` has passed. Holds no connection while it
     /// waits: it sleeps on the wake-up signal (local commits and, on PostgreSQL, `NOTIFY` from
-    /// other instances), re-probing at least once a second as a safety net.
+    /// other instances), re-probing at least once a second as a safety net. On PostgreSQL a
+    /// probe that found nothing leaves its claim or drain parked in the batch lane, which
+    /// answers it from the batch that queued its task or stored its result (see `batch`); any
+    /// other wake-up unparks it first, and a parked claim or drain that was riding in a batch
+    /// at that moment is waited for, so what it took is never dropped.
     pub(crate) async fn long_poll<T, F, Fut>(
         &self,
         wait: Duration,
@@ -328,7 +332,7 @@ impl Mailbox {
     ) -> Result<Option<T>, ApiError>
     where
         F: FnMut() -> Fut,
-        Fut: std::future::Future<Output = Result<Option<T>, ApiError>>,
+        Fut: std::future::Future<Output = Result<Polled<T>, ApiError>>,
     {
         let deadline = tokio::time::Instant::now() + wait;
         let mine = self.wakeups.key(kind, who);
@@ -338,18 +342,45 @@ impl Mailbox {
             tokio::pin!(anything, for_me);
             anything.as_mut().enable();
             for_me.as_mut().enable();
-            if let Some(found) = probe().await? {
-                return Ok(Some(found));
-            }
+            let mut parked = match probe().await? {
+                Polled::Found(found) => return Ok(Some(found)),
+                Polled::Empty => None,
+                Polled::Parked(p) => Some(p),
+            };
             let now = tokio::time::Instant::now();
+            if now < deadline {
+                let nap = (deadline - now).min(Duration::from_secs(1));
+                let handed = async {
+                    match parked.as_mut() {
+                        Some(p) => p.ticket.answered().await,
+                        None => std::future::pending().await,
+                    }
+                };
+                let handed = tokio::select! {
+                    biased;
+                    outcome = handed => Some(outcome),
+                    _ = &mut anything => None,
+                    _ = &mut for_me => None,
+                    _ = tokio::time::sleep(nap) => None,
+                };
+                if let Some(outcome) = handed {
+                    // A ride that found something: the ticket is spent.
+                    if let Some(p) = parked.take() {
+                        if let Some(found) = (p.settle)(self, outcome?)? {
+                            return Ok(Some(found));
+                        }
+                    }
+                }
+            }
+            if let Some(p) = parked {
+                if let Some(outcome) = p.ticket.leave().await {
+                    if let Some(found) = (p.settle)(self, outcome?)? {
+                        return Ok(Some(found));
+                    }
+                }
+            }
             if now >= deadline {
                 return Ok(None);
-            }
-            let nap = (deadline - now).min(Duration::from_secs(1));
-            tokio::select! {
-                _ = &mut anything => {}
-                _ = &mut for_me => {}
-                _ = tokio::time::sleep(nap) => {}
             }
         }
     }
@@ -386,6 +417,20 @@ pub(crate) fn capability_audit(scope_id: &str, action: &str, passed: bool) -> Va
         "missing_actions": missing,
         "passed": passed,
     })
+}
+
+/// What one probe of a long-poll found.
+pub(crate) enum Polled<T> {
+    Found(T),
+    Empty,
+    /// Nothing, and its claim or drain waits parked in the batch lane (PostgreSQL).
+    Parked(Parked<T>),
+}
+
+/// A parked claim or drain, and how its outcome becomes what the long-poll answers.
+pub(crate) struct Parked<T> {
+    pub ticket: batch::Parked,
+    pub settle: fn(&Mailbox, batch::Outcome) -> Result<Option<T>, ApiError>,
 }
 
 /// What a long-poll waits for.

@@ -6,12 +6,12 @@ use serde_json::json;
 
 use super::batch::{Drained, ResultArgs};
 use super::rows::{result_from_columns, TaskRow, TASK_COLS};
-use super::{audit, now_ms, IdemRequest, Mailbox, Reply, WaitFor, Wake};
+use super::{audit, now_ms, IdemRequest, Mailbox, Parked, Polled, Reply, WaitFor, Wake};
 use crate::args;
 use crate::auth::{Caller, CapCheck, ScopeCtx};
 use crate::domain::{A2ATaskResult, PostResult, TaskState};
 use crate::error::{ApiError, ErrorCode};
-use crate::store::{Engine, Tx};
+use crate::store::Tx;
 
 /// [`Mailbox::store_result`]'s text on SQLite (a result element of `a2a_step_many`
 /// on PostgreSQL): `$1` task id, `$2..$4` the result, `$5` the caller, `$6` now, `$7` the lease id
@@ -321,32 +321,39 @@ impl Mailbox {
         .await
     }
 
-    async fn drain_once(&self, caller: &Caller) -> Result<Option<A2ATaskResult>, ApiError> {
+    async fn drain_once(&self, caller: &Caller) -> Result<Polled<A2ATaskResult>, ApiError> {
         let me = caller.sub.as_str();
-        // SQLite only: see `lease_once`.
-        if self.db.engine() == Engine::Sqlite {
-            let any: Option<(String,)> = self
-                .db
-                .fetch_optional(
-                    "SELECT id FROM tasks WHERE state = 'result_pending' AND sender = $1 LIMIT 1",
-                    args![me],
-                )
-                .await?;
-            if any.is_none() {
-                return Ok(None);
-            }
+        if let Some(batches) = &self.batches {
+            // One element of a drain batch (see `batch`); if it finds nothing, it stays parked
+            // for a later result.
+            let (drained, ticket) = batches.drain(me.to_owned()).await;
+            return Ok(match drained?.map(drained_result).transpose()? {
+                Some(result) => Polled::Found(result),
+                None => Polled::Parked(Parked {
+                    ticket,
+                    settle: |_, outcome| outcome.drained()?.map(drained_result).transpose(),
+                }),
+            });
+        }
+        // SQLite: a cheap read first (see `lease_once`).
+        let any: Option<(String,)> = self
+            .db
+            .fetch_optional(
+                "SELECT id FROM tasks WHERE state = 'result_pending' AND sender = $1 LIMIT 1",
+                args![me],
+            )
+            .await?;
+        if any.is_none() {
+            return Ok(Polled::Empty);
         }
         // SQLite's drain (a drain element of `a2a_step_many` on PostgreSQL).
         const DRAIN: &str = "UPDATE tasks SET state = 'resolved', updated_at_ms = $2 WHERE id = ( \
                 SELECT id FROM tasks WHERE state = 'result_pending' AND sender = $1 \
                 ORDER BY result_seq LIMIT 1) \
              RETURNING id, result_status, result_content, result_error";
-        let drained: Option<Drained> = if let Some(batches) = &self.batches {
-            // One element of a drain batch (see `batch`).
-            batches.drain(me.to_owned()).await?
-        } else {
-            let me = me.to_owned();
-            self.transact(Box::new(move |tx| {
+        let me = me.to_owned();
+        let drained: Option<Drained> = self
+            .transact(Box::new(move |tx| {
                 Box::pin(async move {
                     let drained = tx
                         .fetch_optional(DRAIN, args![me.as_str(), now_ms()])
@@ -354,18 +361,11 @@ impl Mailbox {
                     Ok((drained, true))
                 })
             }))
-            .await?
-        };
-        drained
-            .map(|d| {
-                result_from_columns(
-                    &d.id,
-                    d.result_status.as_deref().unwrap_or("error"),
-                    d.result_content.as_deref(),
-                    d.result_error,
-                )
-            })
-            .transpose()
+            .await?;
+        Ok(match drained.map(drained_result).transpose()? {
+            Some(result) => Polled::Found(result),
+            None => Polled::Empty,
+        })
     }
 
     /// `GET /a2a/results/recent`: pending results of the caller's tasks; never consumes.
@@ -392,5 +392,15 @@ fn not_lessee(id: &str) -> ApiError {
     ApiError::new(
         ErrorCode::NotLessee,
         format!("the caller does not hold the lease of task {id}"),
+    )
+}
+
+/// A drained row as the result the sender receives.
+fn drained_result(d: Drained) -> Result<A2ATaskResult, ApiError> {
+    result_from_columns(
+        &d.id,
+        d.result_status.as_deref().unwrap_or("error"),
+        d.result_content.as_deref(),
+        d.result_error,
     )
 }

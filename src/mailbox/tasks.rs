@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use super::batch::{ClaimArgs, SendArgs};
 use super::rows::{TaskRow, TASK_COLS};
-use super::{audit, capability_audit, now_ms, Mailbox, Reply, WaitFor, Wake};
+use super::{audit, capability_audit, now_ms, Mailbox, Parked, Polled, Reply, WaitFor, Wake};
 use crate::args;
 use crate::auth::{Caller, CapCheck, ScopeCtx};
 use crate::domain::{A2ATask, Lease, QueueEntry, QueueState};
@@ -394,25 +394,32 @@ impl Mailbox {
         &self,
         caller: &Caller,
         recipient: &str,
-    ) -> Result<Option<(A2ATask, Lease)>, ApiError> {
+    ) -> Result<Polled<(A2ATask, Lease)>, ApiError> {
+        let mut parked = None;
         if let Some(batches) = &self.batches {
             // The common case, one element of a claim batch (see `batch`): the head of the
             // queue is live and becomes the lease (no audit row: a lease is recorded in the
-            // task row).
-            let claimed = batches
+            // task row). If it finds nothing, it stays parked for a later send.
+            let (claimed, ticket) = batches
                 .claim(ClaimArgs {
                     recipient: recipient.to_owned(),
                     lease_id: Uuid::new_v4().to_string(),
                     caller: caller.sub.to_string(),
+                    if_sent: false,
                 })
-                .await?;
-            if let Some(row) = claimed {
-                let lease = row
-                    .lease()?
-                    .ok_or_else(|| ApiError::internal("claimed row has no lease"))?;
-                self.metrics.inc(&self.metrics.leases);
-                return Ok(Some((row.task()?, lease)));
+                .await;
+            if let Some(row) = claimed? {
+                return Ok(Polled::Found(self.leased(row)?));
             }
+            parked = Some(Parked {
+                ticket,
+                settle: |mailbox, outcome| {
+                    outcome
+                        .claimed()?
+                        .map(|row| mailbox.leased(row))
+                        .transpose()
+                },
+            });
         }
         // A cheap read, so an empty poll never takes a write transaction (SQLite: never waits
         // for the single writer). Something queued but not claimed above is an expired head
@@ -425,7 +432,15 @@ impl Mailbox {
             )
             .await?;
         if any.is_none() {
-            return Ok(None);
+            return Ok(parked.map_or(Polled::Empty, Polled::Parked));
+        }
+        if let Some(p) = parked {
+            // Unparked first: if it was riding in a batch meanwhile, what it took is this poll's.
+            if let Some(outcome) = p.ticket.leave().await {
+                if let Some(found) = (p.settle)(self, outcome?)? {
+                    return Ok(Polled::Found(found));
+                }
+            }
         }
         let this = self.clone();
         let c = caller.clone();
@@ -444,7 +459,16 @@ impl Mailbox {
         if leased.is_some() {
             self.metrics.inc(&self.metrics.leases);
         }
-        Ok(leased)
+        Ok(leased.map_or(Polled::Empty, Polled::Found))
+    }
+
+    /// A lease a batch claimed: the task and its lease, counted.
+    fn leased(&self, row: TaskRow) -> Result<(A2ATask, Lease), ApiError> {
+        let lease = row
+            .lease()?
+            .ok_or_else(|| ApiError::internal("claimed row has no lease"))?;
+        self.metrics.inc(&self.metrics.leases);
+        Ok((row.task()?, lease))
     }
 
     /// One claim transaction: walks the head of the recipient's queue, resolving tasks whose
@@ -661,12 +685,21 @@ impl Mailbox {
         let now = now_ms();
         let mut out = Vec::new();
         if let Some(batches) = &self.batches {
-            for (kind, n) in batches.waiting() {
+            let counts = batches.waiting();
+            for (kind, waiting, _) in counts {
                 out.push((
                     "a2a_pg_batch_waiting",
                     "PostgreSQL group commit: requests waiting for the next batch, by operation.",
                     format!("{{kind=\"{kind}\"}}"),
-                    n as f64,
+                    waiting as f64,
+                ));
+            }
+            for (kind, _, parked) in counts {
+                out.push((
+                    "a2a_pg_parked_polls",
+                    "PostgreSQL group commit: long-polls whose claim or drain waits parked for the batch that queues their task or stores their result (not counting those riding in the running batch).",
+                    format!("{{kind=\"{kind}\"}}"),
+                    parked as f64,
                 ));
             }
         }

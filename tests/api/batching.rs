@@ -62,6 +62,9 @@ postgres_only!(concurrent_sends_share_one_transaction);
 postgres_only!(a_send_a_lease_a_result_and_a_drain_share_one_transaction);
 postgres_only!(a_result_waiting_for_a_locked_task_holds_up_no_other_result);
 postgres_only!(a_batch_the_database_refuses_runs_its_requests_alone);
+postgres_only!(a_waiting_lease_is_leased_its_task_in_the_transaction_that_queued_it);
+postgres_only!(a_waiting_drain_takes_its_result_in_the_transaction_that_stored_it);
+postgres_only!(a_poll_whose_wait_ends_while_it_rides_in_a_batch_gets_what_the_batch_took);
 
 mod bodies {
     use super::*;
@@ -110,6 +113,153 @@ mod bodies {
 
     async fn waiting_sends(app: &TestApp, n: usize) {
         waiting(app, "send", n).await;
+    }
+
+    /// Waits until `n` long-polls of `kind` are parked in the batch lane.
+    async fn parked(app: &TestApp, kind: &str, n: usize) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let sample = format!("a2a_pg_parked_polls{{kind=\"{kind}\"}}");
+        while metric(app, &sample).await < n as f64 {
+            assert!(Instant::now() < deadline, "the {kind} poll never parked");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// The transaction id that last wrote the row `sql` selects (its `xmin`).
+    async fn writer_of(db_url: &str, sql: &str, id: &str) -> String {
+        let mut c = PgConnection::connect(db_url).await.unwrap();
+        let (xmin,): (String,) = sqlx::query_as(sql)
+            .bind(id)
+            .fetch_one(&mut c)
+            .await
+            .unwrap_or_else(|e| panic!("{sql} ({id}): {e}"));
+        let _ = c.close().await;
+        xmin
+    }
+
+    const TASK_WRITER: &str = "SELECT xmin::text FROM tasks WHERE id = $1";
+    /// The transaction of the `capability_check` audit row of task `$1`'s send.
+    const SEND_WRITER: &str =
+        "SELECT a.xmin::text FROM audit a JOIN tasks t ON a.issuer = t.sender \
+         WHERE t.id = $1 AND a.kind = 'capability_check' \
+         AND a.body::jsonb ->> 'scope_id' = 'a2a-send:' || t.recipient \
+         ORDER BY a.id DESC LIMIT 1";
+    /// The transaction of the `capability_check` audit row of task `$1`'s result.
+    const RESULT_WRITER: &str = "SELECT xmin::text FROM audit WHERE kind = 'capability_check' \
+         AND body::jsonb ->> 'scope_id' = 'a2a-respond:' || $1";
+
+    pub async fn a_waiting_lease_is_leased_its_task_in_the_transaction_that_queued_it(
+        app: TestApp,
+    ) {
+        let (alice, bob) = (app.alice(), app.bob());
+        let poll = {
+            let (api, bob) = (app.api.clone(), bob.clone());
+            tokio::spawn(async move { api.next(&bob, "?wait_ms=20000").await })
+        };
+        parked(&app, "claim", 1).await;
+        let before = metric(&app, "a2a_pg_batch_transactions_total").await;
+        let t = app.send_ok(&alice, &task("alice", "bob")).await;
+        let r = poll.await.unwrap();
+        assert_eq!(r.expect(200)["task"]["id"].as_str(), Some(t.as_str()));
+        assert_eq!(r.body["lease"]["attempt"], 1);
+        // One transaction queued the task and leased it: the send's audit row and the leased
+        // row were written by it, and no batch ran after it.
+        assert_eq!(
+            writer_of(&app.db_url, TASK_WRITER, &t).await,
+            writer_of(&app.db_url, SEND_WRITER, &t).await,
+            "the lease was not taken in the send's transaction"
+        );
+        assert_eq!(
+            metric(&app, "a2a_pg_batch_transactions_total").await,
+            before + 1.0
+        );
+        assert_eq!(
+            metric(&app, "a2a_pg_handoffs_total{kind=\"claim\"}").await,
+            1.0
+        );
+        assert_eq!(
+            metric(&app, "a2a_pg_parked_polls{kind=\"claim\"}").await,
+            0.0
+        );
+        let status = app.status_ok(&t).await;
+        assert_eq!(status["state"], "in_flight");
+        assert_eq!(status["lease"]["leased_to"], "bob");
+    }
+
+    pub async fn a_waiting_drain_takes_its_result_in_the_transaction_that_stored_it(app: TestApp) {
+        let (alice, bob) = (app.alice(), app.bob());
+        let t = app.send_ok(&alice, &task("alice", "bob")).await;
+        let (_, lease) = app.lease_some(&bob).await;
+        let drain = {
+            let (api, alice) = (app.api.clone(), alice.clone());
+            tokio::spawn(async move { api.get("/a2a/results/next?wait_ms=20000", &alice).await })
+        };
+        parked(&app, "drain", 1).await;
+        let before = metric(&app, "a2a_pg_batch_transactions_total").await;
+        let mut answer = result(&t, "ok", "done");
+        answer["lease_id"] = lease["lease_id"].clone();
+        app.post_result(&bob, &answer).await.expect(201);
+        let r = drain.await.unwrap();
+        let drained = &r.expect(200)["result"];
+        assert_eq!(drained["task_id"].as_str(), Some(t.as_str()));
+        assert_eq!(drained["content"][0]["text"], "done");
+        assert_eq!(
+            writer_of(&app.db_url, TASK_WRITER, &t).await,
+            writer_of(&app.db_url, RESULT_WRITER, &t).await,
+            "the drain did not take the result in the result's transaction"
+        );
+        assert_eq!(
+            metric(&app, "a2a_pg_batch_transactions_total").await,
+            before + 1.0
+        );
+        assert_eq!(
+            metric(&app, "a2a_pg_handoffs_total{kind=\"drain\"}").await,
+            1.0
+        );
+        assert_eq!(app.status_ok(&t).await["state"], "resolved");
+    }
+
+    pub async fn a_poll_whose_wait_ends_while_it_rides_in_a_batch_gets_what_the_batch_took(
+        app: TestApp,
+    ) {
+        let bob = app.bob();
+        const WAIT: Duration = Duration::from_millis(500);
+        let started = Instant::now();
+        let poll = {
+            let (api, bob) = (app.api.clone(), bob.clone());
+            let query = format!("?wait_ms={}", WAIT.as_millis());
+            tokio::spawn(async move { api.next(&bob, &query).await })
+        };
+        parked(&app, "claim", 1).await;
+        // A send to bob is held up in its batch by another transaction's insert of its id; bob's
+        // parked claim rides in that batch. Bob's wait ends while the batch is held.
+        let (mut holder, send) = a_held_send(&app).await;
+        assert!(
+            started.elapsed() < WAIT,
+            "the batch was held only after the poll's wait had ended; nothing was tested"
+        );
+        tokio::time::sleep_until((started + WAIT + Duration::from_millis(300)).into()).await;
+        assert!(
+            !poll.is_finished(),
+            "the poll answered while its claim rode in a batch that had not committed"
+        );
+        holder.execute("ROLLBACK").await.unwrap();
+        let _ = holder.close().await;
+        let t = send.await.unwrap().expect(201)["task_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        // The batch leased the task to bob's claim: bob's poll answers it, late, rather than
+        // null with the task leased to nobody who knows.
+        let r = poll.await.unwrap();
+        assert_eq!(
+            r.expect(200)["task"]["id"].as_str(),
+            Some(t.as_str()),
+            "the poll did not answer the task its claim leased"
+        );
+        let status = app.status_ok(&t).await;
+        assert_eq!(status["state"], "in_flight");
+        assert_eq!(status["lease"]["lease_id"], r.body["lease"]["lease_id"]);
     }
 
     pub async fn a_send_a_lease_a_result_and_a_drain_share_one_transaction(app: TestApp) {

@@ -261,3 +261,115 @@ async fn concurrent_drains_deliver_each_result_once(app: TestApp) {
     );
     assert_eq!(distinct, ids, "every result is drained");
 }
+
+both_engines!(task_lives_through_waiting_polls_deliver_every_task_and_result_once);
+/// The benchmark's closed loop (BENCHMARKS.md), with more waiters than tasks: pairs of agents
+/// hand tasks and results to each other through long-polls that are already waiting, and three
+/// more workers share one recipient's queue with long-polls of their own. On PostgreSQL a
+/// waiting poll is answered by the batch that queued its task or stored its result (see
+/// `batching.rs`); on both engines every task is leased once, to its recipient's waiters only,
+/// and every result reaches its sender once.
+async fn task_lives_through_waiting_polls_deliver_every_task_and_result_once(app: TestApp) {
+    const PAIRS: usize = 6;
+    const LIVES: usize = 12;
+    const SHARED: usize = 24;
+    let mut set = JoinSet::new();
+    for p in 0..PAIRS {
+        let api = app.api.clone();
+        let (sender, worker) = (format!("alice-{p}"), format!("worker-{p}"));
+        let s_token = app.token(&sender, json!(["a2a.send.*"]));
+        let w_token = app.token(&worker, json!(["a2a.respond.*"]));
+        set.spawn(async move {
+            for life in 0..LIVES {
+                let t = task(&sender, &worker);
+                let id = t["id"].as_str().unwrap().to_owned();
+                // The worker is already waiting when the task is sent, and the sender is
+                // already waiting when the result is posted.
+                let lease = {
+                    let (api, w_token) = (api.clone(), w_token.clone());
+                    tokio::spawn(async move { api.next(&w_token, "?wait_ms=20000").await })
+                };
+                api.send_ok(&s_token, &t).await;
+                let r = lease.await.unwrap();
+                let got = r.expect(200);
+                assert_eq!(
+                    got["task"]["id"].as_str(),
+                    Some(id.as_str()),
+                    "{worker} life {life}"
+                );
+                assert_eq!(got["lease"]["leased_to"].as_str(), Some(worker.as_str()));
+                let drain = {
+                    let (api, s_token) = (api.clone(), s_token.clone());
+                    tokio::spawn(async move {
+                        api.get("/a2a/results/next?wait_ms=20000", &s_token).await
+                    })
+                };
+                let mut answer = result(&id, "ok", &format!("{worker}:{life}"));
+                answer["lease_id"] = got["lease"]["lease_id"].clone();
+                api.post_result(&w_token, &answer).await.expect(201);
+                let r = drain.await.unwrap();
+                let drained = &r.expect(200)["result"];
+                assert_eq!(
+                    drained["task_id"].as_str(),
+                    Some(id.as_str()),
+                    "{sender} life {life}"
+                );
+                assert_eq!(drained["content"][0]["text"], format!("{worker}:{life}"));
+            }
+        });
+    }
+    // Three workers wait on one shared queue (two of them lease it on its owner's behalf) while
+    // its tasks are sent one by one.
+    let mut shared = JoinSet::new();
+    for w in 0..3 {
+        let api = app.api.clone();
+        let token = if w == 0 {
+            app.token("pool", json!(["a2a.respond.*"]))
+        } else {
+            app.token(
+                &format!("helper-{w}"),
+                json!(["a2a.lease.pool", "a2a.respond.*"]),
+            )
+        };
+        shared.spawn(async move {
+            let mut mine = Vec::new();
+            loop {
+                let r = api.next(&token, "?recipient=pool&wait_ms=3000").await;
+                let b = r.expect(200);
+                match b["task"]["id"].as_str() {
+                    Some(id) => mine.push(id.to_owned()),
+                    None => return mine,
+                }
+            }
+        });
+    }
+    let boss = app.token("boss", json!(["a2a.send.pool"]));
+    let mut sent = HashSet::new();
+    for _ in 0..SHARED {
+        sent.insert(app.send_ok(&boss, &task("boss", "pool")).await);
+    }
+    while let Some(r) = set.join_next().await {
+        r.expect("a pair failed");
+    }
+    let mut leased = HashSet::new();
+    while let Some(r) = shared.join_next().await {
+        for id in r.expect("a shared-queue worker failed") {
+            assert!(leased.insert(id.clone()), "task {id} was leased twice");
+        }
+    }
+    assert_eq!(leased, sent, "every shared task leased exactly once");
+    for id in &leased {
+        assert_eq!(app.status_ok(id).await["state"], "in_flight");
+    }
+    let q = app.queue(&app.ops(), "?state=queued&limit=1000").await;
+    assert_eq!(
+        q["tasks"].as_array().unwrap().len(),
+        0,
+        "nothing left queued: {q}"
+    );
+    assert_eq!(
+        q["results"].as_array().unwrap().len(),
+        0,
+        "every result drained: {q}"
+    );
+}

@@ -1,0 +1,125 @@
+-- Hand-off to waiting long-polls (BENCHMARKS.md, session 6). A `GET /a2a/tasks/next` or
+-- `GET /a2a/results/next` that found nothing stays parked in its instance while it waits, and
+-- rides along, as one more claim or drain element, in the next batch that may have made work for
+-- it: a claim in a batch that sends to its recipient, a drain in a batch that stores results. So
+-- a waiting worker is leased its task in the same transaction that queued it, and a waiting sender
+-- drains its result in the transaction that stored it, instead of one batch later after a
+-- wake-up.
+--
+-- A riding element runs only when its batch did make work for it: a claim flagged in `c_if_sent`
+-- only if a send of this batch inserted a task for its recipient, a drain flagged in
+-- `d_if_stored` only if a result of this batch was stored for its sender (the server cannot know
+-- a result's sender before the batch runs). Otherwise it does nothing and answers no row, and its
+-- poll goes on waiting. A riding element is the same statement as any claim or drain, so it takes
+-- the OLDEST queued task or pending result, not necessarily the one of this batch, and it runs
+-- after the batch's own claims and drains (they are in the arrays before it).
+--
+-- Everything else is 0004's text. The signature changes (two arrays more), so 0004's function is
+-- dropped: a server of an older version refuses to start on a database migrated past its newest
+-- migration anyway.
+DROP FUNCTION a2a_step_many(TEXT[], TEXT[], TEXT[], TEXT[], BIGINT[], TEXT[], TEXT[], TEXT[],
+    TEXT[], TEXT[], TEXT[], TEXT[], TEXT[], TEXT[], TEXT[], TEXT[], TEXT[], TEXT[], BIGINT);
+
+CREATE FUNCTION a2a_step_many(
+    s_ids TEXT[], s_senders TEXT[], s_recipients TEXT[], s_bodies TEXT[], s_deadlines BIGINT[],
+    s_safeties TEXT[], s_idem_keys TEXT[], s_audits TEXT[],
+    c_recipients TEXT[], c_lease_ids TEXT[], c_callers TEXT[], c_if_sent BOOLEAN[],
+    r_ids TEXT[], r_statuses TEXT[], r_contents TEXT[], r_errors TEXT[], r_callers TEXT[],
+    r_guards TEXT[],
+    d_senders TEXT[], d_if_stored BOOLEAN[],
+    p_now BIGINT)
+RETURNS TABLE (o_kind INT, o_ord INT, o_text TEXT, o_status TEXT, o_content TEXT, o_error TEXT)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    v_text TEXT;
+    -- Recipients a send of this batch queued a task for; senders a result was stored for.
+    v_sent TEXT[] := '{}';
+    v_stored TEXT[] := '{}';
+BEGIN
+    o_status := NULL; o_content := NULL; o_error := NULL;
+    -- Sends: the task under its id unless the id exists, and its capability_check audit row.
+    o_kind := 0; o_text := NULL;
+    FOR i IN 1 .. COALESCE(array_length(s_ids, 1), 0) LOOP
+        WITH t AS (
+            INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, deadline_ms,
+                duplicate_safety, idem_key, created_at_ms, updated_at_ms)
+            VALUES (s_ids[i], s_senders[i], s_recipients[i], s_bodies[i], 'queued', 0,
+                nextval('a2a_queue_seq'), s_deadlines[i], s_safeties[i], s_idem_keys[i], p_now,
+                p_now)
+            ON CONFLICT (id) DO NOTHING
+            RETURNING sender)
+        INSERT INTO audit (timestamp_ms, issuer, kind, body)
+        SELECT p_now, t.sender, 'capability_check', s_audits[i] FROM t;
+        IF FOUND THEN
+            v_sent := v_sent || s_recipients[i];
+            o_ord := i;
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+    -- Results: stored if the task is still in flight to the caller (under the guard's lease id
+    -- when one is given), with the audit row built from the task's sender. A row another
+    -- transaction holds is skipped: that request runs through its own transaction.
+    o_kind := 2;
+    FOR i IN 1 .. COALESCE(array_length(r_ids, 1), 0) LOOP
+        WITH u AS (
+            UPDATE tasks SET state = 'result_pending', result_status = r_statuses[i],
+                result_content = r_contents[i], result_error = r_errors[i],
+                result_by = r_callers[i], result_at_ms = p_now,
+                result_seq = nextval('a2a_result_seq'), updated_at_ms = p_now
+            WHERE id = (SELECT h.id FROM tasks h WHERE h.id = r_ids[i] FOR UPDATE SKIP LOCKED)
+              AND state = 'in_flight' AND leased_to = r_callers[i]
+              AND cache_key IS NULL AND (r_guards[i] IS NULL OR lease_id = r_guards[i])
+            RETURNING sender),
+        a AS (
+            INSERT INTO audit (timestamp_ms, issuer, kind, body)
+            SELECT p_now, r_callers[i], 'capability_check', json_build_object(
+                'scope_id', 'a2a-respond:' || r_ids[i],
+                'required_actions', json_build_array('a2a.respond.' || u.sender),
+                'missing_actions', json_build_array(),
+                'passed', true)::text
+            FROM u)
+        SELECT u.sender INTO v_text FROM u;
+        IF FOUND THEN
+            v_stored := v_stored || v_text;
+            o_ord := i;
+            o_text := v_text;
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+    -- Lease claims: the head of the recipient's queue, when it is live and not locked; a riding
+    -- claim only when this batch queued a task for its recipient.
+    o_kind := 1;
+    FOR i IN 1 .. COALESCE(array_length(c_recipients, 1), 0) LOOP
+        CONTINUE WHEN c_if_sent[i] AND NOT (c_recipients[i] = ANY (v_sent));
+        UPDATE tasks SET state = 'in_flight', attempt = attempt + 1, lease_id = c_lease_ids[i],
+            leased_to = c_callers[i], leased_at_ms = p_now, heartbeat_at_ms = p_now,
+            updated_at_ms = p_now
+        WHERE id = (SELECT h.id FROM tasks h WHERE h.state = 'queued'
+                      AND h.recipient = c_recipients[i]
+                    ORDER BY h.queue_seq LIMIT 1 FOR UPDATE SKIP LOCKED)
+          AND (deadline_ms IS NULL OR deadline_ms >= p_now)
+        RETURNING row_to_json(tasks)::text INTO v_text;
+        IF FOUND THEN
+            o_ord := i;
+            o_text := v_text;
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+    -- Drains: the oldest pending result of the sender that no other transaction holds; a riding
+    -- drain only when this batch stored a result for its sender.
+    o_kind := 3;
+    FOR i IN 1 .. COALESCE(array_length(d_senders, 1), 0) LOOP
+        CONTINUE WHEN d_if_stored[i] AND NOT (d_senders[i] = ANY (v_stored));
+        UPDATE tasks SET state = 'resolved', updated_at_ms = p_now
+        WHERE id = (SELECT h.id FROM tasks h WHERE h.state = 'result_pending'
+                      AND h.sender = d_senders[i]
+                    ORDER BY h.result_seq LIMIT 1 FOR UPDATE SKIP LOCKED)
+        RETURNING id, result_status, result_content, result_error
+        INTO o_text, o_status, o_content, o_error;
+        IF FOUND THEN
+            o_ord := i;
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+END $$;

@@ -228,6 +228,154 @@ pub async fn lifecycle(
     }))
 }
 
+/// What one pair of waiting agents measured: each send's and each result's request, and each
+/// task's whole life (from the send until its sender drained the result).
+#[derive(Default)]
+struct AgentSamples {
+    send: Samples,
+    result: Samples,
+    task: Samples,
+}
+
+/// How long a waiting agent goes without progress before the run fails.
+const STUCK: Duration = Duration::from_secs(30);
+
+/// One sender/worker pair as two agents working at once, the way agents use a mailbox: the
+/// worker waits in long-polls for its next task and answers it; the sender sends a task, waits
+/// in a long-poll for its result, and sends the next. Unlike [`one_life`], a poll is usually
+/// waiting before the task or result it gets exists.
+async fn agent_pair(
+    i: usize,
+    sender: &Agent,
+    worker: &Agent,
+    n: usize,
+    progress: Option<&Progress>,
+) -> Result<AgentSamples> {
+    let me = format!("alice-{i}");
+    let work = async {
+        let mut results = Samples::default();
+        let mut done = 0;
+        let mut since = Instant::now();
+        while done < n {
+            let leased = worker.get("/a2a/tasks/next?wait_ms=1000", 200).await?;
+            let Some(id) = leased["task"]["id"].as_str() else {
+                if since.elapsed() > STUCK {
+                    bail!("worker-{i} waited {STUCK:?} for its next task (a lost lease?)");
+                }
+                continue;
+            };
+            since = Instant::now();
+            if leased["task"]["sender"].as_str() != Some(me.as_str()) {
+                bail!("worker-{i} leased {id} of {}", leased["task"]["sender"]);
+            }
+            let result = json!({
+                "task_id": id,
+                "status": "ok",
+                "lease_id": leased["lease"]["lease_id"],
+                "content": [{"type": "text", "text": "done"}],
+            });
+            let t = Instant::now();
+            worker.post("/a2a/results", &result, 201).await?;
+            results.push(t.elapsed());
+            done += 1;
+        }
+        Ok::<_, anyhow::Error>(results)
+    };
+    let send = async {
+        let (mut sends, mut lives) = (Samples::default(), Samples::default());
+        for _ in 0..n {
+            let id = Uuid::new_v4();
+            let task = json!({
+                "id": id,
+                "sender": me,
+                "recipient": format!("worker-{i}"),
+                "intent_text": "summarise the attached report and answer with three bullet points",
+            });
+            let t0 = Instant::now();
+            sender.post("/a2a/tasks", &task, 201).await?;
+            sends.push(t0.elapsed());
+            loop {
+                let drained = sender.get("/a2a/results/next?wait_ms=1000", 200).await?;
+                match drained["result"]["task_id"].as_str() {
+                    None if t0.elapsed() > STUCK => {
+                        bail!(
+                            "{me} waited {STUCK:?} for the result of {id} (a lost lease or drain?)"
+                        )
+                    }
+                    None => continue,
+                    Some(got) if got == id.to_string() => break,
+                    Some(got) => bail!("{me} drained {got} instead of {id}"),
+                }
+            }
+            lives.push(t0.elapsed());
+            if let Some(p) = progress {
+                p.inc(1);
+            }
+        }
+        Ok::<_, anyhow::Error>((sends, lives))
+    };
+    let (result, (send, task)) = tokio::try_join!(work, send)?;
+    Ok(AgentSamples { send, result, task })
+}
+
+/// Lifecycle throughput with waiting agents: `pairs` concurrent pairs of [`agent_pair`], the
+/// same number of task lives as [`lifecycle`].
+pub async fn lifecycle_agents(s: &Settings, engine: Engine, server: &Server) -> Result<Value> {
+    let agents = pair_agents(server, s.pairs)?;
+    join_all(
+        agents
+            .iter()
+            .enumerate()
+            .map(|(i, (a, w))| agent_pair(i, a, w, s.warmup_tasks, None)),
+    )
+    .await
+    .into_iter()
+    .collect::<Result<Vec<_>>>()?;
+    let probe = Agent::new(server, "bench-operator", &["a2a.operator"])?;
+    let metrics_before = scrape(&probe).await.unwrap_or_default();
+    let shares = split(s.tasks, s.pairs);
+    let p = Progress::start(
+        format!("{} lifecycle, waiting agents (tasks)", engine.name()),
+        s.tasks as u64,
+    );
+    let cpu = CpuMeter::start(server.pid, engine == Engine::Postgres);
+    let t0 = Instant::now();
+    let per_pair = join_all(
+        agents
+            .iter()
+            .enumerate()
+            .map(|(i, (a, w))| agent_pair(i, a, w, shares[i], Some(&p))),
+    )
+    .await;
+    let secs = t0.elapsed().as_secs_f64();
+    let cpu = cpu.finish(s.tasks);
+    p.finish();
+    let mut all = AgentSamples::default();
+    for r in per_pair {
+        let r = r?;
+        all.send.extend(&r.send);
+        all.result.extend(&r.result);
+        all.task.extend(&r.task);
+    }
+    let metrics_after = scrape(&probe).await.unwrap_or_default();
+    let tasks_per_s = s.tasks as f64 / secs;
+    Ok(json!({
+        "server_metrics_per_task": metrics_delta(&metrics_before, &metrics_after, s.tasks),
+        "tasks": s.tasks,
+        "pairs": s.pairs,
+        "secs": round3(secs),
+        "tasks_per_s": round1(tasks_per_s),
+        "ops": {
+            "send": all.send.summary(),
+            "result": all.result.summary(),
+            "task": all.task.summary(),
+        },
+        "cpu": cpu,
+        "cpu_unit": "task",
+        "shape": "waiting agents: each pair's worker waits in GET /a2a/tasks/next?wait_ms=1000 and answers what it leases; its sender sends, waits in GET /a2a/results/next?wait_ms=1000 for the result, and sends the next",
+    }))
+}
+
 /// Plain HTTP requests per second to /healthz of the real server, same clients and concurrency.
 pub async fn healthz(s: &Settings, engine: Engine, server: &Server) -> Result<Value> {
     let agents: Vec<Agent> = (0..s.pairs)

@@ -73,11 +73,12 @@ pub struct Args {
     /// during the measurement; without it the planner still has the empty table's statistics.
     #[arg(long)]
     pub no_vacuum_analyze_after_load: bool,
-    /// Phases to run, comma-separated: baselines,lifecycle,depth,peer.
+    /// Phases to run, comma-separated: baselines,lifecycle,agents,depth,peer (`agents`: the
+    /// lifecycle again, with waiting agents).
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "baselines,lifecycle,depth,peer"
+        default_value = "baselines,lifecycle,agents,depth,peer"
     )]
     pub phases: Vec<String>,
     /// PostgreSQL server (the admin database is used to create and drop fresh databases).
@@ -334,6 +335,14 @@ fn smoke_check(s: &Settings, summary: &Value) -> Result<()> {
                 );
             }
         }
+        if s.phase("agents") {
+            let l = &r["lifecycle_agents"];
+            check(
+                l["tasks_per_s"].as_f64() > Some(0.0)
+                    && l["ops"]["task"]["n"].as_u64() == Some(s.tasks as u64),
+                format!("{}: lifecycle with waiting agents ran every task", e.name()),
+            );
+        }
         if s.phase("depth") {
             let d = r["depth"].as_array().cloned().unwrap_or_default();
             check(
@@ -388,6 +397,14 @@ async fn run_engine(s: &Settings, engine: Engine) -> Result<Value> {
             let before = out["lifecycle"]["pg_counters_before"].clone();
             out["lifecycle"]["postgres"] = db::pg_counter_delta(&before, &after, s.tasks);
         }
+        store.drop_it(s).await?;
+    }
+
+    if s.phase("agents") {
+        let store = db::Store::fresh(s, engine, "agents").await?;
+        let server = Server::start(s, engine, &store, "agents").await?;
+        out["lifecycle_agents"] = load::lifecycle_agents(s, engine, &server).await?;
+        server.stop().await?;
         store.drop_it(s).await?;
     }
 

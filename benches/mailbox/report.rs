@@ -96,6 +96,15 @@ pub fn ratios(e: &mut Value) {
         }
         e["lifecycle"]["ratios"] = r;
     }
+    if e["lifecycle_agents"].is_object() {
+        let tps = f(&e["lifecycle_agents"]["tasks_per_s"]);
+        let target = f(&rawn["per_s"]).map(|c| 0.7 * c / 4.0);
+        e["lifecycle_agents"]["ratios"] = json!({
+            "tasks_per_s_over_raw_commits_cn": div(tps, f(&rawn["per_s"])),
+            "tasks_per_s_over_target": div(tps, target),
+            "tasks_per_s_over_chain_lifecycle": div(tps, f(&e["lifecycle"]["tasks_per_s"])),
+        });
+    }
     if let Some(rows) = e["depth"].as_array_mut() {
         let first_lease_p99 = rows.first().and_then(|r| f(&r["lease"]["p99_ms"]));
         let first_send_p99 = rows.first().and_then(|r| f(&r["send"]["p99_ms"]));
@@ -373,6 +382,50 @@ pub fn markdown(sum: &Value) -> String {
                 "\n{name} counters per task: {} committed transactions (this database, reads included), {} write transactions (xids, cluster-wide), {} WAL bytes, {} WAL fsyncs, {} rows inserted, {} rows updated.",
                 num(&pg["xact_commit_per_unit"]), num(&pg["next_xid_per_unit"]), num(&pg["wal_bytes_per_unit"]), num(&pg["wal_sync_per_unit"]),
                 num(&pg["tup_inserted_per_unit"]), num(&pg["tup_updated_per_unit"]),
+            );
+        }
+    }
+
+    if engines
+        .iter()
+        .any(|(_, e)| e["lifecycle_agents"].is_object())
+    {
+        let _ = writeln!(
+            m,
+            "\n### Lifecycle with waiting agents ({} pairs, {} tasks: each worker waits in a long-poll for its next task, each sender in a long-poll for its result)\n",
+            sum["settings"]["pairs"], sum["settings"]["tasks"]
+        );
+        let _ = writeln!(m, "| engine | tasks/s | ÷ raw commits/s (c=n) | ÷ target 0.7×commits/4 | ÷ the lifecycle above | send p50/p99 ms | result p50/p99 ms | whole task p50/p99 ms | batch transactions per task | hand-offs per task: claim / drain | CPU ms/task server / postgres / generator | cores busy: ours / others |");
+        let _ = writeln!(m, "|---|---|---|---|---|---|---|---|---|---|---|---|");
+        for (name, e) in &engines {
+            let l = &e["lifecycle_agents"];
+            if !l.is_object() {
+                continue;
+            }
+            let (o, c, r, sm) = (
+                &l["ops"],
+                &l["cpu"],
+                &l["ratios"],
+                &l["server_metrics_per_task"],
+            );
+            let _ = writeln!(
+                m,
+                "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} / {} / {} | {} / {} |",
+                num(&l["tasks_per_s"]),
+                num(&r["tasks_per_s_over_raw_commits_cn"]),
+                num(&r["tasks_per_s_over_target"]),
+                num(&r["tasks_per_s_over_chain_lifecycle"]),
+                pp(&o["send"]),
+                pp(&o["result"]),
+                pp(&o["task"]),
+                num(&sm["a2a_pg_batch_transactions_total"]),
+                num(&sm["a2a_pg_handoffs_total{kind=\"claim\"}"]),
+                num(&sm["a2a_pg_handoffs_total{kind=\"drain\"}"]),
+                num(&c["server_cpu_ms_per_unit"]),
+                num(&c["postgres_cpu_ms_per_unit"]),
+                num(&c["generator_cpu_ms_per_unit"]),
+                num(&c["cores_busy"]),
+                num(&c["other_cores_busy"]),
             );
         }
     }

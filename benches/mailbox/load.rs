@@ -144,6 +144,108 @@ fn pair_agents(server: &Server, pairs: usize) -> Result<Vec<(Agent, Agent)>> {
         .collect()
 }
 
+/// How a pair drives its task lives.
+#[derive(Clone, Copy, PartialEq)]
+enum Shape {
+    /// [`one_life`] after [`one_life`]: the closed loop of the issue.
+    Chain,
+    /// [`agent_pair`]: a worker and a sender working at once, waiting in long-polls.
+    Agents,
+}
+
+/// One pair's share of task lives in `shape`.
+async fn run_pair(
+    shape: Shape,
+    i: usize,
+    (sender, worker): &(Agent, Agent),
+    n: usize,
+    progress: Option<&Progress>,
+) -> Result<LifeSamples> {
+    if shape == Shape::Agents {
+        return agent_pair(i, sender, worker, n, progress).await;
+    }
+    let mut rec = LifeSamples::default();
+    for _ in 0..n {
+        one_life(i, sender, worker, Some(&mut rec)).await?;
+        if let Some(p) = progress {
+            p.inc(1);
+        }
+    }
+    Ok(rec)
+}
+
+/// What [`measure`] measured.
+struct Measured {
+    samples: LifeSamples,
+    secs: f64,
+    cpu: Value,
+    server_metrics_per_task: Value,
+    pg_before: Value,
+}
+
+/// `pairs` concurrent pairs each drive their share of `s.tasks` task lives in `shape`, after a
+/// warm-up (connections opened, statements prepared, caches filled; not recorded). Reads
+/// PostgreSQL's counters after the warm-up when `store` is given.
+async fn measure(
+    s: &Settings,
+    engine: Engine,
+    server: &Server,
+    shape: Shape,
+    store: Option<&Store>,
+) -> Result<Measured> {
+    let agents = pair_agents(server, s.pairs)?;
+    join_all(
+        agents
+            .iter()
+            .enumerate()
+            .map(|(i, pair)| run_pair(shape, i, pair, s.warmup_tasks, None)),
+    )
+    .await
+    .into_iter()
+    .collect::<Result<Vec<_>>>()?;
+    let pg_before = match store {
+        Some(store) => store.pg_counters().await?,
+        None => Value::Null,
+    };
+    let probe = Agent::new(server, "bench-operator", &["a2a.operator"])?;
+    let metrics_before = scrape(&probe).await.unwrap_or_default();
+    let shares = split(s.tasks, s.pairs);
+    let label = match shape {
+        Shape::Chain => "lifecycle",
+        Shape::Agents => "lifecycle, waiting agents",
+    };
+    let p = Progress::start(format!("{} {label} (tasks)", engine.name()), s.tasks as u64);
+    let cpu = CpuMeter::start(server.pid, engine == Engine::Postgres);
+    let t0 = Instant::now();
+    let per_pair = join_all(
+        agents
+            .iter()
+            .enumerate()
+            .map(|(i, pair)| run_pair(shape, i, pair, shares[i], Some(&p))),
+    )
+    .await;
+    let secs = t0.elapsed().as_secs_f64();
+    let cpu = cpu.finish(s.tasks);
+    p.finish();
+    let mut samples = LifeSamples::default();
+    for r in per_pair {
+        let r = r?;
+        samples.send.extend(&r.send);
+        samples.lease.extend(&r.lease);
+        samples.result.extend(&r.result);
+        samples.drain.extend(&r.drain);
+        samples.task.extend(&r.task);
+    }
+    let metrics_after = scrape(&probe).await.unwrap_or_default();
+    Ok(Measured {
+        samples,
+        secs,
+        cpu,
+        server_metrics_per_task: metrics_delta(&metrics_before, &metrics_after, s.tasks),
+        pg_before,
+    })
+}
+
 /// Lifecycle throughput: `pairs` concurrent sender/worker pairs each drive their share of
 /// task lives back to back.
 pub async fn lifecycle(
@@ -152,65 +254,16 @@ pub async fn lifecycle(
     server: &Server,
     store: &Store,
 ) -> Result<Value> {
-    let agents = pair_agents(server, s.pairs)?;
-    // Warm-up: connections opened, statements prepared, caches filled; not recorded.
-    join_all(agents.iter().enumerate().map(|(i, (a, w))| async move {
-        for _ in 0..s.warmup_tasks {
-            one_life(i, a, w, None).await?;
-        }
-        Ok::<_, anyhow::Error>(())
-    }))
-    .await
-    .into_iter()
-    .collect::<Result<Vec<_>>>()?;
-
-    let pg_before = if engine == Engine::Postgres {
-        store.pg_counters().await?
-    } else {
-        Value::Null
-    };
-    let probe = Agent::new(server, "bench-operator", &["a2a.operator"])?;
-    let metrics_before = scrape(&probe).await.unwrap_or_default();
-    let shares = split(s.tasks, s.pairs);
-    let p = Progress::start(
-        format!("{} lifecycle (tasks)", engine.name()),
-        s.tasks as u64,
-    );
-    let cpu = CpuMeter::start(server.pid, engine == Engine::Postgres);
-    let t0 = Instant::now();
-    let per_pair = join_all(agents.iter().enumerate().map(|(i, (a, w))| {
-        let n = shares[i];
-        let p = p.clone();
-        async move {
-            let mut rec = LifeSamples::default();
-            for _ in 0..n {
-                one_life(i, a, w, Some(&mut rec)).await?;
-                p.inc(1);
-            }
-            Ok::<_, anyhow::Error>(rec)
-        }
-    }))
-    .await;
-    let secs = t0.elapsed().as_secs_f64();
-    let cpu = cpu.finish(s.tasks);
-    p.finish();
-    let mut all = LifeSamples::default();
-    for r in per_pair {
-        let r = r?;
-        all.send.extend(&r.send);
-        all.lease.extend(&r.lease);
-        all.result.extend(&r.result);
-        all.drain.extend(&r.drain);
-        all.task.extend(&r.task);
-    }
-    let metrics_after = scrape(&probe).await.unwrap_or_default();
-    let tasks_per_s = s.tasks as f64 / secs;
+    let pg = (engine == Engine::Postgres).then_some(store);
+    let m = measure(s, engine, server, Shape::Chain, pg).await?;
+    let tasks_per_s = s.tasks as f64 / m.secs;
+    let all = &m.samples;
     Ok(json!({
-        "server_metrics_per_task": metrics_delta(&metrics_before, &metrics_after, s.tasks),
+        "server_metrics_per_task": m.server_metrics_per_task,
         "tasks": s.tasks,
         "pairs": s.pairs,
         "warmup_tasks": s.warmup_tasks * s.pairs,
-        "secs": round3(secs),
+        "secs": round3(m.secs),
         "tasks_per_s": round1(tasks_per_s),
         "requests_per_s": round1(4.0 * tasks_per_s),
         "errors": 0,
@@ -221,20 +274,11 @@ pub async fn lifecycle(
             "drain": all.drain.summary(),
             "task": all.task.summary(),
         },
-        "cpu": cpu,
+        "cpu": m.cpu,
         "cpu_unit": "task",
-        "pg_counters_before": pg_before,
+        "pg_counters_before": m.pg_before,
         "shape": "closed loop: each pair runs one task's four requests back to back, then the next task",
     }))
-}
-
-/// What one pair of waiting agents measured: each send's and each result's request, and each
-/// task's whole life (from the send until its sender drained the result).
-#[derive(Default)]
-struct AgentSamples {
-    send: Samples,
-    result: Samples,
-    task: Samples,
 }
 
 /// How long a waiting agent goes without progress before the run fails.
@@ -250,7 +294,7 @@ async fn agent_pair(
     worker: &Agent,
     n: usize,
     progress: Option<&Progress>,
-) -> Result<AgentSamples> {
+) -> Result<LifeSamples> {
     let me = format!("alice-{i}");
     let work = async {
         let mut results = Samples::default();
@@ -315,62 +359,32 @@ async fn agent_pair(
         Ok::<_, anyhow::Error>((sends, lives))
     };
     let (result, (send, task)) = tokio::try_join!(work, send)?;
-    Ok(AgentSamples { send, result, task })
+    // A waiting poll's latency is mostly waiting: only sends, results and whole lives count.
+    Ok(LifeSamples {
+        send,
+        result,
+        task,
+        ..LifeSamples::default()
+    })
 }
 
 /// Lifecycle throughput with waiting agents: `pairs` concurrent pairs of [`agent_pair`], the
 /// same number of task lives as [`lifecycle`].
 pub async fn lifecycle_agents(s: &Settings, engine: Engine, server: &Server) -> Result<Value> {
-    let agents = pair_agents(server, s.pairs)?;
-    join_all(
-        agents
-            .iter()
-            .enumerate()
-            .map(|(i, (a, w))| agent_pair(i, a, w, s.warmup_tasks, None)),
-    )
-    .await
-    .into_iter()
-    .collect::<Result<Vec<_>>>()?;
-    let probe = Agent::new(server, "bench-operator", &["a2a.operator"])?;
-    let metrics_before = scrape(&probe).await.unwrap_or_default();
-    let shares = split(s.tasks, s.pairs);
-    let p = Progress::start(
-        format!("{} lifecycle, waiting agents (tasks)", engine.name()),
-        s.tasks as u64,
-    );
-    let cpu = CpuMeter::start(server.pid, engine == Engine::Postgres);
-    let t0 = Instant::now();
-    let per_pair = join_all(
-        agents
-            .iter()
-            .enumerate()
-            .map(|(i, (a, w))| agent_pair(i, a, w, shares[i], Some(&p))),
-    )
-    .await;
-    let secs = t0.elapsed().as_secs_f64();
-    let cpu = cpu.finish(s.tasks);
-    p.finish();
-    let mut all = AgentSamples::default();
-    for r in per_pair {
-        let r = r?;
-        all.send.extend(&r.send);
-        all.result.extend(&r.result);
-        all.task.extend(&r.task);
-    }
-    let metrics_after = scrape(&probe).await.unwrap_or_default();
-    let tasks_per_s = s.tasks as f64 / secs;
+    let m = measure(s, engine, server, Shape::Agents, None).await?;
+    let all = &m.samples;
     Ok(json!({
-        "server_metrics_per_task": metrics_delta(&metrics_before, &metrics_after, s.tasks),
+        "server_metrics_per_task": m.server_metrics_per_task,
         "tasks": s.tasks,
         "pairs": s.pairs,
-        "secs": round3(secs),
-        "tasks_per_s": round1(tasks_per_s),
+        "secs": round3(m.secs),
+        "tasks_per_s": round1(s.tasks as f64 / m.secs),
         "ops": {
             "send": all.send.summary(),
             "result": all.result.summary(),
             "task": all.task.summary(),
         },
-        "cpu": cpu,
+        "cpu": m.cpu,
         "cpu_unit": "task",
         "shape": "waiting agents: each pair's worker waits in GET /a2a/tasks/next?wait_ms=1000 and answers what it leases; its sender sends, waits in GET /a2a/results/next?wait_ms=1000 for the result, and sends the next",
     }))

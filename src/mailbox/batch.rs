@@ -231,9 +231,17 @@ impl<A: Element> Queue<A> {
         batch
     }
 
-    /// Parks `item` in id order (the order the polls first asked in).
-    fn park(&mut self, item: Item<A>) {
-        let at = self.parked.partition_point(|p| p.id < item.id);
+    /// Parks poll `id` as a rider answered by `answer`, in id order (the order the polls first
+    /// asked in).
+    fn park(&mut self, id: u64, arg: A, answer: Answer<A::Outcome>) {
+        let at = self.parked.partition_point(|p| p.id < id);
+        let item = Item {
+            id,
+            arg,
+            answer,
+            park: None,
+            rider: true,
+        };
         self.parked.insert(at, item);
     }
 
@@ -417,25 +425,13 @@ impl<A: Element> Lane<A> {
                 if found || gone {
                     let _ = tail.answer.send(Ok(outcome));
                 } else {
-                    q.park(Item {
-                        id: tail.id,
-                        arg,
-                        answer: tail.answer,
-                        park: None,
-                        rider: true,
-                    });
+                    q.park(tail.id, arg, tail.answer);
                 }
                 continue;
             }
             if let (false, Some(park)) = (found, tail.park) {
                 arg.ride();
-                q.park(Item {
-                    id: tail.id,
-                    arg,
-                    answer: park,
-                    park: None,
-                    rider: true,
-                });
+                q.park(tail.id, arg, park);
             }
             let _ = tail.answer.send(Ok(outcome));
         }
@@ -447,13 +443,7 @@ impl<A: Element> Lane<A> {
         let mut q = self.queue.lock().expect("batch queue poisoned");
         for (tail, arg) in riders {
             if !q.unride(tail.id) {
-                q.park(Item {
-                    id: tail.id,
-                    arg,
-                    answer: tail.answer,
-                    park: None,
-                    rider: true,
-                });
+                q.park(tail.id, arg, tail.answer);
             }
         }
     }

@@ -55,6 +55,7 @@ pub const IN_FLIGHT: usize = 1;
 pub const MAX_BATCH: usize = 64;
 
 type Answer<R> = oneshot::Sender<Result<R, ApiError>>;
+type Answered<R> = oneshot::Receiver<Result<R, ApiError>>;
 /// Binds a batch's elements (one copy, into the argument arrays) and runs them on a connection.
 type Exec<A, R> =
     for<'c> fn(&'c mut PgConnection, &[A]) -> BoxFuture<'c, Result<Vec<R>, sqlx::Error>>;
@@ -197,7 +198,10 @@ impl<A: Element> Drop for Ticket<A> {
     fn drop(&mut self) {
         // The request went away: a riding element's outcome, if it finds something, goes to
         // nobody, like that of a request that went away while its element was in a batch.
-        if self.rx.is_some() {
+        // The receiver goes first, so that a batch settling this poll at the same moment sees
+        // it closed and does not park it, or parks it before the unpark below removes it.
+        if let Some(rx) = self.rx.take() {
+            drop(rx);
             self.lane.unpark(self.id);
         }
     }
@@ -209,6 +213,8 @@ impl<A: Element> Queue<A> {
     fn take(&mut self) -> Vec<Item<A>> {
         let n = self.items.len().min(MAX_BATCH);
         let mut batch: Vec<Item<A>> = self.items.drain(..n).collect();
+        // A parked poll whose request is gone is dropped (its ticket normally unparks it).
+        self.parked.retain(|item| !item.answer.is_closed());
         if !self.parked.is_empty() {
             let rides = {
                 let args: Vec<&A> = batch.iter().map(|i| &i.arg).collect();
@@ -292,36 +298,27 @@ impl<A: Element> Combiner<A> {
 
     /// Runs `arg` in the next batch and answers its outcome.
     pub async fn call(&self, arg: A) -> Result<A::Outcome, ApiError> {
-        self.submit(arg, None).await
+        let (id, answered) = self.enqueue(arg, None);
+        self.answer(id, answered).await
     }
 
     /// Like [`Combiner::call`], for a long-poll's claim or drain: if the element finds nothing,
     /// it stays parked, and the ticket answers the first later batch in which it finds
-    /// something (see [`Element::riders`]). The ticket unparks it when dropped.
+    /// something (see [`Element::riders`]). The ticket unparks it when dropped, also while the
+    /// element is still on its way (a request that goes away leaves nothing parked).
     pub async fn call_parking(&self, arg: A) -> (Result<A::Outcome, ApiError>, Ticket<A>) {
         let (park, parked) = oneshot::channel();
-        let (outcome, id) = self.submit_with_id(arg, Some(park)).await;
+        let (id, answered) = self.enqueue(arg, Some(park));
         let ticket = Ticket {
             lane: self.lane.clone(),
             id,
             rx: Some(parked),
         };
-        (outcome, ticket)
+        (self.answer(id, answered).await, ticket)
     }
 
-    async fn submit(
-        &self,
-        arg: A,
-        park: Option<Answer<A::Outcome>>,
-    ) -> Result<A::Outcome, ApiError> {
-        self.submit_with_id(arg, park).await.0
-    }
-
-    async fn submit_with_id(
-        &self,
-        arg: A,
-        park: Option<Answer<A::Outcome>>,
-    ) -> (Result<A::Outcome, ApiError>, u64) {
+    /// Queues `arg` and, when no lane runs, starts one.
+    fn enqueue(&self, arg: A, park: Option<Answer<A::Outcome>>) -> (u64, Answered<A::Outcome>) {
         let (answer, answered) = oneshot::channel();
         let (id, start) = {
             let mut q = self.lane.queue.lock().expect("batch queue poisoned");
@@ -340,20 +337,28 @@ impl<A: Element> Combiner<A> {
             });
             (id, start)
         };
-        let _withdraw = Withdraw {
-            queue: &self.lane.queue,
-            id,
-        };
         if let Some(batch) = start {
             let lane = self.lane.clone();
             self.lane
                 .runtime
                 .spawn(async move { lane.drive(batch).await });
         }
-        let outcome = answered
+        (id, answered)
+    }
+
+    /// Waits for element `id`'s outcome; withdraws it if the request goes away first.
+    async fn answer(
+        &self,
+        id: u64,
+        answered: Answered<A::Outcome>,
+    ) -> Result<A::Outcome, ApiError> {
+        let _withdraw = Withdraw {
+            queue: &self.lane.queue,
+            id,
+        };
+        answered
             .await
-            .unwrap_or_else(|_| Err(ApiError::internal("a batch ended without answering")));
-        (outcome, id)
+            .unwrap_or_else(|_| Err(ApiError::internal("a batch ended without answering")))
     }
 }
 
@@ -429,7 +434,8 @@ impl<A: Element> Lane<A> {
                 }
                 continue;
             }
-            if let (false, Some(park)) = (found, tail.park) {
+            // A poll whose request went away meanwhile (its ticket dropped) is not parked.
+            if let (false, Some(park)) = (found, tail.park.filter(|p| !p.is_closed())) {
                 arg.ride();
                 q.park(tail.id, arg, park);
             }

@@ -53,6 +53,8 @@ use crate::metrics::{Metrics, BATCH_KINDS};
 pub const IN_FLIGHT: usize = 1;
 /// Elements per batch at most, riders aside.
 pub const MAX_BATCH: usize = 64;
+/// Parked drains that ride in one batch at most (see [`Step::riders`]).
+pub const MAX_DRAIN_RIDERS: usize = 64;
 
 type Answer<R> = oneshot::Sender<Result<R, ApiError>>;
 type Answered<R> = oneshot::Receiver<Result<R, ApiError>>;
@@ -671,12 +673,14 @@ impl Element for Step {
 
     /// A parked claim rides in a batch that sends a task to its recipient, at most as many
     /// parked claims per recipient as the batch sends it tasks (the oldest first); a parked
-    /// drain rides in every batch that stores a result, since a result's sender is known only
-    /// once the batch has run (`a2a_step_many` skips the drains whose sender got none, at the
-    /// cost of one array lookup each).
+    /// drain rides in a batch that stores a result, since a result's sender is known only once
+    /// the batch has run (`a2a_step_many` skips the drains whose sender got none, at the cost
+    /// of one array lookup each), at most [`MAX_DRAIN_RIDERS`] of them, the oldest first: with
+    /// more senders waiting than that, the others are woken after the commit as before.
     fn riders(batch: &[&Step], parked: &[&Step]) -> Vec<bool> {
         let mut sends: Vec<(&str, usize)> = Vec::new();
         let mut results = false;
+        let mut drains = 0;
         for step in batch {
             match step {
                 Step::Send(a) => match sends.iter_mut().find(|(r, _)| *r == a.recipient) {
@@ -697,8 +701,11 @@ impl Element for Step {
                     }
                     _ => false,
                 },
-                Step::Drain(_) => results,
-                Step::Send(_) | Step::Result(_) => false,
+                Step::Drain(_) if results && drains < MAX_DRAIN_RIDERS => {
+                    drains += 1;
+                    true
+                }
+                Step::Drain(_) | Step::Send(_) | Step::Result(_) => false,
             })
             .collect()
     }
@@ -980,6 +987,11 @@ mod tests {
             Step::riders(&[&result], &[&drain(), &claim("b"), &drain()]),
             [true, false, true]
         );
+        // Many senders waiting: the oldest MAX_DRAIN_RIDERS ride, the others wait for a wake-up.
+        let many: Vec<Step> = (0..super::MAX_DRAIN_RIDERS + 10).map(|_| drain()).collect();
+        let rides = Step::riders(&[&result], &many.iter().collect::<Vec<_>>());
+        assert!(rides[..super::MAX_DRAIN_RIDERS].iter().all(|&r| r));
+        assert!(rides[super::MAX_DRAIN_RIDERS..].iter().all(|&r| !r));
         assert!(!Step::found(&Outcome::Claimed(None)));
         assert!(!Step::found(&Outcome::Drained(None)));
         assert!(Step::found(&Outcome::Failed("x".into())));

@@ -372,12 +372,8 @@ impl Mailbox {
                     }
                 }
             }
-            if let Some(p) = parked {
-                if let Some(outcome) = p.ticket.leave().await {
-                    if let Some(found) = (p.settle)(self, outcome?)? {
-                        return Ok(Some(found));
-                    }
-                }
+            if let Some(found) = Parked::leave(parked, self).await? {
+                return Ok(Some(found));
             }
             if now >= deadline {
                 return Ok(None);
@@ -431,6 +427,23 @@ pub(crate) enum Polled<T> {
 pub(crate) struct Parked<T> {
     pub ticket: batch::Parked,
     pub settle: fn(&Mailbox, batch::Outcome) -> Result<Option<T>, ApiError>,
+}
+
+impl<T> Parked<T> {
+    /// Stops waiting (if parked at all): what its claim or drain took meanwhile, if anything.
+    /// One riding in the running batch is waited for, so a lease or drain it committed is kept.
+    pub(crate) async fn leave(
+        parked: Option<Self>,
+        mailbox: &Mailbox,
+    ) -> Result<Option<T>, ApiError> {
+        let Some(p) = parked else {
+            return Ok(None);
+        };
+        match p.ticket.leave().await {
+            Some(outcome) => (p.settle)(mailbox, outcome?),
+            None => Ok(None),
+        }
+    }
 }
 
 /// What a long-poll waits for.

@@ -434,13 +434,9 @@ impl Mailbox {
         if any.is_none() {
             return Ok(parked.map_or(Polled::Empty, Polled::Parked));
         }
-        if let Some(p) = parked {
-            // Unparked first: if it was riding in a batch meanwhile, what it took is this poll's.
-            if let Some(outcome) = p.ticket.leave().await {
-                if let Some(found) = (p.settle)(self, outcome?)? {
-                    return Ok(Polled::Found(found));
-                }
-            }
+        // Unparked first: if it was riding in a batch meanwhile, what it took is this poll's.
+        if let Some(found) = Parked::leave(parked, self).await? {
+            return Ok(Polled::Found(found));
         }
         let this = self.clone();
         let c = caller.clone();

@@ -1,6 +1,7 @@
 //! Black-box integration tests for a2a-mailbox: the real binary, over HTTP, on SQLite and on
 //! PostgreSQL (`A2A_MAILBOX_TEST_POSTGRES_URL`). Every test runs on both engines (test names end
-//! in `::sqlite` or `::postgres`), but those of `batching`, PostgreSQL's group commit.
+//! in `::sqlite` or `::postgres`), but those of `batching`, PostgreSQL's group commit, and of
+//! `wal`, SQLite's checkpoints.
 
 #[macro_use]
 mod helpers;
@@ -22,3 +23,4 @@ mod send;
 mod strictness;
 mod unavailable;
 mod validation;
+mod wal;

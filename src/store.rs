@@ -31,7 +31,13 @@ use sqlx::{FromRow, PgPool, Postgres, Sqlite, SqlitePool, Transaction};
 /// `storage_unavailable` (SQLite `busy_timeout`, PostgreSQL `lock_timeout`).
 pub const LOCK_WAIT: Duration = Duration::from_secs(5);
 
-/// WAL pages after which the SQLite writer checkpoints (see [`Db::connect`]).
+/// WAL pages after which the SQLite writer checkpoints (SQLite's default is 1,000). A
+/// checkpoint runs inside the commit that crosses the threshold, so that group's requests wait
+/// while it copies every distinct WAL page into the database and fsyncs it. In a deep queue a
+/// group's pages are mostly distinct (a send dirties a random leaf of the task-id index), so a
+/// 1,000-page checkpoint is a stall that lands in the p99; smaller, more frequent ones spread
+/// the same work (BENCHMARKS.md, session 7: lease p99 at 1M ÷ 1k fell from 1.3-1.6x to
+/// 1.1-1.2x, lifecycle throughput unchanged).
 pub const SQLITE_WAL_AUTOCHECKPOINT: u32 = 300;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -214,15 +220,6 @@ impl Db {
                     .synchronous(SqliteSynchronous::Full)
                     .busy_timeout(LOCK_WAIT)
                     .foreign_keys(true);
-                // The writer checkpoints the WAL into the database after a commit that leaves
-                // more than this many pages in it (SQLite's default is 1,000). A checkpoint
-                // copies every distinct page of the WAL and fsyncs the database file, inside
-                // the commit that triggered it, so the requests of that group wait for it. In a
-                // deep queue a group's pages are mostly distinct (a send dirties a random leaf
-                // of the task-id index), so a 1,000-page checkpoint is a stall that lands in the
-                // p99; smaller, more frequent checkpoints spread the same work evenly
-                // (BENCHMARKS.md, session 7: lease p99 at 1M ÷ 1k fell from 1.3-1.6x to
-                // 1.1-1.2x, with no change to the lifecycle's throughput).
                 let write = SqlitePoolOptions::new()
                     .max_connections(1)
                     .acquire_timeout(settings.acquire_timeout)

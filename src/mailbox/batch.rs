@@ -215,8 +215,6 @@ impl<A: Element> Queue<A> {
     fn take(&mut self) -> Vec<Item<A>> {
         let n = self.items.len().min(MAX_BATCH);
         let mut batch: Vec<Item<A>> = self.items.drain(..n).collect();
-        // A parked poll whose request is gone is dropped (its ticket normally unparks it).
-        self.parked.retain(|item| !item.answer.is_closed());
         if !self.parked.is_empty() {
             let rides = {
                 let args: Vec<&A> = batch.iter().map(|i| &i.arg).collect();

@@ -5,11 +5,11 @@ use serde_json::{json, Map, Value};
 use sqlx::FromRow;
 use utoipa::ToSchema;
 
-use super::{audit, now_ms, IdemRequest, Mailbox, Reply};
+use super::{audit, now_ms, IdemRequest, Mailbox, Reply, CAPABILITY_CHECK};
 use crate::args;
 use crate::auth::{Caller, ScopeCtx};
 use crate::error::ApiError;
-use crate::store::Tx;
+use crate::store::{Tx, Val};
 
 /// One audit row. `kind` is `{"type": <slug>, ...fields of that slug}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -117,17 +117,33 @@ impl Mailbox {
         caller: &Caller,
         f: &AuditFilter,
     ) -> Result<Vec<AuditEvent>, ApiError> {
-        let issuer = (!caller.is_operator()).then(|| caller.sub.as_str());
-        let rows: Vec<AuditRow> = self
-            .db
-            .fetch_all(
-                "SELECT id, timestamp_ms, issuer, kind, body FROM audit \
-                 WHERE ($1 IS NULL OR issuer = $1) AND ($2 IS NULL OR timestamp_ms >= $2) \
-                   AND ($3 IS NULL OR kind = $3) \
-                 ORDER BY id DESC LIMIT $4",
-                args![issuer, f.since_ms, f.kind.clone(), f.limit],
-            )
-            .await?;
+        // Only the filters given go into the statement, so both engines can walk the index that
+        // serves them (`audit_by_issuer` for an agent's own feed, `audit_by_kind` for any kind but
+        // `capability_check`, the primary key backwards otherwise); a catch-all `($1 IS NULL OR
+        // issuer = $1)` form made SQLite scan the whole table.
+        let mut sql =
+            String::from("SELECT id, timestamp_ms, issuer, kind, body FROM audit WHERE TRUE");
+        let mut args = Vec::new();
+        if !caller.is_operator() {
+            args.push(Val::from(caller.sub.as_str()));
+            sql.push_str(&format!(" AND issuer = ${}", args.len()));
+        }
+        if let Some(since) = f.since_ms {
+            args.push(Val::from(since));
+            sql.push_str(&format!(" AND timestamp_ms >= ${}", args.len()));
+        }
+        if let Some(kind) = &f.kind {
+            args.push(Val::from(kind.as_str()));
+            sql.push_str(&format!(" AND kind = ${}", args.len()));
+            if kind != CAPABILITY_CHECK {
+                // The partial index's own condition, spelled out: SQLite uses a partial index
+                // only when the query repeats its WHERE term (PostgreSQL would infer it).
+                sql.push_str(&format!(" AND kind <> '{CAPABILITY_CHECK}'"));
+            }
+        }
+        args.push(Val::from(f.limit));
+        sql.push_str(&format!(" ORDER BY id DESC LIMIT ${}", args.len()));
+        let rows: Vec<AuditRow> = self.db.fetch_all(&sql, &args).await?;
         Ok(rows.into_iter().map(AuditRow::event).collect())
     }
 

@@ -133,6 +133,30 @@ const DEV_OPERATOR_CAPS: [&str; 7] = [
     "a2a.compact",
 ];
 
+/// Worker threads of the main runtime, when this binary chooses them. HTTP requests run on
+/// actix-web's own workers (one per core); on PostgreSQL the main runtime carries the group-commit
+/// lane, one task that runs one batch at a time, and one thread serves it with fewer cross-thread
+/// wake-ups than one per core: ≈ 8 % less server CPU per task and more tasks per second in the
+/// closed loop (BENCHMARKS.md, session 8). On SQLite two threads measured faster (the writer's
+/// work shares the runtime), so it keeps Tokio's default. `TOKIO_WORKER_THREADS` overrides both.
+fn main_runtime_threads(command: &Command) -> Option<usize> {
+    let Command::Serve(a) = command else {
+        return None;
+    };
+    let chosen = std::env::var_os("TOKIO_WORKER_THREADS").is_some();
+    runtime_threads_for(&a.db.database_url, chosen)
+}
+
+/// One thread on PostgreSQL unless the operator chose (`TOKIO_WORKER_THREADS`); else Tokio's
+/// default.
+fn runtime_threads_for(database_url: &str, chosen_by_operator: bool) -> Option<usize> {
+    let postgres = matches!(
+        a2a_mailbox::store::Engine::from_url(database_url),
+        Ok(a2a_mailbox::store::Engine::Postgres)
+    );
+    (postgres && !chosen_by_operator).then_some(1)
+}
+
 fn dev_secret(database_url: &str) -> anyhow::Result<Vec<u8>> {
     let path = dev_secret_path(database_url);
     if path.exists() {
@@ -261,10 +285,11 @@ fn main() -> std::process::ExitCode {
     let result = match cli.command {
         Command::Token(a) => run_token(a),
         command => {
-            let rt = match tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()
-            {
+            let mut builder = tokio::runtime::Builder::new_multi_thread();
+            if let Some(threads) = main_runtime_threads(&command) {
+                builder.worker_threads(threads);
+            }
+            let rt = match builder.enable_all().build() {
                 Ok(rt) => rt,
                 Err(e) => {
                     eprintln!("error: cannot start the runtime: {e}");
@@ -304,5 +329,19 @@ mod tests {
         assert_eq!(parse_ttl("1h").unwrap(), 3600);
         assert_eq!(parse_ttl("2d").unwrap(), 172_800);
         assert!(parse_ttl("1y").is_err());
+    }
+
+    #[test]
+    fn the_main_runtime_has_one_thread_on_postgresql_unless_the_operator_chose() {
+        let pg = "postgres://postgres@127.0.0.1:5432/mailbox";
+        assert_eq!(runtime_threads_for(pg, false), Some(1));
+        assert_eq!(runtime_threads_for("postgresql://u@h/db", false), Some(1));
+        assert_eq!(
+            runtime_threads_for(pg, true),
+            None,
+            "TOKIO_WORKER_THREADS wins"
+        );
+        assert_eq!(runtime_threads_for("sqlite://a2a-mailbox.db", false), None);
+        assert_eq!(runtime_threads_for("mysql://x", false), None);
     }
 }

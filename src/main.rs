@@ -62,6 +62,9 @@ struct ServeArgs {
     /// Largest accepted request body, in bytes (larger bodies get 413).
     #[arg(long, env = "A2A_MAILBOX_MAX_BODY_BYTES", default_value_t = 1024 * 1024)]
     max_body_bytes: usize,
+    /// HTTP worker threads [default: one per core; on PostgreSQL one fewer, at least one].
+    #[arg(long, env = "A2A_MAILBOX_HTTP_WORKERS", value_parser = clap::value_parser!(u16).range(1..))]
+    http_workers: Option<u16>,
     /// Development mode: without a configured secret, generate one, keep it next to the
     /// database and print a ready-to-use operator token.
     #[arg(long)]
@@ -222,6 +225,7 @@ async fn run_serve(a: ServeArgs) -> anyhow::Result<()> {
         max_body_bytes: a.max_body_bytes,
         scheduler_policy: a.scheduler.policy()?,
         scheduler_interval_ms: a.scheduler.interval_ms,
+        http_workers: a.http_workers.map(usize::from),
     })
     .await
 }

@@ -26,6 +26,22 @@ pub struct ServerSettings {
     pub scheduler_policy: RetryPolicy,
     /// Run the scheduler tick in-process every this many milliseconds.
     pub scheduler_interval_ms: Option<u64>,
+    /// HTTP worker threads, when the operator chose; see [`http_workers`].
+    pub http_workers: Option<usize>,
+}
+
+/// HTTP worker threads: the operator's choice, else one per core, and on PostgreSQL one fewer
+/// (at least one). There the group-commit lane keeps a thread of its own busy (the main runtime,
+/// one thread on PostgreSQL), so one worker per core oversubscribes the cores: on 2 cores one
+/// worker measured 17 % more tasks per second in the closed loop and less server CPU per task
+/// than two (BENCHMARKS.md, session 8). On SQLite one worker was far slower (the writer's
+/// batches are formed from the workers' requests), so it keeps one per core.
+pub fn http_workers(chosen: Option<usize>, postgres: bool, cores: usize) -> usize {
+    match chosen {
+        Some(n) => n.max(1),
+        None if postgres => cores.saturating_sub(1).max(1),
+        None => cores.max(1),
+    }
 }
 
 /// Opens the database, runs its migrations and serves until interrupted. Prints
@@ -44,6 +60,8 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
             Duration::from_millis(every),
         ));
     }
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let workers = http_workers(s.http_workers, db.pg_pool().is_some(), cores);
     let max_body = s.max_body_bytes;
     let state = web::Data::new(Arc::new(AppState {
         mailbox,
@@ -64,6 +82,7 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
             .default_service(web::to(http::not_found_route))
     })
     .shutdown_timeout(5)
+    .workers(workers)
     .bind(&s.bind)?;
     for addr in server.addrs() {
         println!("a2a-mailbox listening on http://{addr}");
@@ -120,5 +139,20 @@ async fn scheduler_timer(mailbox: Mailbox, policy: RetryPolicy, every: Duration)
             Ok(r) => tracing::info!(report = %r.body["report"], "scheduler tick"),
             Err(e) => tracing::warn!(error = %e, "scheduler tick failed"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::http_workers;
+
+    #[test]
+    fn postgres_leaves_a_core_to_the_lane_and_the_operator_decides_first() {
+        assert_eq!(http_workers(None, true, 2), 1);
+        assert_eq!(http_workers(None, true, 8), 7);
+        assert_eq!(http_workers(None, true, 1), 1);
+        assert_eq!(http_workers(None, false, 2), 2);
+        assert_eq!(http_workers(Some(3), true, 2), 3);
+        assert_eq!(http_workers(Some(4), false, 2), 4);
     }
 }

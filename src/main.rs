@@ -137,12 +137,12 @@ const DEV_OPERATOR_CAPS: [&str; 7] = [
 ];
 
 /// Worker threads of the main runtime, when this binary chooses them. HTTP requests run on
-/// actix-web's own workers (one per core); on PostgreSQL the main runtime carries the group-commit
-/// lane, one task that runs one batch at a time, and one thread serves it with fewer cross-thread
-/// wake-ups than one per core: 0.23 against 0.27 ms of server CPU per task and 17 % more tasks
-/// per second in the closed loop, means of 7 alternated rounds (BENCHMARKS.md, session 8). On
-/// SQLite two threads measured faster (the writer's work shares the runtime), so it keeps Tokio's
-/// default. `TOKIO_WORKER_THREADS` overrides both.
+/// actix-web's own workers (`server::http_workers`); on PostgreSQL the main runtime carries the
+/// group-commit lane, one task that runs one batch at a time, and one thread serves it with fewer
+/// cross-thread wake-ups than one per core: 0.23 against 0.27 ms of server CPU per task and 17 %
+/// more tasks per second in the closed loop, means of 7 alternated rounds (BENCHMARKS.md,
+/// session 8). On SQLite one thread measured slower, so it keeps Tokio's default (one per core).
+/// `TOKIO_WORKER_THREADS` overrides both.
 fn main_runtime_threads(command: &Command) -> Option<usize> {
     let Command::Serve(a) = command else {
         return None;

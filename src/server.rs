@@ -34,8 +34,8 @@ pub struct ServerSettings {
 /// (at least one). There the group-commit lane keeps a thread of its own busy (the main runtime,
 /// one thread on PostgreSQL), so one worker per core oversubscribes the cores: on 2 cores one
 /// worker measured 17 % more tasks per second in the closed loop and less server CPU per task
-/// than two (BENCHMARKS.md, session 8). On SQLite one worker was far slower (the writer's
-/// batches are formed from the workers' requests), so it keeps one per core.
+/// than two (BENCHMARKS.md, session 8). On SQLite one worker measured far slower, so it keeps one
+/// per core.
 pub fn http_workers(chosen: Option<usize>, postgres: bool, cores: usize) -> usize {
     match chosen {
         Some(n) => n.max(1),

@@ -136,29 +136,14 @@ const DEV_OPERATOR_CAPS: [&str; 7] = [
     "a2a.compact",
 ];
 
-/// Worker threads of the main runtime, when this binary chooses them. HTTP requests run on
-/// actix-web's own workers (`server::http_workers`); on PostgreSQL the main runtime carries the
-/// group-commit lane, one task that runs one batch at a time, and one thread serves it with fewer
-/// cross-thread wake-ups than one per core: 0.23 against 0.27 ms of server CPU per task and 17 %
-/// more tasks per second in the closed loop, means of 7 alternated rounds (BENCHMARKS.md,
-/// session 8). On SQLite one thread measured slower, so it keeps Tokio's default (one per core).
-/// `TOKIO_WORKER_THREADS` overrides both.
+/// Worker threads of the main runtime, when this binary chooses them (`serve` only): see
+/// [`a2a_mailbox::server::main_runtime_threads`].
 fn main_runtime_threads(command: &Command) -> Option<usize> {
     let Command::Serve(a) = command else {
         return None;
     };
     let chosen = std::env::var_os("TOKIO_WORKER_THREADS").is_some();
-    runtime_threads_for(&a.db.database_url, chosen)
-}
-
-/// One thread on PostgreSQL unless the operator chose (`TOKIO_WORKER_THREADS`); else Tokio's
-/// default.
-fn runtime_threads_for(database_url: &str, chosen_by_operator: bool) -> Option<usize> {
-    let postgres = matches!(
-        a2a_mailbox::store::Engine::from_url(database_url),
-        Ok(a2a_mailbox::store::Engine::Postgres)
-    );
-    (postgres && !chosen_by_operator).then_some(1)
+    a2a_mailbox::server::main_runtime_threads(&a.db.database_url, chosen)
 }
 
 fn dev_secret(database_url: &str) -> anyhow::Result<Vec<u8>> {
@@ -334,19 +319,5 @@ mod tests {
         assert_eq!(parse_ttl("1h").unwrap(), 3600);
         assert_eq!(parse_ttl("2d").unwrap(), 172_800);
         assert!(parse_ttl("1y").is_err());
-    }
-
-    #[test]
-    fn the_main_runtime_has_one_thread_on_postgresql_unless_the_operator_chose() {
-        let pg = "postgres://postgres@127.0.0.1:5432/mailbox";
-        assert_eq!(runtime_threads_for(pg, false), Some(1));
-        assert_eq!(runtime_threads_for("postgresql://u@h/db", false), Some(1));
-        assert_eq!(
-            runtime_threads_for(pg, true),
-            None,
-            "TOKIO_WORKER_THREADS wins"
-        );
-        assert_eq!(runtime_threads_for("sqlite://a2a-mailbox.db", false), None);
-        assert_eq!(runtime_threads_for("mysql://x", false), None);
     }
 }

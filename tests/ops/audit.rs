@@ -69,6 +69,50 @@ async fn callers_see_their_own_rows_and_operators_see_all(app: TestApp) {
 }
 both_engines!(callers_see_their_own_rows_and_operators_see_all);
 
+/// A kind other than `capability_check` is read through its own (partial) index, the common
+/// kind by walking the table newest first; either way the filters combine: an agent sees only
+/// its own rows of the kind, an operator everyone's, and `since_ms` still applies.
+async fn a_rarer_kind_filters_alone_and_with_the_callers_own_rows(app: TestApp) {
+    app.send_ok(&app.alice(), &task("alice", "bob")).await;
+    let unknown = json!({"task_id": uuid::Uuid::new_v4(), "status": "ok", "content": []});
+    for token in [app.bob(), app.alice()] {
+        let r = app.post("/a2a/results", &token, &unknown).await;
+        assert_eq!(r.status, 404, "{}", r.text);
+    }
+    let rejected = |events: &[Value]| -> Vec<String> {
+        assert!(
+            events
+                .iter()
+                .all(|e| e["kind"]["type"] == "a2a_result_rejected"),
+            "{events:?}"
+        );
+        events
+            .iter()
+            .map(|e| e["issuer"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let bobs = feed(&app, &app.bob(), "?kind=a2a_result_rejected").await;
+    assert_eq!(rejected(&bobs), ["bob"]);
+    let all = feed(&app, &app.ops(), "?kind=a2a_result_rejected").await;
+    assert_eq!(rejected(&all), ["alice", "bob"], "newest first");
+    let after = all[0]["timestamp_ms"].as_u64().unwrap() + 1;
+    let none = feed(
+        &app,
+        &app.ops(),
+        &format!("?kind=a2a_result_rejected&since_ms={after}"),
+    )
+    .await;
+    assert!(none.is_empty(), "{none:?}");
+    // The common kind: alice's send check, not her rejection.
+    let checks = feed(&app, &app.alice(), "?kind=capability_check").await;
+    assert_eq!(checks.len(), 1, "{checks:?}");
+    assert_eq!(checks[0]["issuer"], "alice");
+    assert!(feed(&app, &app.carol(), "?kind=a2a_result_rejected")
+        .await
+        .is_empty());
+}
+both_engines!(a_rarer_kind_filters_alone_and_with_the_callers_own_rows);
+
 /// The server stores a send or a result along one of several paths (PostgreSQL: a single
 /// statement for the common case, a transaction otherwise; an `Idempotency-Key` always takes the
 /// transaction). Whichever it took, the write's `capability_check` row is the same.

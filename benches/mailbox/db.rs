@@ -324,7 +324,7 @@ impl Store {
         .fetch_one(&mut c)
         .await?;
         let wal = sqlx::query(
-            "SELECT wal_records, wal_bytes::bigint AS wal_bytes, wal_write, wal_sync FROM pg_stat_wal",
+            "SELECT wal_records, wal_fpi, wal_bytes::bigint AS wal_bytes, wal_write, wal_sync FROM pg_stat_wal",
         )
         .fetch_one(&mut c)
         .await?;
@@ -358,6 +358,7 @@ impl Store {
             "buffers_checkpoint": g(&bgwriter, "buffers_checkpoint"),
             "buffers_bgwriter": g(&bgwriter, "buffers_clean"),
             "wal_records": g(&wal, "wal_records"),
+            "wal_fpi": g(&wal, "wal_fpi"),
             "wal_bytes": g(&wal, "wal_bytes"),
             "wal_write": g(&wal, "wal_write"),
             "wal_sync": g(&wal, "wal_sync"),
@@ -371,15 +372,32 @@ impl Store {
 
 /// Per-unit differences of two `pg_counters` snapshots.
 pub fn pg_counter_delta(before: &Value, after: &Value, units: usize) -> Value {
-    let mut out = serde_json::Map::new();
+    let mut sum = serde_json::Map::new();
+    pg_counter_add(&mut sum, before, after);
+    pg_counter_per_unit(&sum, units)
+}
+
+/// Adds the differences of two `pg_counters` snapshots to `sum` (several measured windows).
+pub fn pg_counter_add(sum: &mut serde_json::Map<String, Value>, before: &Value, after: &Value) {
     if let (Some(b), Some(a)) = (before.as_object(), after.as_object()) {
         for (k, av) in a {
             let d = av.as_i64().unwrap_or(0) - b.get(k).and_then(Value::as_i64).unwrap_or(0);
-            out.insert(
-                format!("{k}_per_unit"),
-                json!(crate::stats::round3(d as f64 / units.max(1) as f64)),
-            );
+            let total = sum.get(k).and_then(Value::as_i64).unwrap_or(0) + d;
+            sum.insert(k.clone(), json!(total));
         }
+    }
+}
+
+/// The summed differences of `pg_counter_add`, per unit of work.
+pub fn pg_counter_per_unit(sum: &serde_json::Map<String, Value>, units: usize) -> Value {
+    let mut out = serde_json::Map::new();
+    for (k, d) in sum {
+        out.insert(
+            format!("{k}_per_unit"),
+            json!(crate::stats::round3(
+                d.as_i64().unwrap_or(0) as f64 / units.max(1) as f64
+            )),
+        );
     }
     out.insert("units".into(), json!(units));
     out.insert(

@@ -10,7 +10,7 @@ use uuid::Uuid;
 use crate::db::Store;
 use crate::progress::Progress;
 use crate::server::{Engine, Server, JWT_SECRET};
-use crate::stats::{round1, round3, CpuMeter, Samples};
+use crate::stats::{round1, round3, CpuMeter, CpuTotals, Samples};
 use crate::Settings;
 
 /// One agent: its own HTTP client (its own keep-alive connection pool) and its token.
@@ -432,39 +432,103 @@ pub async fn healthz(s: &Settings, engine: Engine, server: &Server) -> Result<Va
 }
 
 /// Lease-claim and send latency with deep queues, loaded in bulk, and the server's peak RSS.
-pub async fn depth(s: &Settings, engine: Engine, server: &Server, store: &Store) -> Result<Value> {
-    let agents = pair_agents(server, s.pairs)?;
-    let operator = Agent::new(server, "bench-operator", &["a2a.operator"])?;
-    let mut rows = Vec::new();
+pub async fn depth(s: &Settings, engine: Engine) -> Result<Value> {
+    // Every depth gets its own database and server, loaded and warmed up before any measurement.
+    let mut stages = Vec::new();
     for &d in &s.depths {
-        let have = store.queued().await?;
+        let phase = format!("depth-{d}");
+        let store = Store::fresh(s, engine, &phase).await?;
+        let server = Server::start(s, engine, &store, &phase).await?;
         let load = store
             .bulk_load(
                 s,
-                d.saturating_sub(have),
+                d,
                 s.pairs,
                 &format!("{} bulk load to {d}", engine.name()),
             )
             .await?;
         let queued_before = store.queued().await?;
+        let agents = pair_agents(&server, s.pairs)?;
         // Warm-up: each worker sends one task and claims one (the depth does not change).
         for (i, (a, w)) in agents.iter().enumerate() {
             send_one(i, a).await?;
             w.get("/a2a/tasks/next?wait_ms=1000", 200).await?;
         }
-        let shares = split(s.depth_ops, s.pairs);
+        stages.push(DepthStage {
+            d,
+            store,
+            server,
+            agents,
+            load,
+            queued_before,
+            send: Samples::default(),
+            lease: Samples::default(),
+            cpu: CpuTotals::default(),
+            pg: serde_json::Map::new(),
+        });
+    }
+    // The measured windows alternate between the depths, round after round (the order reversed
+    // every other round), so whatever varies with time (a checkpoint, a neighbour's burst, the
+    // machine's drift) falls on every depth alike instead of on the one measured at that moment.
+    let rounds = s.depth_rounds.clamp(1, s.depth_ops.max(1));
+    for (r, ops) in split(s.depth_ops, rounds).into_iter().enumerate() {
+        let mut order: Vec<usize> = (0..stages.len()).collect();
+        if r % 2 == 1 {
+            order.reverse();
+        }
+        for i in order {
+            stages[i]
+                .window(engine, s.pairs, ops, (r + 1, rounds))
+                .await?;
+        }
+    }
+    let mut rows = Vec::new();
+    for st in stages {
+        rows.push(st.diagnose_and_stop(s, engine).await?);
+    }
+    Ok(Value::Array(rows))
+}
+
+/// One depth of the depth phase: its own store and server, and what its windows measured.
+struct DepthStage {
+    d: u64,
+    store: Store,
+    server: Server,
+    agents: Vec<(Agent, Agent)>,
+    load: Value,
+    queued_before: u64,
+    send: Samples,
+    lease: Samples,
+    cpu: CpuTotals,
+    pg: serde_json::Map<String, Value>,
+}
+
+impl DepthStage {
+    /// One measured window: `ops` sends and lease claims by the 16 pairs at once, each worker
+    /// claiming right after its sender sent (the depth does not change).
+    async fn window(
+        &mut self,
+        engine: Engine,
+        pairs: usize,
+        ops: usize,
+        (round, rounds): (usize, usize),
+    ) -> Result<()> {
+        let d = self.d;
+        let shares = split(ops, pairs);
         let p = Progress::start(
-            format!("{} depth {d} (send+lease)", engine.name()),
-            s.depth_ops as u64,
+            format!(
+                "{} depth {d} round {round}/{rounds} (send+lease)",
+                engine.name()
+            ),
+            ops as u64,
         );
         let pg_before = if engine == Engine::Postgres {
-            Some(store.pg_counters().await?)
+            Some(self.store.pg_counters().await?)
         } else {
             None
         };
-        let cpu = CpuMeter::start(server.pid, engine == Engine::Postgres);
-        let t0 = Instant::now();
-        let per = join_all(agents.iter().enumerate().map(|(i, (a, w))| {
+        let cpu = CpuMeter::start(self.server.pid, engine == Engine::Postgres);
+        let per = join_all(self.agents.iter().enumerate().map(|(i, (a, w))| {
             let n = shares[i];
             let p = p.clone();
             async move {
@@ -485,21 +549,37 @@ pub async fn depth(s: &Settings, engine: Engine, server: &Server, store: &Store)
             }
         }))
         .await;
-        let secs = t0.elapsed().as_secs_f64();
-        let cpu = cpu.finish(s.depth_ops);
-        let pg = match pg_before {
-            Some(before) => {
-                crate::db::pg_counter_delta(&before, &store.pg_counters().await?, s.depth_ops)
-            }
-            None => Value::Null,
-        };
+        self.cpu.add(cpu.take());
+        if let Some(before) = pg_before {
+            let after = self.store.pg_counters().await?;
+            crate::db::pg_counter_add(&mut self.pg, &before, &after);
+        }
         p.finish();
-        let (mut send, mut lease) = (Samples::default(), Samples::default());
         for r in per {
             let (a, b) = r?;
-            send.extend(&a);
-            lease.extend(&b);
+            self.send.extend(&a);
+            self.lease.extend(&b);
         }
+        Ok(())
+    }
+
+    /// The depth's diagnostics (one client alone, a lonely recipient, an operator's views),
+    /// its row of the report; then its server stops and its store goes.
+    async fn diagnose_and_stop(self, s: &Settings, engine: Engine) -> Result<Value> {
+        let DepthStage {
+            d,
+            store: db,
+            server: srv,
+            agents,
+            load,
+            queued_before,
+            send,
+            lease,
+            cpu,
+            pg,
+        } = self;
+        let (server, store) = (&srv, &db);
+        let operator = Agent::new(server, "bench-operator", &["a2a.operator"])?;
         // What an operator's dashboard does at this depth (a few samples, not a target).
         let mut metrics = Samples::default();
         let mut queue_view = Samples::default();
@@ -565,13 +645,15 @@ pub async fn depth(s: &Settings, engine: Engine, server: &Server, store: &Store)
         } else {
             Value::Null
         };
-        rows.push(json!({
+        let measured = s.depth_ops;
+        let row = json!({
             "depth": d,
             "load": load,
             "queued_before": queued_before,
             "queued_after": queued_after,
-            "ops": s.depth_ops,
-            "secs": round3(secs),
+            "ops": measured,
+            "rounds": s.depth_rounds.clamp(1, measured.max(1)),
+            "secs": round3(cpu.wall()),
             "send": send.summary(),
             "lease": lease.summary(),
             "serial": {"send": serial_send.summary(), "lease": serial_lease.summary()},
@@ -581,12 +663,19 @@ pub async fn depth(s: &Settings, engine: Engine, server: &Server, store: &Store)
             "queue_view_limit_10": queue_view.summary(),
             "server_vmhwm_kib": server.vm_kib("VmHWM"),
             "server_vmrss_kib": server.vm_kib("VmRSS"),
-            "cpu": cpu,
+            "cpu": cpu.report(measured),
             "cpu_unit": "send + lease",
-            "postgres": pg,
-        }));
+            "postgres": if engine == Engine::Postgres {
+                crate::db::pg_counter_per_unit(&pg, measured)
+            } else {
+                Value::Null
+            },
+        });
+        drop((operator, agents));
+        srv.stop().await?;
+        db.drop_it(s).await?;
+        Ok(row)
     }
-    Ok(Value::Array(rows))
 }
 
 async fn send_one(i: usize, a: &Agent) -> Result<()> {

@@ -52,6 +52,10 @@ pub struct Args {
     /// moved by ±50 % between runs on a shared machine).
     #[arg(long)]
     pub depth_ops: Option<usize>,
+    /// Rounds the depth phase's measured operations are split into: each round measures every
+    /// depth once, one after another, so time-varying interference falls on every depth alike.
+    #[arg(long)]
+    pub depth_rounds: Option<usize>,
     /// Seconds each raw-commit and /healthz baseline runs.
     #[arg(long)]
     pub baseline_secs: Option<f64>,
@@ -115,6 +119,7 @@ pub struct Settings {
     pub warmup_tasks: usize,
     pub depths: Vec<u64>,
     pub depth_ops: usize,
+    pub depth_rounds: usize,
     pub baseline: Duration,
     pub peer: bool,
     pub peer_consumers: usize,
@@ -171,6 +176,7 @@ impl Settings {
             warmup_tasks: if smoke { 1 } else { 10 },
             depths,
             depth_ops: a.depth_ops.unwrap_or(if smoke { 40 } else { 20_000 }),
+            depth_rounds: a.depth_rounds.unwrap_or(if smoke { 2 } else { 5 }),
             baseline: Duration::from_secs_f64(a.baseline_secs.unwrap_or(if smoke {
                 0.5
             } else {
@@ -264,6 +270,7 @@ async fn run(s: Settings) -> Result<()> {
             "warmup_tasks_per_pair": s.warmup_tasks,
             "depths": s.depths,
             "depth_ops": s.depth_ops,
+            "depth_rounds": s.depth_rounds,
             "baseline_secs": s.baseline.as_secs_f64(),
             "vacuum_analyze_after_load": s.vacuum_analyze_after_load,
             "phases": s.phases,
@@ -409,12 +416,7 @@ async fn run_engine(s: &Settings, engine: Engine) -> Result<Value> {
     }
 
     if s.phase("depth") {
-        let store = db::Store::fresh(s, engine, "depth").await?;
-        let server = Server::start(s, engine, &store, "depth").await?;
-        let rows = load::depth(s, engine, &server, &store).await?;
-        server.stop().await?;
-        store.drop_it(s).await?;
-        out["depth"] = rows;
+        out["depth"] = load::depth(s, engine).await?;
     }
     report::ratios(&mut out);
     Ok(out)

@@ -184,12 +184,59 @@ impl CpuMeter {
 
     /// CPU milliseconds per unit of work (task, operation) of each side.
     pub fn finish(&self, units: usize) -> Value {
-        let wall = self.wall.elapsed().as_secs_f64();
+        self.take().report(units)
+    }
+
+    /// The CPU seconds each side spent since `start`, to add up over several windows.
+    pub fn take(&self) -> CpuTotals {
         let server = proc_cpu_secs(self.server_pid, self.tck) - self.server;
         let postgres = comm_cpu_secs("postgres", self.tck) - self.postgres;
-        let me = proc_cpu_secs(std::process::id(), self.tck) - self.me;
-        let machine = machine_busy_secs(self.tck) - self.machine;
-        let ours = server + me + if self.postgres_is_ours { postgres } else { 0.0 };
+        CpuTotals {
+            wall: self.wall.elapsed().as_secs_f64(),
+            server,
+            postgres,
+            me: proc_cpu_secs(std::process::id(), self.tck) - self.me,
+            machine: machine_busy_secs(self.tck) - self.machine,
+            postgres_is_ours: self.postgres_is_ours,
+        }
+    }
+}
+
+/// CPU seconds of each side over one or more measured windows.
+#[derive(Default, Clone, Copy)]
+pub struct CpuTotals {
+    wall: f64,
+    server: f64,
+    postgres: f64,
+    me: f64,
+    machine: f64,
+    postgres_is_ours: bool,
+}
+
+impl CpuTotals {
+    pub fn add(&mut self, o: CpuTotals) {
+        self.wall += o.wall;
+        self.server += o.server;
+        self.postgres += o.postgres;
+        self.me += o.me;
+        self.machine += o.machine;
+        self.postgres_is_ours |= o.postgres_is_ours;
+    }
+
+    pub fn wall(&self) -> f64 {
+        self.wall
+    }
+
+    pub fn report(&self, units: usize) -> Value {
+        let CpuTotals {
+            wall,
+            server,
+            postgres,
+            me,
+            machine,
+            postgres_is_ours,
+        } = *self;
+        let ours = server + me + if postgres_is_ours { postgres } else { 0.0 };
         let per = |x: f64| round3(x * 1000.0 / units.max(1) as f64);
         json!({
             "wall_secs": round3(wall),
@@ -197,7 +244,7 @@ impl CpuMeter {
             "postgres_cpu_secs": round3(postgres),
             "generator_cpu_secs": round3(me),
             "server_cpu_ms_per_unit": per(server),
-            "postgres_cpu_ms_per_unit": if self.postgres_is_ours { json!(per(postgres)) } else { Value::Null },
+            "postgres_cpu_ms_per_unit": if postgres_is_ours { json!(per(postgres)) } else { Value::Null },
             "generator_cpu_ms_per_unit": per(me),
             "cores_busy": round3(ours / wall.max(1e-9)),
             "machine_cores_busy": round3(machine / wall.max(1e-9)),

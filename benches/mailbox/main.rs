@@ -363,8 +363,14 @@ fn smoke_check(s: &Settings, summary: &Value) -> Result<()> {
                 );
                 check(
                     row["lease"]["n"].as_u64() == Some(s.depth_ops as u64)
+                        && row["rounds"].as_u64() == Some(s.depth_rounds as u64)
                         && row["server_vmhwm_kib"].as_u64() > Some(0),
-                    format!("{}: depth {} measured", e.name(), row["depth"]),
+                    format!(
+                        "{}: depth {} measured in {} alternating rounds",
+                        e.name(),
+                        row["depth"],
+                        s.depth_rounds
+                    ),
                 );
             }
         }

@@ -416,31 +416,42 @@ impl<A: Element> Lane<A> {
         }
     }
 
-    /// Answers a batch's outcomes, parks the polls that found nothing and puts back the riders
-    /// that found nothing, all under the queue's lock, before the next batch is taken.
+    /// Parks the polls of a batch that found nothing and puts back the riders that found
+    /// nothing, under the queue's lock, before the next batch is taken; then hands the answers
+    /// to a task of the lane's runtime, which delivers them once the lane has sent the next
+    /// batch (on PostgreSQL's one-thread runtime: while that batch runs), so the wake-ups of
+    /// the answered requests' threads are not on the lane's path from one batch to the next.
     fn settle(&self, batch: Vec<(Tail<A>, A)>, outcomes: Vec<A::Outcome>) {
-        let mut q = self.queue.lock().expect("batch queue poisoned");
-        for ((tail, mut arg), outcome) in batch.into_iter().zip(outcomes) {
-            let found = A::found(&outcome);
-            if tail.rider {
-                let gone = q.unride(tail.id);
-                if found {
-                    self.metrics.inc(&self.metrics.handoffs[arg.kind()]);
+        let mut answers = Vec::with_capacity(batch.len());
+        {
+            let mut q = self.queue.lock().expect("batch queue poisoned");
+            for ((tail, mut arg), outcome) in batch.into_iter().zip(outcomes) {
+                let found = A::found(&outcome);
+                if tail.rider {
+                    let gone = q.unride(tail.id);
+                    if found {
+                        self.metrics.inc(&self.metrics.handoffs[arg.kind()]);
+                    }
+                    if found || gone {
+                        answers.push((tail.answer, outcome));
+                    } else {
+                        q.park(tail.id, arg, tail.answer);
+                    }
+                    continue;
                 }
-                if found || gone {
-                    let _ = tail.answer.send(Ok(outcome));
-                } else {
-                    q.park(tail.id, arg, tail.answer);
+                // A poll whose request went away meanwhile (its ticket dropped) is not parked.
+                if let (false, Some(park)) = (found, tail.park.filter(|p| !p.is_closed())) {
+                    arg.ride();
+                    q.park(tail.id, arg, park);
                 }
-                continue;
+                answers.push((tail.answer, outcome));
             }
-            // A poll whose request went away meanwhile (its ticket dropped) is not parked.
-            if let (false, Some(park)) = (found, tail.park.filter(|p| !p.is_closed())) {
-                arg.ride();
-                q.park(tail.id, arg, park);
-            }
-            let _ = tail.answer.send(Ok(outcome));
         }
+        self.runtime.spawn(async move {
+            for (answer, outcome) in answers {
+                let _ = answer.send(Ok(outcome));
+            }
+        });
     }
 
     /// After a failed batch: its riders go back to waiting parked (or, if their request stopped

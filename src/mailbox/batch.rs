@@ -6,6 +6,9 @@
 //! one round trip, one transaction, one commit for all of them. While a batch runs, new requests
 //! queue, and the lane runs them as its next batch the moment the first one is over, so the batches
 //! grow with the load and shrink to one element when a request is alone (no timer, no added wait).
+//! A batch's answers are handed to a task of the lane's runtime, which delivers them while the
+//! next batch runs: the requests live on the HTTP workers' threads, and waking them is not on the
+//! lane's path from one batch to the next.
 //! A lane is a task of its own, so a request that goes away cannot cut short a batch that carries
 //! other requests; a request that goes away while its element is still queued withdraws it.
 //!

@@ -6,9 +6,6 @@
 //! one round trip, one transaction, one commit for all of them. While a batch runs, new requests
 //! queue, and the lane runs them as its next batch the moment the first one is over, so the batches
 //! grow with the load and shrink to one element when a request is alone (no timer, no added wait).
-//! A batch's answers are handed to a task of the lane's runtime, which delivers them while the
-//! next batch runs: the requests live on the HTTP workers' threads, and waking them is not on the
-//! lane's path from one batch to the next.
 //! A lane is a task of its own, so a request that goes away cannot cut short a batch that carries
 //! other requests; a request that goes away while its element is still queued withdraws it.
 //!
@@ -419,42 +416,31 @@ impl<A: Element> Lane<A> {
         }
     }
 
-    /// Parks the polls of a batch that found nothing and puts back the riders that found
-    /// nothing, under the queue's lock, before the next batch is taken; then hands the answers
-    /// to a task of the lane's runtime, which delivers them once the lane has sent the next
-    /// batch (on PostgreSQL's one-thread runtime: while that batch runs), so the wake-ups of
-    /// the answered requests' threads are not on the lane's path from one batch to the next.
+    /// Answers a batch's outcomes, parks the polls that found nothing and puts back the riders
+    /// that found nothing, all under the queue's lock, before the next batch is taken.
     fn settle(&self, batch: Vec<(Tail<A>, A)>, outcomes: Vec<A::Outcome>) {
-        let mut answers = Vec::with_capacity(batch.len());
-        {
-            let mut q = self.queue.lock().expect("batch queue poisoned");
-            for ((tail, mut arg), outcome) in batch.into_iter().zip(outcomes) {
-                let found = A::found(&outcome);
-                if tail.rider {
-                    let gone = q.unride(tail.id);
-                    if found {
-                        self.metrics.inc(&self.metrics.handoffs[arg.kind()]);
-                    }
-                    if found || gone {
-                        answers.push((tail.answer, outcome));
-                    } else {
-                        q.park(tail.id, arg, tail.answer);
-                    }
-                    continue;
+        let mut q = self.queue.lock().expect("batch queue poisoned");
+        for ((tail, mut arg), outcome) in batch.into_iter().zip(outcomes) {
+            let found = A::found(&outcome);
+            if tail.rider {
+                let gone = q.unride(tail.id);
+                if found {
+                    self.metrics.inc(&self.metrics.handoffs[arg.kind()]);
                 }
-                // A poll whose request went away meanwhile (its ticket dropped) is not parked.
-                if let (false, Some(park)) = (found, tail.park.filter(|p| !p.is_closed())) {
-                    arg.ride();
-                    q.park(tail.id, arg, park);
+                if found || gone {
+                    let _ = tail.answer.send(Ok(outcome));
+                } else {
+                    q.park(tail.id, arg, tail.answer);
                 }
-                answers.push((tail.answer, outcome));
+                continue;
             }
+            // A poll whose request went away meanwhile (its ticket dropped) is not parked.
+            if let (false, Some(park)) = (found, tail.park.filter(|p| !p.is_closed())) {
+                arg.ride();
+                q.park(tail.id, arg, park);
+            }
+            let _ = tail.answer.send(Ok(outcome));
         }
-        self.runtime.spawn(async move {
-            for (answer, outcome) in answers {
-                let _ = answer.send(Ok(outcome));
-            }
-        });
     }
 
     /// After a failed batch: its riders go back to waiting parked (or, if their request stopped

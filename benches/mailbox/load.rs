@@ -470,16 +470,14 @@ pub async fn depth(s: &Settings, engine: Engine) -> Result<Value> {
     // The measured windows alternate between the depths, round after round (the order reversed
     // every other round), so whatever varies with time (a checkpoint, a neighbour's burst, the
     // machine's drift) falls on every depth alike instead of on the one measured at that moment.
-    let rounds = s.depth_rounds.clamp(1, s.depth_ops.max(1));
+    let rounds = s.depth_rounds;
     for (r, ops) in split(s.depth_ops, rounds).into_iter().enumerate() {
         let mut order: Vec<usize> = (0..stages.len()).collect();
         if r % 2 == 1 {
             order.reverse();
         }
         for i in order {
-            stages[i]
-                .window(engine, s.pairs, ops, (r + 1, rounds))
-                .await?;
+            stages[i].window(engine, ops, (r + 1, rounds)).await?;
         }
     }
     let mut rows = Vec::new();
@@ -504,17 +502,16 @@ struct DepthStage {
 }
 
 impl DepthStage {
-    /// One measured window: `ops` sends and lease claims by the 16 pairs at once, each worker
+    /// One measured window: `ops` sends and lease claims by all pairs at once, each worker
     /// claiming right after its sender sent (the depth does not change).
     async fn window(
         &mut self,
         engine: Engine,
-        pairs: usize,
         ops: usize,
         (round, rounds): (usize, usize),
     ) -> Result<()> {
         let d = self.d;
-        let shares = split(ops, pairs);
+        let shares = split(ops, self.agents.len());
         let p = Progress::start(
             format!(
                 "{} depth {d} round {round}/{rounds} (send+lease)",
@@ -652,7 +649,7 @@ impl DepthStage {
             "queued_before": queued_before,
             "queued_after": queued_after,
             "ops": measured,
-            "rounds": s.depth_rounds.clamp(1, measured.max(1)),
+            "rounds": s.depth_rounds,
             "secs": round3(cpu.wall()),
             "send": send.summary(),
             "lease": lease.summary(),
@@ -671,6 +668,7 @@ impl DepthStage {
                 Value::Null
             },
         });
+        // Close the agents' keep-alive connections first, so the server stops without waiting.
         drop((operator, agents));
         srv.stop().await?;
         db.drop_it(s).await?;

@@ -53,7 +53,8 @@ pub struct Args {
     #[arg(long)]
     pub depth_ops: Option<usize>,
     /// Rounds the depth phase's measured operations are split into: each round measures every
-    /// depth once, one after another, so time-varying interference falls on every depth alike.
+    /// depth once, one after another, so time-varying interference falls on every depth alike
+    /// (at least 1, at most `--depth-ops`).
     #[arg(long)]
     pub depth_rounds: Option<usize>,
     /// Seconds each raw-commit and /healthz baseline runs.
@@ -156,6 +157,7 @@ impl Settings {
         if depths.windows(2).any(|w| w[0] >= w[1]) {
             bail!("--depths must be strictly ascending");
         }
+        let depth_ops = a.depth_ops.unwrap_or(if smoke { 40 } else { 20_000 });
         let target_dir = std::env::var_os("CARGO_TARGET_DIR")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
@@ -175,8 +177,11 @@ impl Settings {
             tasks: a.tasks.unwrap_or(if smoke { 40 } else { 20_000 }),
             warmup_tasks: if smoke { 1 } else { 10 },
             depths,
-            depth_ops: a.depth_ops.unwrap_or(if smoke { 40 } else { 20_000 }),
-            depth_rounds: a.depth_rounds.unwrap_or(if smoke { 2 } else { 5 }),
+            depth_ops,
+            depth_rounds: a
+                .depth_rounds
+                .unwrap_or(if smoke { 2 } else { 5 })
+                .clamp(1, depth_ops.max(1)),
             baseline: Duration::from_secs_f64(a.baseline_secs.unwrap_or(if smoke {
                 0.5
             } else {

@@ -34,7 +34,9 @@ pub struct ServerSettings {
 /// on the workers of [`http_workers`]). On PostgreSQL the lane is one task that runs one batch at
 /// a time, and one thread serves it with fewer cross-thread wake-ups than one per core: 0.23
 /// against 0.27 ms of server CPU per task and 17 % more tasks per second in the closed loop,
-/// means of 7 alternated rounds (BENCHMARKS.md, session 8). On SQLite one thread measured
+/// means of 7 alternated rounds (BENCHMARKS.md, session 8). With one HTTP worker the lane runs on
+/// that worker instead (`mailbox::batch`), and this thread is left the notifier, the peer
+/// listener and the scheduler timer. On SQLite one thread measured
 /// slower, so it keeps Tokio's default (`None`: one per core), as does an operator's own
 /// `TOKIO_WORKER_THREADS` (`chosen_by_operator`).
 pub fn main_runtime_threads(database_url: &str, chosen_by_operator: bool) -> Option<usize> {
@@ -74,6 +76,10 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
     }
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let workers = http_workers(s.http_workers, db.pg_pool().is_some(), cores);
+    if workers == 1 {
+        // Every request runs on the one worker: the lane runs there too (see `batch`).
+        mailbox.run_the_lane_on_the_http_worker();
+    }
     let max_body = s.max_body_bytes;
     let state = web::Data::new(Arc::new(AppState {
         mailbox,

@@ -29,12 +29,14 @@
 //! and a wake-up. A rider that committed is always answered, even when its request stopped
 //! waiting while the batch ran ([`Ticket::leave`]).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
 use std::time::Instant;
 
 use futures_util::future::{join_all, BoxFuture};
 use sqlx::{Connection, FromRow, PgConnection, PgPool};
-use tokio::runtime::Handle;
+use tokio::runtime::{Handle, RuntimeFlavor};
 use tokio::sync::oneshot;
 
 use super::now_ms;
@@ -105,9 +107,12 @@ struct Queue<A: Element> {
 /// everything queued so far. A lane drives itself: when its batch is over it takes whatever
 /// queued meanwhile and runs that at once, and it stops when nothing is waiting. Lanes run on the
 /// runtime the combiner was made on (the server's multi-thread runtime) over connections of
-/// their own opened there, never on the HTTP workers: a worker is a single-threaded runtime that
-/// would notice a finished batch, and start the next one, only between the HTTP requests it is
-/// handling (measured in BENCHMARKS.md, session 5).
+/// their own opened there: with several HTTP workers, a lane on one of them would notice a
+/// finished batch, and start the next one, only between the HTTP requests that worker is
+/// handling, while the others' requests wait (measured in BENCHMARKS.md, session 5). With ONE
+/// HTTP worker ([`Combiner::run_on_the_http_worker`]) every request already runs on that thread,
+/// and the lane runs there too: its answers wake their requests without crossing threads
+/// (BENCHMARKS.md, session 10).
 ///
 /// A long-poll's claim or drain that found nothing stays parked ([`Combiner::call_parking`]):
 /// the batches that may make work for it (a send to its recipient, a stored result) take it
@@ -124,12 +129,21 @@ pub struct Combiner<A: Element> {
 struct Lane<A: Element> {
     queue: Mutex<Queue<A>>,
     runtime: Handle,
+    /// Whether a lane runs on the single-threaded runtime (an HTTP worker) of the request that
+    /// starts it, rather than on `runtime`.
+    on_caller: AtomicBool,
     pool: PgPool,
     exec: Exec<A, A::Outcome>,
-    /// The lanes' connections not in use, with the time each was last used.
-    idle: Mutex<Vec<(PgConnection, Instant)>>,
+    /// The lanes' connections not in use: where each was opened and when it was last used.
+    idle: Mutex<Vec<(PgConnection, Home, Instant)>>,
     metrics: Arc<Metrics>,
 }
+
+/// Where a lane runs, and so where its connection's socket is watched: `None` for the
+/// multi-thread runtime the combiner was made on, or the thread of a single-threaded runtime.
+/// A connection is reused only at its own home, so its wake-ups never cross threads and never
+/// depend on a runtime the lane has left.
+type Home = Option<ThreadId>;
 
 /// Withdraws a queued element when its request goes away before a batch took it.
 struct Withdraw<'a, A: Element> {
@@ -273,12 +287,21 @@ impl<A: Element> Combiner<A> {
                     riding: Vec::new(),
                 }),
                 runtime: Handle::current(),
+                on_caller: AtomicBool::new(false),
                 pool,
                 exec,
                 idle: Mutex::new(Vec::new()),
                 metrics,
             }),
         }
+    }
+
+    /// Runs the lanes from now on on the HTTP worker whose request starts them (when it is a
+    /// single-threaded runtime; otherwise still on the combiner's own runtime). For a server with
+    /// one HTTP worker only: with several, a lane on one worker waits for that worker's HTTP
+    /// requests between batches while the other workers' requests wait for the lane.
+    pub fn run_on_the_http_worker(&self) {
+        self.lane.on_caller.store(true, Ordering::Relaxed);
     }
 
     /// Requests waiting for the next batch, and polls parked (not riding in the running batch),
@@ -339,9 +362,8 @@ impl<A: Element> Combiner<A> {
         };
         if let Some(batch) = start {
             let lane = self.lane.clone();
-            self.lane
-                .runtime
-                .spawn(async move { lane.drive(batch).await });
+            let (runtime, home) = self.lane.home();
+            runtime.spawn(async move { lane.drive(batch, home).await });
         }
         (id, answered)
     }
@@ -363,17 +385,30 @@ impl<A: Element> Combiner<A> {
 }
 
 impl<A: Element> Lane<A> {
+    /// Where a lane started now runs: the caller's own single-threaded runtime when the lanes
+    /// run on the HTTP worker, else the combiner's runtime.
+    fn home(&self) -> (Handle, Home) {
+        if self.on_caller.load(Ordering::Relaxed) {
+            if let Ok(here) = Handle::try_current() {
+                if here.runtime_flavor() == RuntimeFlavor::CurrentThread {
+                    return (here, Some(std::thread::current().id()));
+                }
+            }
+        }
+        (self.runtime.clone(), None)
+    }
+
     /// One lane: runs `batch`, then whatever queued meanwhile, until nothing waits. Whether a
     /// lane runs is decided under the queue's lock, so an element is never left queued with no
     /// lane to take it.
-    async fn drive(self: Arc<Self>, mut batch: Vec<Item<A>>) {
+    async fn drive(self: Arc<Self>, mut batch: Vec<Item<A>>, home: Home) {
         let mut lane = Running {
             queue: &self.queue,
             stopped: false,
         };
         loop {
             self.count(&batch);
-            self.run(batch).await;
+            self.run(batch, home).await;
             let mut q = self.queue.lock().expect("batch queue poisoned");
             if q.items.is_empty() {
                 q.running -= 1;
@@ -456,7 +491,7 @@ impl<A: Element> Lane<A> {
 
     /// Runs one batch and answers its elements. If the database refused it, its elements are
     /// rerun alone in a task of their own, so the lane goes on with the next batch at once.
-    async fn run(self: &Arc<Self>, batch: Vec<Item<A>>) {
+    async fn run(self: &Arc<Self>, batch: Vec<Item<A>>, home: Home) {
         let (args, tails): (Vec<A>, Vec<Tail<A>>) = batch
             .into_iter()
             .map(|item| {
@@ -472,7 +507,7 @@ impl<A: Element> Lane<A> {
             })
             .unzip();
         let n = args.len();
-        let outcome = self.on_own_connection(&args).await;
+        let outcome = self.on_own_connection(&args, home).await;
         if let Ok(outcomes) = outcome.as_ref().map(Vec::len) {
             if outcomes == n {
                 let outcomes = outcome.unwrap_or_default();
@@ -551,14 +586,21 @@ impl<A: Element> Lane<A> {
     /// one broke). A connection that answered, even with a refusal, is kept for the next batch;
     /// one left unused for longer than the pool's idle timeout is closed and replaced, as the
     /// pool does with its own, so a connection that a firewall or proxy dropped while the
-    /// mailbox was quiet does not fail the next batch.
-    async fn on_own_connection(&self, args: &[A]) -> Result<Vec<A::Outcome>, sqlx::Error> {
+    /// mailbox was quiet does not fail the next batch. A connection opened at another home than
+    /// the lane's ([`Home`]) is closed and replaced too.
+    async fn on_own_connection(
+        &self,
+        args: &[A],
+        home: Home,
+    ) -> Result<Vec<A::Outcome>, sqlx::Error> {
         let idle = self.idle.lock().ok().and_then(|mut idle| idle.pop());
         let stale = self.pool.options().get_idle_timeout();
         let mut conn = match idle {
-            Some((conn, used)) if stale.is_none_or(|t| used.elapsed() < t) => conn,
+            Some((conn, at, used)) if at == home && stale.is_none_or(|t| used.elapsed() < t) => {
+                conn
+            }
             idle => {
-                if let Some((old, _)) = idle {
+                if let Some((old, _, _)) = idle {
                     self.runtime.spawn(async move {
                         let _ = old.close().await;
                     });
@@ -569,7 +611,7 @@ impl<A: Element> Lane<A> {
         let outcome = (self.exec)(&mut conn, args).await;
         if matches!(outcome, Ok(_) | Err(sqlx::Error::Database(_))) {
             if let Ok(mut idle) = self.idle.lock() {
-                idle.push((conn, Instant::now()));
+                idle.push((conn, home, Instant::now()));
             }
         }
         outcome
@@ -754,6 +796,11 @@ impl PgBatches {
         PgBatches {
             lane: Combiner::new(pool, metrics, step_many),
         }
+    }
+
+    /// See [`Combiner::run_on_the_http_worker`].
+    pub fn run_on_the_http_worker(&self) {
+        self.lane.run_on_the_http_worker();
     }
 
     pub async fn send(&self, a: SendArgs) -> Result<bool, ApiError> {

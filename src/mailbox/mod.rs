@@ -198,6 +198,14 @@ impl Mailbox {
         }
     }
 
+    /// PostgreSQL: runs the group-commit lane on the HTTP worker that starts it (see
+    /// [`batch::Combiner::run_on_the_http_worker`]). For a server with one HTTP worker.
+    pub fn run_the_lane_on_the_http_worker(&self) {
+        if let Some(batches) = &self.batches {
+            batches.run_on_the_http_worker();
+        }
+    }
+
     /// Runs a write operation as one unit of work: `Ok((value, keep))` commits when `keep`,
     /// `Err` undoes everything the operation wrote.
     pub(crate) async fn transact<R: Send + 'static>(

@@ -58,7 +58,36 @@ macro_rules! postgres_only {
     };
 }
 
+/// Runs `body` on PostgreSQL, on a server with two HTTP workers: its lane runs on the main
+/// runtime, not on the one HTTP worker as on a server with one (the default on 2 cores).
+macro_rules! postgres_two_http_workers {
+    ($name:ident, $body:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $name() {
+            run(
+                Engine::Postgres,
+                concat!(module_path!(), "::", stringify!($name)),
+                AppConfig::default().env("A2A_MAILBOX_HTTP_WORKERS", "2"),
+                bodies::$body,
+            )
+            .await;
+        }
+    };
+}
+
 postgres_only!(concurrent_sends_share_one_transaction);
+postgres_two_http_workers!(
+    concurrent_sends_share_one_transaction_with_two_http_workers,
+    concurrent_sends_share_one_transaction
+);
+postgres_two_http_workers!(
+    a_send_a_lease_a_result_and_a_drain_share_one_transaction_with_two_http_workers,
+    a_send_a_lease_a_result_and_a_drain_share_one_transaction
+);
+postgres_two_http_workers!(
+    a_waiting_lease_is_leased_in_the_transaction_that_queued_it_with_two_http_workers,
+    a_waiting_lease_is_leased_its_task_in_the_transaction_that_queued_it
+);
 postgres_only!(a_send_a_lease_a_result_and_a_drain_share_one_transaction);
 postgres_only!(a_result_waiting_for_a_locked_task_holds_up_no_other_result);
 postgres_only!(a_batch_the_database_refuses_runs_its_requests_alone);

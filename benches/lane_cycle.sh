@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The PostgreSQL lane's cycle taken apart with pgbench (BENCHMARKS.md, "Where the time goes").
+#
+# One pgbench client plays the lane: each transaction is ONE call of `a2a_step_many` carrying k
+# whole task lives (k sends, k results for the tasks the previous call leased, k claims that
+# lease this call's sends, k drains that take this call's results: 4k elements), on a scratch
+# database with the mailbox's migrations. Run with the commit's WAL flush (synchronous_commit
+# on, as the mailbox runs) and without it (off, only to take the flush apart), for k = 1, 2, 4
+# and 8, and a trivial statement for the round trip. Prints latency per call.
+#
+# Usage: bash benches/lane_cycle.sh [postgres URL without database]   (default
+# postgres://postgres@127.0.0.1:5432). Needs psql and pgbench; creates and drops
+# a2a_lane_cycle_<pid>.
+set -euo pipefail
+base="${1:-postgres://postgres@127.0.0.1:5432}"
+db="a2a_lane_cycle_$$"
+here="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d)"
+trap 'psql -q "$base/postgres" -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1; rm -rf "$work"' EXIT
+psql -q "$base/postgres" -c "CREATE DATABASE $db"
+for f in "$here"/migrations/postgres/*.sql; do
+    psql -q -v ON_ERROR_STOP=1 "$base/$db" -f "$f" >/dev/null
+done
+
+# k task lives per call; :nI are this call's task ids, :pI the previous call's (leased by it).
+script() {
+    local k=$1 i ids prev rep
+    arr() { local e=$1 out=""; for _ in $(seq 1 "$k"); do out="$out${out:+,}$e"; done; echo "ARRAY[$out]"; }
+    ids="" prev=""
+    for i in $(seq 1 "$k"); do
+        echo "\\set n$i random(1, 1000000000000)"
+        ids="$ids${ids:+,}'x'||:client_id||'-'||:n$i"
+        prev="$prev${prev:+,}'x'||:client_id||'-'||:p$i"
+    done
+    echo "SELECT count(*) FROM a2a_step_many("
+    echo " ARRAY[$ids], $(arr "'s'||:client_id"), $(arr "'r'||:client_id"), $(arr "repeat('b',230)"),"
+    echo " $(arr NULL)::bigint[], $(arr NULL)::text[], $(arr NULL)::text[], $(arr "repeat('a',150)"),"
+    echo " $(arr "'r'||:client_id"), $(arr "gen_random_uuid()::text"), $(arr "'w'||:client_id"), $(arr false),"
+    echo " ARRAY[$prev], $(arr "'completed'"), $(arr "'[]'"), $(arr NULL)::text[], $(arr "'w'||:client_id"), $(arr NULL)::text[],"
+    echo " $(arr "'s'||:client_id"), $(arr false), (extract(epoch from now()) * 1000)::bigint);"
+    for i in $(seq 1 "$k"); do echo "\\set p$i :n$i"; done
+}
+
+run() { # label, script, extra pgbench args...
+    local label=$1 file=$2; shift 2
+    printf '%-34s' "$label"
+    pgbench -n -M prepared -c 1 -T 6 "$@" -f "$file" "$base/$db" 2>&1 |
+        awk '/latency average/ {printf "%s ms per call", $4} /^tps/ {printf ", %d calls/s\n", $3}'
+}
+
+echo 'SELECT 1;' >"$work/trivial.sql"
+run "round trip (SELECT 1)" "$work/trivial.sql"
+for k in 1 2 4 8; do
+    script "$k" >"$work/k$k.sql"
+    defs=()
+    for i in $(seq 1 "$k"); do defs+=(-D "p$i=0"); done
+    run "k=$k ($((4 * k)) elements), flush on" "$work/k$k.sql" "${defs[@]}"
+    PGOPTIONS='-c synchronous_commit=off' run "k=$k ($((4 * k)) elements), flush off" "$work/k$k.sql" "${defs[@]}"
+done

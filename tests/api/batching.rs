@@ -42,32 +42,27 @@ async fn metric(api: &Api, sample: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
-/// Runs `body` on PostgreSQL only.
+/// Runs `body` on PostgreSQL only; with `two_http_workers`, on a server with two HTTP workers,
+/// whose lane runs on the main runtime rather than on the one HTTP worker of a server with one
+/// (the default on 2 cores), so both placements of the lane are tested on a 2-core machine.
 macro_rules! postgres_only {
     ($name:ident) => {
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn $name() {
-            run(
-                Engine::Postgres,
-                concat!(module_path!(), "::", stringify!($name)),
-                AppConfig::default(),
-                bodies::$name,
-            )
-            .await;
-        }
+        postgres_only!($name, $name, AppConfig::default());
     };
-}
-
-/// Runs `body` on PostgreSQL, on a server with two HTTP workers: its lane runs on the main
-/// runtime, not on the one HTTP worker as on a server with one (the default on 2 cores).
-macro_rules! postgres_two_http_workers {
-    ($name:ident, $body:ident) => {
+    ($name:ident, two_http_workers: $body:ident) => {
+        postgres_only!(
+            $name,
+            $body,
+            AppConfig::default().env("A2A_MAILBOX_HTTP_WORKERS", "2")
+        );
+    };
+    ($name:ident, $body:ident, $config:expr) => {
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn $name() {
             run(
                 Engine::Postgres,
                 concat!(module_path!(), "::", stringify!($name)),
-                AppConfig::default().env("A2A_MAILBOX_HTTP_WORKERS", "2"),
+                $config,
                 bodies::$body,
             )
             .await;
@@ -76,17 +71,17 @@ macro_rules! postgres_two_http_workers {
 }
 
 postgres_only!(concurrent_sends_share_one_transaction);
-postgres_two_http_workers!(
+postgres_only!(
     concurrent_sends_share_one_transaction_with_two_http_workers,
-    concurrent_sends_share_one_transaction
+    two_http_workers: concurrent_sends_share_one_transaction
 );
-postgres_two_http_workers!(
+postgres_only!(
     a_send_a_lease_a_result_and_a_drain_share_one_transaction_with_two_http_workers,
-    a_send_a_lease_a_result_and_a_drain_share_one_transaction
+    two_http_workers: a_send_a_lease_a_result_and_a_drain_share_one_transaction
 );
-postgres_two_http_workers!(
+postgres_only!(
     a_waiting_lease_is_leased_in_the_transaction_that_queued_it_with_two_http_workers,
-    a_waiting_lease_is_leased_its_task_in_the_transaction_that_queued_it
+    two_http_workers: a_waiting_lease_is_leased_its_task_in_the_transaction_that_queued_it
 );
 postgres_only!(a_send_a_lease_a_result_and_a_drain_share_one_transaction);
 postgres_only!(a_result_waiting_for_a_locked_task_holds_up_no_other_result);

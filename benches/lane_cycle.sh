@@ -8,23 +8,37 @@
 # on, as the mailbox runs) and without it (off, only to take the flush apart), for k = 1, 2, 4
 # and 8, and a trivial statement for the round trip. Prints latency per call.
 #
-# Usage: bash benches/lane_cycle.sh [postgres URL without database]   (default
+# With --kinds, the elements are costed by kind instead: k = 4 per call, flush off, the kinds
+# added one at a time (none; sends; + claims; + results; + drains: the other kinds' arrays are
+# empty), each variant on a freshly migrated database, two rounds. A kind's cost per element is
+# the difference from the variant before it, divided by 4.
+#
+# Usage: bash benches/lane_cycle.sh [--kinds] [postgres URL without database]   (default
 # postgres://postgres@127.0.0.1:5432). Needs psql and pgbench; creates and drops
 # a2a_lane_cycle_<pid>.
 set -euo pipefail
+mode=cycle
+if [[ "${1:-}" == --kinds ]]; then
+    mode=kinds
+    shift
+fi
 base="${1:-postgres://postgres@127.0.0.1:5432}"
 db="a2a_lane_cycle_$$"
 here="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
 trap 'psql -q "$base/postgres" -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1; rm -rf "$work"' EXIT
-psql -q "$base/postgres" -c "CREATE DATABASE $db"
-for f in "$here"/migrations/postgres/*.sql; do
-    psql -q -v ON_ERROR_STOP=1 "$base/$db" -f "$f" >/dev/null
-done
+fresh() {
+    psql -q "$base/postgres" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
+    for f in "$here"/migrations/postgres/*.sql; do
+        psql -q -v ON_ERROR_STOP=1 "$base/$db" -f "$f" >/dev/null
+    done
+}
 
-# k task lives per call; :nI are this call's task ids, :pI the previous call's (leased by it).
+# k task lives per call, of the kinds in $2 (s: sends, c: claims, r: results, d: drains; the
+# others' arrays are empty); :nI are this call's task ids, :pI the previous call's (leased by it).
 script() {
-    local k=$1 i ids prev rep
+    local k=$1 kinds=${2:-scrd} i ids prev
+    local e="ARRAY[]::text[]" eb="ARRAY[]::bigint[]" eo="ARRAY[]::boolean[]"
     arr() { local e=$1 out=""; for _ in $(seq 1 "$k"); do out="$out${out:+,}$e"; done; echo "ARRAY[$out]"; }
     ids="" prev=""
     for i in $(seq 1 "$k"); do
@@ -33,11 +47,27 @@ script() {
         prev="$prev${prev:+,}'x'||:client_id||'-'||:p$i"
     done
     echo "SELECT count(*) FROM a2a_step_many("
-    echo " ARRAY[$ids], $(arr "'s'||:client_id"), $(arr "'r'||:client_id"), $(arr "repeat('b',230)"),"
-    echo " $(arr NULL)::bigint[], $(arr NULL)::text[], $(arr NULL)::text[], $(arr "repeat('a',150)"),"
-    echo " $(arr "'r'||:client_id"), $(arr "gen_random_uuid()::text"), $(arr "'w'||:client_id"), $(arr false),"
-    echo " ARRAY[$prev], $(arr "'completed'"), $(arr "'[]'"), $(arr NULL)::text[], $(arr "'w'||:client_id"), $(arr NULL)::text[],"
-    echo " $(arr "'s'||:client_id"), $(arr false), (extract(epoch from now()) * 1000)::bigint);"
+    if [[ $kinds == *s* ]]; then
+        echo " ARRAY[$ids], $(arr "'s'||:client_id"), $(arr "'r'||:client_id"), $(arr "repeat('b',230)"),"
+        echo " $(arr NULL)::bigint[], $(arr NULL)::text[], $(arr NULL)::text[], $(arr "repeat('a',150)"),"
+    else
+        echo " $e, $e, $e, $e, $eb, $e, $e, $e,"
+    fi
+    if [[ $kinds == *c* ]]; then
+        echo " $(arr "'r'||:client_id"), $(arr "gen_random_uuid()::text"), $(arr "'w'||:client_id"), $(arr false),"
+    else
+        echo " $e, $e, $e, $eo,"
+    fi
+    if [[ $kinds == *r* ]]; then
+        echo " ARRAY[$prev], $(arr "'completed'"), $(arr "'[]'"), $(arr NULL)::text[], $(arr "'w'||:client_id"), $(arr NULL)::text[],"
+    else
+        echo " $e, $e, $e, $e, $e, $e,"
+    fi
+    if [[ $kinds == *d* ]]; then
+        echo " $(arr "'s'||:client_id"), $(arr false), (extract(epoch from now()) * 1000)::bigint);"
+    else
+        echo " $e, $eo, (extract(epoch from now()) * 1000)::bigint);"
+    fi
     for i in $(seq 1 "$k"); do echo "\\set p$i :n$i"; done
 }
 
@@ -48,6 +78,19 @@ run() { # label, script, extra pgbench args...
         awk '/latency average/ {printf "%s ms per call", $4} /^tps/ {printf ", %d calls/s\n", $3}'
 }
 
+if [[ $mode == kinds ]]; then
+    defs=(-D p1=0 -D p2=0 -D p3=0 -D p4=0)
+    for round in 1 2; do
+        for kinds in none s sc scr scrd; do
+            script 4 "$kinds" >"$work/$kinds.sql"
+            fresh
+            PGOPTIONS='-c synchronous_commit=off' run "round $round, k=4, kinds $kinds" "$work/$kinds.sql" "${defs[@]}"
+        done
+    done
+    exit 0
+fi
+
+fresh
 echo 'SELECT 1;' >"$work/trivial.sql"
 run "round trip (SELECT 1)" "$work/trivial.sql"
 for k in 1 2 4 8; do

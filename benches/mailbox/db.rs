@@ -413,6 +413,39 @@ pub fn task_body(id: &str, r: u64, seq: i64) -> String {
     )
 }
 
+/// Drops whatever this run's phases left behind: every `a2a_bench_<run id>_...` database and every
+/// SQLite file under `<out>/db`. A phase drops its own database when it finishes; this is for the
+/// phase that failed and returned before it could (and for the run as a whole, whatever happened).
+/// Nothing is dropped with `--keep`.
+pub async fn drop_leftovers(s: &Settings) -> Result<()> {
+    if s.keep {
+        return Ok(());
+    }
+    if let Ok(dir) = std::fs::read_dir(s.out.join("db")) {
+        for entry in dir.flatten() {
+            if entry.file_name().to_string_lossy().starts_with("sqlite-") {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+    if s.engines.contains(&Engine::Postgres) {
+        let mut admin = pg_admin(s).await?;
+        let prefix = format!("a2a_bench_{}_", s.run_id);
+        let left: Vec<String> =
+            sqlx::query_scalar("SELECT datname FROM pg_database WHERE starts_with(datname, $1)")
+                .bind(&prefix)
+                .fetch_all(&mut admin)
+                .await?;
+        for name in left {
+            eprintln!("dropping database {name}, left behind by a phase that did not finish");
+            sqlx::query(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
+                .execute(&mut admin)
+                .await?;
+        }
+    }
+    Ok(())
+}
+
 fn remove_sqlite(path: &std::path::Path) {
     for suffix in ["", "-wal", "-shm", "-journal"] {
         let mut p = path.as_os_str().to_owned();

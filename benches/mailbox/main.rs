@@ -221,6 +221,22 @@ fn main() -> Result<()> {
     rt.block_on(run(settings))
 }
 
+/// Every engine's phases, then the peer.
+async fn measure(s: &Settings) -> Result<(serde_json::Map<String, Value>, Value)> {
+    let mut engines = serde_json::Map::new();
+    for &engine in &s.engines {
+        let r = run_engine(s, engine)
+            .await
+            .with_context(|| format!("{} phase failed", engine.name()))?;
+        engines.insert(engine.name().to_owned(), r);
+    }
+    let mut peer = Value::Null;
+    if s.peer && s.phase("peer") && s.engines.contains(&Engine::Postgres) {
+        peer = peer::run(s).await.context("pgqueuer peer failed")?;
+    }
+    Ok((engines, peer))
+}
+
 async fn run(s: Settings) -> Result<()> {
     std::fs::create_dir_all(s.out.join("logs"))?;
     std::fs::create_dir_all(s.out.join("db"))?;
@@ -246,18 +262,12 @@ async fn run(s: Settings) -> Result<()> {
         machine_start["loadavg_start"].as_str().unwrap_or("?")
     );
 
-    let mut engines = serde_json::Map::new();
-    for &engine in &s.engines {
-        let r = run_engine(&s, engine)
-            .await
-            .with_context(|| format!("{} phase failed", engine.name()))?;
-        engines.insert(engine.name().to_owned(), r);
+    let measured = measure(&s).await;
+    // A phase that failed left its database behind; drop it before reporting the failure.
+    if let Err(e) = db::drop_leftovers(&s).await {
+        eprintln!("could not drop this run's leftover databases: {e:#}");
     }
-
-    let mut peer = Value::Null;
-    if s.peer && s.phase("peer") && s.engines.contains(&Engine::Postgres) {
-        peer = peer::run(&s).await.context("pgqueuer peer failed")?;
-    }
+    let (engines, peer) = measured?;
 
     let mut machine = machine_start;
     machine["loadavg_end"] = json!(report::loadavg());

@@ -42,5 +42,32 @@ grep -q '"schema": "a2a-mailbox-bench/1"' "$summary" || {
     exit 1
 }
 echo "bench-smoke: summary written in $(( $(date +%s) - started )) s: $summary, $OUT/summary.md"
+
+# A run whose phase fails (here: a server that exits at once) must fail, and must leave none of
+# its databases behind.
+bench_dbs() {
+    psql "$A2A_BENCH_PG_URL" -X -At -c "SELECT count(*) FROM pg_database WHERE datname LIKE 'a2a\_bench\_%'"
+}
+before=$(bench_dbs)
+set +e
+timeout --signal=TERM --kill-after=10 60 \
+    cargo test --bench mailbox -- --smoke --engines postgres --no-peer --server /bin/true \
+    --out "$OUT/failing" >"$OUT/failing.log" 2>&1
+status=$?
+set -e
+if [ "$status" -eq 0 ]; then
+    echo "bench-smoke: a run with a server that exits at once did not fail" >&2
+    exit 1
+fi
+grep -q "left behind by a phase that did not finish" "$OUT/failing.log" || {
+    echo "bench-smoke: the failing run did not drop its phase's database ($OUT/failing.log)" >&2
+    exit 1
+}
+after=$(bench_dbs)
+if [ "$after" != "$before" ]; then
+    echo "bench-smoke: the failing run left databases behind ($before before, $after after)" >&2
+    exit 1
+fi
+echo "bench-smoke: a failing run failed and left no database behind"
 # The harness's verdict line ("bench-smoke: N passed, 0 failed") closes the output.
 grep -E '^bench-smoke: [0-9]+ passed, 0 failed$' "$OUT/smoke.log" | tail -n 1

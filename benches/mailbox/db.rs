@@ -55,9 +55,7 @@ impl Store {
             Engine::Postgres => {
                 let name = format!("a2a_bench_{}_{phase}", s.run_id);
                 let mut admin = pg_admin(s).await?;
-                sqlx::query(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
-                    .execute(&mut admin)
-                    .await?;
+                drop_database(&mut admin, &name).await?;
                 sqlx::query(&format!("CREATE DATABASE \"{name}\""))
                     .execute(&mut admin)
                     .await?;
@@ -76,10 +74,7 @@ impl Store {
             return Ok(());
         }
         if let Some(name) = &self.pg_db {
-            let mut admin = pg_admin(s).await?;
-            sqlx::query(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
-                .execute(&mut admin)
-                .await?;
+            drop_database(&mut pg_admin(s).await?, name).await?;
         }
         if let Some(p) = &self.sqlite_path {
             remove_sqlite(p);
@@ -438,11 +433,17 @@ pub async fn drop_leftovers(s: &Settings) -> Result<()> {
                 .await?;
         for name in left {
             eprintln!("dropping database {name}, left behind by a phase that did not finish");
-            sqlx::query(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
-                .execute(&mut admin)
-                .await?;
+            drop_database(&mut admin, &name).await?;
         }
     }
+    Ok(())
+}
+
+/// Drops a database of this harness, whoever is still connected to it.
+async fn drop_database(admin: &mut PgConnection, name: &str) -> Result<()> {
+    sqlx::query(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
+        .execute(admin)
+        .await?;
     Ok(())
 }
 

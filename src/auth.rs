@@ -9,7 +9,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 
 use crate::domain::AgentId;
-use crate::error::{ApiError, ErrorCode};
+use crate::error::{ErrorCode, MailboxError};
 
 /// A capability grant: an action, optionally narrowed by a scope.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -145,19 +145,19 @@ impl Caller {
     }
 
     /// Checks and turns a refusal into the contract's 403.
-    pub fn require(&self, required: &str, ctx: &ScopeCtx) -> Result<(), ApiError> {
+    pub fn require(&self, required: &str, ctx: &ScopeCtx) -> Result<(), MailboxError> {
         cap_error(self.check(required, ctx), required)
     }
 }
 
-pub fn cap_error(check: CapCheck, required: &str) -> Result<(), ApiError> {
+pub fn cap_error(check: CapCheck, required: &str) -> Result<(), MailboxError> {
     match check {
         CapCheck::Passed => Ok(()),
-        CapCheck::Missing => Err(ApiError::new(
+        CapCheck::Missing => Err(MailboxError::new(
             ErrorCode::CapabilityMissing,
             format!("the token lacks the capability {required}"),
         )),
-        CapCheck::ScopeMismatch => Err(ApiError::new(
+        CapCheck::ScopeMismatch => Err(MailboxError::new(
             ErrorCode::CapabilityScopeMismatch,
             format!("the token grants {required}, but its scope does not admit this request"),
         )),
@@ -196,11 +196,11 @@ impl Verifier {
         Verifier { key, validation }
     }
 
-    pub fn verify(&self, token: &str) -> Result<Caller, ApiError> {
+    pub fn verify(&self, token: &str) -> Result<Caller, MailboxError> {
         let data = jsonwebtoken::decode::<Claims>(token, &self.key, &self.validation)
-            .map_err(|e| ApiError::unauthenticated(format!("invalid bearer token: {e}")))?;
+            .map_err(|e| MailboxError::unauthenticated(format!("invalid bearer token: {e}")))?;
         let sub = AgentId::parse(&data.claims.sub)
-            .map_err(|e| ApiError::unauthenticated(format!("invalid token subject: {e}")))?;
+            .map_err(|e| MailboxError::unauthenticated(format!("invalid token subject: {e}")))?;
         Ok(Caller {
             sub,
             caps: data.claims.caps,

@@ -9,7 +9,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::error::ApiError;
+use crate::error::MailboxError;
 
 /// Largest value a `*_ms` field may carry: timestamps are stored as signed 64-bit integers.
 pub const MAX_MS: u64 = i64::MAX as u64;
@@ -167,21 +167,21 @@ pub struct A2ATask {
 }
 
 impl A2ATask {
-    pub fn validate(&self) -> Result<(), ApiError> {
+    pub fn validate(&self) -> Result<(), MailboxError> {
         if let Some(kind) = &self.task_kind {
             if kind.trim().is_empty() {
-                return Err(ApiError::invalid(
+                return Err(MailboxError::invalid(
                     "task_kind must not be blank when present",
                 ));
             }
         }
         if let Some(idem) = &self.idempotency {
             if idem.key.trim().is_empty() {
-                return Err(ApiError::invalid("idempotency.key must not be blank"));
+                return Err(MailboxError::invalid("idempotency.key must not be blank"));
             }
         }
         if self.deadline_ms.is_some_and(|d| d > MAX_MS) {
-            return Err(ApiError::invalid("deadline_ms is out of range"));
+            return Err(MailboxError::invalid("deadline_ms is out of range"));
         }
         no_nul(
             "idempotency.key",
@@ -267,9 +267,9 @@ pub struct PostResult {
 
 /// Keys and messages are stored as text columns, which cannot hold U+0000 on PostgreSQL: such
 /// strings are refused on both engines alike (400).
-pub fn no_nul(field: &str, value: Option<&str>) -> Result<(), ApiError> {
+pub fn no_nul(field: &str, value: Option<&str>) -> Result<(), MailboxError> {
     if value.is_some_and(|v| v.contains('\0')) {
-        return Err(ApiError::invalid(format!(
+        return Err(MailboxError::invalid(format!(
             "{field} must not contain the NUL character (U+0000)"
         )));
     }
@@ -277,7 +277,7 @@ pub fn no_nul(field: &str, value: Option<&str>) -> Result<(), ApiError> {
 }
 
 impl PostResult {
-    pub fn validate(&self) -> Result<(), ApiError> {
+    pub fn validate(&self) -> Result<(), MailboxError> {
         no_nul("error_message", self.error_message.as_deref())
     }
 

@@ -7,11 +7,11 @@ use actix_web::{dev::Payload, web, FromRequest, HttpRequest};
 
 use super::State;
 use crate::auth::Caller;
-use crate::error::{ApiError, ErrorCode};
+use crate::error::{ErrorCode, MailboxError};
 
 impl FromRequest for Caller {
-    type Error = ApiError;
-    type Future = LocalBoxFuture<'static, Result<Caller, ApiError>>;
+    type Error = MailboxError;
+    type Future = LocalBoxFuture<'static, Result<Caller, MailboxError>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let outcome = authenticate(req);
@@ -36,14 +36,14 @@ impl FromRequest for Caller {
     }
 }
 
-fn authenticate(req: &HttpRequest) -> Result<Caller, ApiError> {
+fn authenticate(req: &HttpRequest) -> Result<Caller, MailboxError> {
     let state = req
         .app_data::<State>()
-        .ok_or_else(|| ApiError::internal("application state missing"))?;
+        .ok_or_else(|| MailboxError::internal("application state missing"))?;
     let header = req
         .headers()
         .get(actix_web::http::header::AUTHORIZATION)
-        .ok_or_else(|| ApiError::unauthenticated("missing Authorization: Bearer <token>"))?;
+        .ok_or_else(|| MailboxError::unauthenticated("missing Authorization: Bearer <token>"))?;
     let token = header
         .to_str()
         .ok()
@@ -54,7 +54,7 @@ fn authenticate(req: &HttpRequest) -> Result<Caller, ApiError> {
         .map(str::trim)
         .filter(|t| !t.is_empty())
         .ok_or_else(|| {
-            ApiError::unauthenticated("the Authorization header must be Bearer <token>")
+            MailboxError::unauthenticated("the Authorization header must be Bearer <token>")
         })?;
     state.verifier.verify(token)
 }
@@ -66,15 +66,15 @@ pub fn json_config(limit: usize) -> web::JsonConfig {
         .error_handler(move |err, _req| {
             let e = match &err {
                 JsonPayloadError::OverflowKnownLength { .. }
-                | JsonPayloadError::Overflow { .. } => ApiError::new(
+                | JsonPayloadError::Overflow { .. } => MailboxError::new(
                     ErrorCode::PayloadTooLarge,
                     format!("the request body is larger than {limit} bytes"),
                 ),
-                JsonPayloadError::ContentType => ApiError::new(
+                JsonPayloadError::ContentType => MailboxError::new(
                     ErrorCode::UnsupportedMediaType,
                     "the request body must be application/json",
                 ),
-                other => ApiError::invalid(format!("malformed JSON body: {other}")),
+                other => MailboxError::invalid(format!("malformed JSON body: {other}")),
             };
             e.into()
         })
@@ -86,12 +86,12 @@ pub fn query_config() -> web::QueryConfig {
             QueryPayloadError::Deserialize(e) => format!("bad query parameter: {e}"),
             other => format!("bad query string: {other}"),
         };
-        ApiError::invalid(msg).into()
+        MailboxError::invalid(msg).into()
     })
 }
 
 pub fn path_config() -> web::PathConfig {
     web::PathConfig::default().error_handler(|err: PathError, _req| {
-        ApiError::invalid(format!("bad path parameter: {err}")).into()
+        MailboxError::invalid(format!("bad path parameter: {err}")).into()
     })
 }

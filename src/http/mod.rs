@@ -1,5 +1,6 @@
 //! HTTP routes: thin handlers that parse, call the mailbox and map errors.
 
+pub mod error;
 mod extract;
 pub mod openapi;
 pub mod ops;
@@ -17,7 +18,7 @@ use uuid::Uuid;
 
 use crate::auth::{Caller, Verifier};
 use crate::domain::{AgentId, PostResult, QueueState};
-use crate::error::{ApiError, ErrorCode};
+use crate::error::{ErrorCode, MailboxError};
 use crate::mailbox::tasks::QueueFilter;
 use crate::mailbox::{IdemRequest, Mailbox, Reply};
 
@@ -83,7 +84,7 @@ pub(crate) fn endpoint(
     web::resource(path)
         .route(route)
         .default_service(web::to(move || async move {
-            Err::<HttpResponse, ApiError>(ApiError::method_not_allowed(method))
+            Ok::<HttpResponse, MailboxError>(error::method_not_allowed(method))
         }))
 }
 
@@ -91,19 +92,19 @@ pub(crate) fn endpoint(
 pub(crate) fn typed<T: serde::de::DeserializeOwned>(
     what: &str,
     body: &Value,
-) -> Result<T, ApiError> {
+) -> Result<T, MailboxError> {
     if !body.is_object() {
-        return Err(ApiError::invalid(format!(
+        return Err(MailboxError::invalid(format!(
             "the {what} must be a JSON object"
         )));
     }
     serde_json::from_value(body.clone())
-        .map_err(|e| ApiError::invalid(format!("invalid {what}: {e}")))
+        .map_err(|e| MailboxError::invalid(format!("invalid {what}: {e}")))
 }
 
 /// Every unmatched path answers the contract's error shape.
-pub async fn not_found_route(req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    Err(ApiError::new(
+pub async fn not_found_route(req: HttpRequest) -> Result<HttpResponse, MailboxError> {
+    Err(MailboxError::new(
         ErrorCode::NotFound,
         format!("no route {} {}", req.method(), req.path()),
     ))
@@ -146,22 +147,22 @@ pub(crate) fn reply(r: Reply) -> HttpResponse {
 pub(crate) fn idem_request(
     req: &HttpRequest,
     body: &Value,
-) -> Result<Option<IdemRequest>, ApiError> {
+) -> Result<Option<IdemRequest>, MailboxError> {
     match req.headers().get("Idempotency-Key") {
         None => Ok(None),
         Some(v) => {
             let key = v.to_str().map_err(|_| {
-                ApiError::invalid("the Idempotency-Key header must be visible ASCII")
+                MailboxError::invalid("the Idempotency-Key header must be visible ASCII")
             })?;
             IdemRequest::new(key, req.method().as_str(), req.path(), body).map(Some)
         }
     }
 }
 
-fn wait(wait_ms: Option<u64>) -> Result<Duration, ApiError> {
+fn wait(wait_ms: Option<u64>) -> Result<Duration, MailboxError> {
     match wait_ms.unwrap_or(0) {
         w if w <= MAX_WAIT_MS => Ok(Duration::from_millis(w)),
-        w => Err(ApiError::invalid(format!(
+        w => Err(MailboxError::invalid(format!(
             "wait_ms {w} is out of range 0..={MAX_WAIT_MS}"
         ))),
     }
@@ -171,9 +172,11 @@ pub(crate) fn limit(limit: Option<i64>) -> i64 {
     limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT)
 }
 
-fn non_negative(name: &str, v: Option<i64>) -> Result<Option<i64>, ApiError> {
+fn non_negative(name: &str, v: Option<i64>) -> Result<Option<i64>, MailboxError> {
     match v {
-        Some(v) if v < 0 => Err(ApiError::invalid(format!("{name} must not be negative"))),
+        Some(v) if v < 0 => Err(MailboxError::invalid(format!(
+            "{name} must not be negative"
+        ))),
         v => Ok(v),
     }
 }
@@ -204,7 +207,7 @@ async fn healthz() -> HttpResponse {
             example = json!({"kind": "ready", "status": "ok"})),
     )
 )]
-async fn readyz(state: State) -> Result<HttpResponse, ApiError> {
+async fn readyz(state: State) -> Result<HttpResponse, MailboxError> {
     state.mailbox.db.ping().await?;
     Ok(HttpResponse::Ok().json(json!({"kind": "ready", "status": "ok"})))
 }
@@ -244,7 +247,7 @@ async fn version(state: State) -> HttpResponse {
             example = "# TYPE a2a_queue_depth gauge\na2a_queue_depth{state=\"queued\"} 3\n"),
     )
 )]
-async fn metrics(state: State) -> Result<HttpResponse, ApiError> {
+async fn metrics(state: State) -> Result<HttpResponse, MailboxError> {
     let gauges = state.mailbox.gauges().await?;
     Ok(HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")
@@ -279,11 +282,11 @@ async fn metrics(state: State) -> Result<HttpResponse, ApiError> {
         (status = 200, description = "Replay: this task id was already sent with this body; the first answer again.",
             body = openapi::TaskQueued),
         (status = 400, description = "`invalid_request`: malformed JSON, wrong types, a bad AgentId, a blank `task_kind` or `idempotency.key`, `deadline_ms` out of range, or a bad `Idempotency-Key` header.",
-            body = crate::error::ErrorBody),
+            body = crate::http::error::ErrorBody),
         (status = 403, description = "`sender_mismatch`: `sender` is not the token subject. `capability_missing` / `capability_scope_mismatch`: the token does not grant `a2a.send.<recipient>` for this request.",
-            body = crate::error::ErrorBody),
+            body = crate::http::error::ErrorBody),
         (status = 409, description = "`task_id_conflict`: the id is used by a different task (another body or another sender).",
-            body = crate::error::ErrorBody),
+            body = crate::http::error::ErrorBody),
     )
 )]
 async fn send_task(
@@ -291,9 +294,9 @@ async fn send_task(
     caller: Caller,
     req: HttpRequest,
     body: web::Json<Value>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, MailboxError> {
     if !body.is_object() {
-        return Err(ApiError::invalid("the task must be a JSON object"));
+        return Err(MailboxError::invalid("the task must be a JSON object"));
     }
     let idem = idem_request(&req, &body)?;
     let r = state.mailbox.send(&caller, idem.as_ref(), &body).await?;
@@ -331,18 +334,18 @@ struct NextTaskQuery {
                 ("empty" = (value = json!({"kind": "a2a_task_opt", "task": null, "lease": null}))),
             )),
         (status = 400, description = "`invalid_request`: `recipient` is not an AgentId, or `wait_ms` is not an integer in 0..=30000.",
-            body = crate::error::ErrorBody),
+            body = crate::http::error::ErrorBody),
         (status = 403, description = "`capability_missing` / `capability_scope_mismatch`: leasing for another recipient needs `a2a.lease.<recipient>`.",
-            body = crate::error::ErrorBody),
+            body = crate::http::error::ErrorBody),
     )
 )]
 async fn next_task(
     state: State,
     caller: Caller,
     q: web::Query<NextTaskQuery>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, MailboxError> {
     let recipient = match &q.recipient {
-        Some(r) => AgentId::parse(r).map_err(ApiError::invalid)?,
+        Some(r) => AgentId::parse(r).map_err(MailboxError::invalid)?,
         None => caller.sub.clone(),
     };
     let wait = wait(q.wait_ms)?;
@@ -375,20 +378,20 @@ struct LimitQuery {
     responses(
         (status = 200, description = "Queued tasks, oldest first.", body = openapi::Tasks,
             example = openapi::example_tasks),
-        (status = 400, description = "`invalid_request`: `limit` is not a 64-bit integer.", body = crate::error::ErrorBody),
+        (status = 400, description = "`invalid_request`: `limit` is not a 64-bit integer.", body = crate::http::error::ErrorBody),
     )
 )]
 async fn recent_tasks(
     state: State,
     caller: Caller,
     q: web::Query<LimitQuery>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, MailboxError> {
     let tasks = state.mailbox.recent_tasks(&caller, limit(q.limit)).await?;
     Ok(HttpResponse::Ok().json(json!({"kind": "a2a_tasks", "tasks": tasks})))
 }
 
-pub(crate) fn path_uuid(raw: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(raw).map_err(|_| ApiError::invalid(format!("{raw:?} is not a UUID")))
+pub(crate) fn path_uuid(raw: &str) -> Result<Uuid, MailboxError> {
+    Uuid::parse_str(raw).map_err(|_| MailboxError::invalid(format!("{raw:?} is not a UUID")))
 }
 
 /// Read one task's status.
@@ -404,18 +407,18 @@ pub(crate) fn path_uuid(raw: &str) -> Result<Uuid, ApiError> {
     responses(
         (status = 200, description = "The task's status.", body = openapi::TaskStatusBody,
             example = openapi::example_task_status),
-        (status = 400, description = "`invalid_request`: the id is not a UUID.", body = crate::error::ErrorBody),
-        (status = 404, description = "`not_found`: no task with this id is visible to the caller.", body = crate::error::ErrorBody),
+        (status = 400, description = "`invalid_request`: the id is not a UUID.", body = crate::http::error::ErrorBody),
+        (status = 404, description = "`not_found`: no task with this id is visible to the caller.", body = crate::http::error::ErrorBody),
     )
 )]
 async fn get_task(
     state: State,
     caller: Caller,
     id: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, MailboxError> {
     let id = path_uuid(&id)?;
     let status = state.mailbox.task_status(&caller, id).await?;
-    let mut body = serde_json::to_value(status).map_err(ApiError::internal)?;
+    let mut body = serde_json::to_value(status).map_err(MailboxError::internal)?;
     body["kind"] = json!("a2a_task_status");
     Ok(HttpResponse::Ok().json(body))
 }
@@ -440,12 +443,12 @@ async fn get_task(
         (status = 200, description = "Replay: this task was already answered with this result; the first answer again.",
             body = openapi::ResultPosted),
         (status = 400, description = "`invalid_request`: malformed JSON, wrong types, or a bad `Idempotency-Key` header.",
-            body = crate::error::ErrorBody),
+            body = crate::http::error::ErrorBody),
         (status = 403, description = "`capability_missing` / `capability_scope_mismatch`: the token does not grant `a2a.respond.<sender>` for this task. `not_lessee`: the caller does not hold the task's lease (or did not answer it).",
-            body = crate::error::ErrorBody),
-        (status = 404, description = "`unknown_task`: no task with this id is visible to the caller.", body = crate::error::ErrorBody),
+            body = crate::http::error::ErrorBody),
+        (status = 404, description = "`unknown_task`: no task with this id is visible to the caller.", body = crate::http::error::ErrorBody),
         (status = 409, description = "`not_in_flight`: the task is queued (never leased, or requeued). `lease_mismatch`: `lease_id` is not the current lease. `result_conflict`: the task was already answered with a different result.",
-            body = crate::error::ErrorBody),
+            body = crate::http::error::ErrorBody),
     )
 )]
 async fn post_result(
@@ -453,7 +456,7 @@ async fn post_result(
     caller: Caller,
     req: HttpRequest,
     body: web::Json<Value>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, MailboxError> {
     let input: PostResult = typed("result", &body)?;
     input.validate()?;
     let idem = idem_request(&req, &body)?;
@@ -485,14 +488,14 @@ struct WaitQuery {
                 ("drained" = (value = json!(openapi::example_result_opt()))),
                 ("empty" = (value = json!({"kind": "a2a_result_opt", "result": null}))),
             )),
-        (status = 400, description = "`invalid_request`: `wait_ms` is not an integer in 0..=30000.", body = crate::error::ErrorBody),
+        (status = 400, description = "`invalid_request`: `wait_ms` is not an integer in 0..=30000.", body = crate::http::error::ErrorBody),
     )
 )]
 async fn next_result(
     state: State,
     caller: Caller,
     q: web::Query<WaitQuery>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, MailboxError> {
     let result = state
         .mailbox
         .drain_result(&caller, wait(q.wait_ms)?)
@@ -510,14 +513,14 @@ async fn next_result(
     responses(
         (status = 200, description = "Pending results, oldest first.", body = openapi::Results,
             example = openapi::example_results),
-        (status = 400, description = "`invalid_request`: `limit` is not a 64-bit integer.", body = crate::error::ErrorBody),
+        (status = 400, description = "`invalid_request`: `limit` is not a 64-bit integer.", body = crate::http::error::ErrorBody),
     )
 )]
 async fn recent_results(
     state: State,
     caller: Caller,
     q: web::Query<LimitQuery>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, MailboxError> {
     let results = state
         .mailbox
         .recent_results(&caller, limit(q.limit))
@@ -555,14 +558,14 @@ struct QueueQuery {
     ),
     responses(
         (status = 200, description = "The snapshot.", body = openapi::Queue, example = openapi::example_queue),
-        (status = 400, description = "`invalid_request`: a negative or non-integer filter, or an unknown `state`.", body = crate::error::ErrorBody),
+        (status = 400, description = "`invalid_request`: a negative or non-integer filter, or an unknown `state`.", body = crate::http::error::ErrorBody),
     )
 )]
 async fn queue(
     state: State,
     caller: Caller,
     q: web::Query<QueueQuery>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, MailboxError> {
     let filter = QueueFilter {
         limit: limit(q.limit),
         min_lease_age_ms: non_negative("min_lease_age_ms", q.min_lease_age_ms)?,

@@ -530,7 +530,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         web::resource("/docs/{_:.*}")
             .guard(actix_web::guard::Not(actix_web::guard::Get()))
             .to(|| async {
-                Err::<HttpResponse, _>(crate::error::ApiError::method_not_allowed("GET"))
+                Ok::<HttpResponse, crate::error::MailboxError>(super::error::method_not_allowed(
+                    "GET",
+                ))
             }),
     )
     .service(
@@ -904,7 +906,10 @@ mod tests {
     #[test]
     fn error_examples_match_error_body() {
         for code in ERROR_CODES {
-            let body = crate::error::ApiError::new(code, example_message(code)).body();
+            let body = crate::http::error::ErrorBody::of(&crate::error::MailboxError::new(
+                code,
+                example_message(code),
+            ));
             assert_eq!(serde_json::to_value(body).unwrap(), error_example(code));
         }
     }

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 use super::{endpoint, idem_request, limit, path_uuid, reply, typed, State};
 use crate::auth::Caller;
-use crate::error::ApiError;
+use crate::error::MailboxError;
 use crate::mailbox::admin::AuditFilter;
 use crate::mailbox::repair::RepairRequest;
 use crate::mailbox::retry::{RetryPolicy, ScanKind};
@@ -58,13 +58,13 @@ struct HeartbeatBody {
         (status = 200, description = "The refreshed lease.", body = super::openapi::LeaseExtended,
             example = super::openapi::example_lease_extended),
         (status = 400, description = "`invalid_request`: the id is not a UUID, the body has no UUID `lease_id`, or a bad `Idempotency-Key` header.",
-            body = crate::error::ErrorBody),
+            body = crate::http::error::ErrorBody),
         (status = 403, description = "`not_lessee`: the caller sees the task but does not hold its lease.",
-            body = crate::error::ErrorBody),
+            body = crate::http::error::ErrorBody),
         (status = 404, description = "`not_found`: no task with this id is visible to the caller.",
-            body = crate::error::ErrorBody),
+            body = crate::http::error::ErrorBody),
         (status = 409, description = "`not_in_flight`: the task is not leased. `lease_mismatch`: `lease_id` is not the current lease.",
-            body = crate::error::ErrorBody),
+            body = crate::http::error::ErrorBody),
     )
 )]
 async fn heartbeat(
@@ -73,7 +73,7 @@ async fn heartbeat(
     req: HttpRequest,
     id: web::Path<String>,
     body: web::Json<Value>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, MailboxError> {
     let id = path_uuid(&id)?;
     let hb: HeartbeatBody = typed("heartbeat", &body)?;
     let idem = idem_request(&req, &body)?;
@@ -110,13 +110,13 @@ async fn heartbeat(
                 ("forced_error" = (value = json!(super::openapi::example_repaired_forced_error()))),
             )),
         (status = 400, description = "`invalid_request`: malformed JSON, wrong types, an unknown `action`, a blank `reason` or `message`, or a bad `Idempotency-Key` header.",
-            body = crate::error::ErrorBody),
+            body = crate::http::error::ErrorBody),
         (status = 403, description = "`capability_missing`: the token does not grant `a2a.repair.<action>`. `capability_scope_mismatch`: it does, but its scope (`peer`, `task_id`, `lease_id`, `duplicate_risk`) does not admit this request.",
-            body = crate::error::ErrorBody),
+            body = crate::http::error::ErrorBody),
         (status = 404, description = "`not_found`: no task with this id is visible to the caller.",
-            body = crate::error::ErrorBody),
+            body = crate::http::error::ErrorBody),
         (status = 409, description = "`not_in_flight`: only leased tasks can be repaired. `lease_mismatch`: `lease_id` is not the current lease.",
-            body = crate::error::ErrorBody),
+            body = crate::http::error::ErrorBody),
     )
 )]
 async fn repair(
@@ -124,7 +124,7 @@ async fn repair(
     caller: Caller,
     req: HttpRequest,
     body: web::Json<Value>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, MailboxError> {
     let input: RepairRequest = typed("repair request", &body)?;
     let idem = idem_request(&req, &body)?;
     Ok(reply(
@@ -151,9 +151,9 @@ async fn repair(
         (status = 200, description = "What the scan did (or, in a dry run, found).", body = super::openapi::AutoRetried,
             example = super::openapi::example_auto_retried),
         (status = 400, description = "`invalid_request`: malformed JSON, wrong types, `scan_limit` outside 1..=1000, `min_lease_age_ms` out of range, or a bad `Idempotency-Key` header.",
-            body = crate::error::ErrorBody),
+            body = crate::http::error::ErrorBody),
         (status = 403, description = "`capability_missing`: the token does not grant `a2a.operator` (or, with `enabled: true`, `a2a.repair.requeue`).",
-            body = crate::error::ErrorBody),
+            body = crate::http::error::ErrorBody),
     )
 )]
 async fn retry_stale(
@@ -161,7 +161,7 @@ async fn retry_stale(
     caller: Caller,
     req: HttpRequest,
     body: web::Json<Value>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, MailboxError> {
     let policy: RetryPolicy = typed("retry policy", &body)?;
     let idem = idem_request(&req, &body)?;
     let r = state
@@ -187,16 +187,16 @@ async fn retry_stale(
         (status = 200, description = "What the scan did.", body = super::openapi::AutoRetried,
             example = super::openapi::example_auto_retried),
         (status = 400, description = "`invalid_request`: a bad `Idempotency-Key` header.",
-            body = crate::error::ErrorBody),
+            body = crate::http::error::ErrorBody),
         (status = 403, description = "`capability_missing`: the token does not grant `a2a.operator` (or, when the configured policy is enabled, `a2a.repair.requeue`).",
-            body = crate::error::ErrorBody),
+            body = crate::http::error::ErrorBody),
     )
 )]
 async fn scheduler_tick(
     state: State,
     caller: Caller,
     req: HttpRequest,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, MailboxError> {
     let idem = idem_request(&req, &Value::Null)?;
     let r = state
         .mailbox
@@ -224,12 +224,16 @@ async fn scheduler_tick(
         (status = 200, description = "The number of rows dropped.", body = super::openapi::Compacted,
             example = json!({"kind": "a2a_compacted", "dropped": 42})),
         (status = 400, description = "`invalid_request`: a bad `Idempotency-Key` header.",
-            body = crate::error::ErrorBody),
+            body = crate::http::error::ErrorBody),
         (status = 403, description = "`capability_missing`: the token does not grant `a2a.compact`.",
-            body = crate::error::ErrorBody),
+            body = crate::http::error::ErrorBody),
     )
 )]
-async fn compact(state: State, caller: Caller, req: HttpRequest) -> Result<HttpResponse, ApiError> {
+async fn compact(
+    state: State,
+    caller: Caller,
+    req: HttpRequest,
+) -> Result<HttpResponse, MailboxError> {
     let idem = idem_request(&req, &Value::Null)?;
     Ok(reply(state.mailbox.compact(&caller, idem.as_ref()).await?))
 }
@@ -261,17 +265,17 @@ struct AuditQuery {
         (status = 200, description = "Audit rows, newest first.", body = super::openapi::AuditEvents,
             example = super::openapi::example_audit_events),
         (status = 400, description = "`invalid_request`: a non-integer `limit` or `since_ms`, or `since_ms` out of range.",
-            body = crate::error::ErrorBody),
+            body = crate::http::error::ErrorBody),
     )
 )]
 async fn audit_recent(
     state: State,
     caller: Caller,
     q: web::Query<AuditQuery>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, MailboxError> {
     let since_ms = match q.since_ms {
         Some(s) if s > crate::domain::MAX_MS => {
-            return Err(ApiError::invalid("since_ms is out of range"))
+            return Err(MailboxError::invalid("since_ms is out of range"))
         }
         s => s.map(|s| s as i64),
     };

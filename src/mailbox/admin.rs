@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 use super::{audit, now_ms, IdemRequest, Mailbox, Reply, CAPABILITY_CHECK};
 use crate::args;
 use crate::auth::{Caller, ScopeCtx};
-use crate::error::ApiError;
+use crate::error::MailboxError;
 use crate::store::{Tx, Val};
 
 /// One audit row. `kind` is `{"type": <slug>, ...fields of that slug}`.
@@ -62,7 +62,7 @@ impl Mailbox {
         &self,
         caller: &Caller,
         idem: Option<&IdemRequest>,
-    ) -> Result<Reply, ApiError> {
+    ) -> Result<Reply, MailboxError> {
         caller.require("a2a.compact", &ScopeCtx::default())?;
         let this = self.clone();
         let c = caller.clone();
@@ -74,7 +74,7 @@ impl Mailbox {
         .await
     }
 
-    async fn compact_in(&self, tx: &mut Tx, caller: &Caller) -> Result<Reply, ApiError> {
+    async fn compact_in(&self, tx: &mut Tx, caller: &Caller) -> Result<Reply, MailboxError> {
         let now = now_ms();
         let tasks = tx
             .execute("DELETE FROM tasks WHERE state = 'resolved'", &[])
@@ -116,7 +116,7 @@ impl Mailbox {
         &self,
         caller: &Caller,
         f: &AuditFilter,
-    ) -> Result<Vec<AuditEvent>, ApiError> {
+    ) -> Result<Vec<AuditEvent>, MailboxError> {
         // Only the filters given go into the statement, so both engines can walk the index that
         // serves them (`audit_by_issuer` for an agent's own feed, `audit_by_kind` for any kind but
         // `capability_check`, the primary key backwards otherwise); a catch-all `($1 IS NULL OR
@@ -148,7 +148,7 @@ impl Mailbox {
     }
 
     /// Records a refused token. `issuer` is the unverified subject when the token could be read.
-    pub async fn audit_auth_failure(&self, issuer: &str, reason: &str) -> Result<(), ApiError> {
+    pub async fn audit_auth_failure(&self, issuer: &str, reason: &str) -> Result<(), MailboxError> {
         let (issuer, reason) = (issuer.to_owned(), reason.to_owned());
         self.transact(Box::new(move |tx| {
             Box::pin(async move {

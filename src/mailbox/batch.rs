@@ -41,7 +41,7 @@ use tokio::sync::oneshot;
 
 use super::now_ms;
 use super::rows::TaskRow;
-use crate::error::ApiError;
+use crate::error::MailboxError;
 use crate::metrics::{Metrics, BATCH_KINDS};
 
 /// Lanes (batches running at once). One: requests arriving while a batch runs wait for it and
@@ -59,8 +59,8 @@ pub const MAX_BATCH: usize = 64;
 /// Parked drains that ride in one batch at most (see [`Step::riders`]).
 pub const MAX_DRAIN_RIDERS: usize = 64;
 
-type Answer<R> = oneshot::Sender<Result<R, ApiError>>;
-type Answered<R> = oneshot::Receiver<Result<R, ApiError>>;
+type Answer<R> = oneshot::Sender<Result<R, MailboxError>>;
+type Answered<R> = oneshot::Receiver<Result<R, MailboxError>>;
 /// Binds a batch's elements (one copy, into the argument arrays) and runs them on a connection.
 type Exec<A, R> =
     for<'c> fn(&'c mut PgConnection, &[A]) -> BoxFuture<'c, Result<Vec<R>, sqlx::Error>>;
@@ -182,13 +182,13 @@ pub struct Ticket<A: Element> {
     lane: Arc<Lane<A>>,
     id: u64,
     /// `None` once answered or given up.
-    rx: Option<oneshot::Receiver<Result<A::Outcome, ApiError>>>,
+    rx: Option<oneshot::Receiver<Result<A::Outcome, MailboxError>>>,
 }
 
 impl<A: Element> Ticket<A> {
     /// The outcome of the batch in which the parked poll found something; never ready when it
     /// was not parked (its element found something at once, or failed).
-    pub async fn answered(&mut self) -> Result<A::Outcome, ApiError> {
+    pub async fn answered(&mut self) -> Result<A::Outcome, MailboxError> {
         if let Some(rx) = self.rx.as_mut() {
             if let Ok(outcome) = rx.await {
                 self.rx = None;
@@ -202,7 +202,7 @@ impl<A: Element> Ticket<A> {
     /// Stops waiting. A parked poll is unparked at once (`None`); one riding in the running
     /// batch waits for that batch and answers its outcome, whatever it is: a claim or drain that
     /// committed is never dropped.
-    pub async fn leave(mut self) -> Option<Result<A::Outcome, ApiError>> {
+    pub async fn leave(mut self) -> Option<Result<A::Outcome, MailboxError>> {
         let rx = self.rx.take()?;
         if self.lane.unpark(self.id) {
             return None;
@@ -321,7 +321,7 @@ impl<A: Element> Combiner<A> {
     }
 
     /// Runs `arg` in the next batch and answers its outcome.
-    pub async fn call(&self, arg: A) -> Result<A::Outcome, ApiError> {
+    pub async fn call(&self, arg: A) -> Result<A::Outcome, MailboxError> {
         let (id, answered) = self.enqueue(arg, None);
         self.answer(id, answered).await
     }
@@ -330,7 +330,7 @@ impl<A: Element> Combiner<A> {
     /// it stays parked, and the ticket answers the first later batch in which it finds
     /// something (see [`Element::riders`]). The ticket unparks it when dropped, also while the
     /// element is still on its way (a request that goes away leaves nothing parked).
-    pub async fn call_parking(&self, arg: A) -> (Result<A::Outcome, ApiError>, Ticket<A>) {
+    pub async fn call_parking(&self, arg: A) -> (Result<A::Outcome, MailboxError>, Ticket<A>) {
         let (park, parked) = oneshot::channel();
         let (id, answered) = self.enqueue(arg, Some(park));
         let ticket = Ticket {
@@ -374,14 +374,14 @@ impl<A: Element> Combiner<A> {
         &self,
         id: u64,
         answered: Answered<A::Outcome>,
-    ) -> Result<A::Outcome, ApiError> {
+    ) -> Result<A::Outcome, MailboxError> {
         let _withdraw = Withdraw {
             queue: &self.lane.queue,
             id,
         };
         answered
             .await
-            .unwrap_or_else(|_| Err(ApiError::internal("a batch ended without answering")))
+            .unwrap_or_else(|_| Err(MailboxError::internal("a batch ended without answering")))
     }
 }
 
@@ -531,8 +531,9 @@ impl<A: Element> Lane<A> {
         match outcome {
             Ok(_) => {
                 for answer in answers {
-                    let _ =
-                        answer.send(Err(ApiError::internal("a batch answered the wrong count")));
+                    let _ = answer.send(Err(MailboxError::internal(
+                        "a batch answered the wrong count",
+                    )));
                 }
             }
             Err(e) if n == 1 => {
@@ -550,13 +551,15 @@ impl<A: Element> Lane<A> {
                     join_all(args.iter().zip(answers).map(|(arg, answer)| {
                         let lane = &lane;
                         async move {
-                            let outcome = lane.alone(arg).await.map_err(ApiError::from).and_then(
-                                |mut one| {
+                            let outcome = lane
+                                .alone(arg)
+                                .await
+                                .map_err(MailboxError::from)
+                                .and_then(|mut one| {
                                     one.pop().ok_or_else(|| {
-                                        ApiError::internal("a batch answered the wrong count")
+                                        MailboxError::internal("a batch answered the wrong count")
                                     })
-                                },
-                            );
+                                });
                             let _ = answer.send(outcome);
                         }
                     }))
@@ -572,11 +575,11 @@ impl<A: Element> Lane<A> {
                 );
                 for answer in answers {
                     let _ = answer.send(Err(if unavailable {
-                        ApiError::storage_unavailable(
+                        MailboxError::storage_unavailable(
                             "the database is unreachable or busy; retry later",
                         )
                     } else {
-                        ApiError::internal(&e)
+                        MailboxError::internal(&e)
                     }));
                 }
             }
@@ -785,10 +788,10 @@ pub struct PgBatches {
     lane: Combiner<Step>,
 }
 
-fn mismatch(other: Outcome) -> ApiError {
+fn mismatch(other: Outcome) -> MailboxError {
     match other {
-        Outcome::Failed(why) => ApiError::internal(why),
-        _ => ApiError::internal("a batch answered another kind of outcome"),
+        Outcome::Failed(why) => MailboxError::internal(why),
+        _ => MailboxError::internal("a batch answered another kind of outcome"),
     }
 }
 
@@ -804,7 +807,7 @@ impl PgBatches {
         self.lane.run_on_the_http_worker();
     }
 
-    pub async fn send(&self, a: SendArgs) -> Result<bool, ApiError> {
+    pub async fn send(&self, a: SendArgs) -> Result<bool, MailboxError> {
         match self.lane.call(Step::Send(a)).await? {
             Outcome::Sent(b) => Ok(b),
             other => Err(mismatch(other)),
@@ -813,12 +816,12 @@ impl PgBatches {
 
     /// A long-poll's claim: if it finds nothing, it stays parked, and the ticket answers the
     /// batch that leases it a task sent later ([`Outcome::claimed`] reads its outcome).
-    pub async fn claim(&self, a: ClaimArgs) -> (Result<Option<TaskRow>, ApiError>, Parked) {
+    pub async fn claim(&self, a: ClaimArgs) -> (Result<Option<TaskRow>, MailboxError>, Parked) {
         let (outcome, ticket) = self.lane.call_parking(Step::Claim(a)).await;
         (outcome.and_then(Outcome::claimed), ticket)
     }
 
-    pub async fn result(&self, a: ResultArgs) -> Result<Option<String>, ApiError> {
+    pub async fn result(&self, a: ResultArgs) -> Result<Option<String>, MailboxError> {
         match self.lane.call(Step::Result(a)).await? {
             Outcome::Stored(r) => Ok(r),
             other => Err(mismatch(other)),
@@ -827,7 +830,7 @@ impl PgBatches {
 
     /// A long-poll's drain: if it finds nothing, it stays parked, and the ticket answers the
     /// batch that drains it a result stored later ([`Outcome::drained`] reads its outcome).
-    pub async fn drain(&self, sender: String) -> (Result<Option<Drained>, ApiError>, Parked) {
+    pub async fn drain(&self, sender: String) -> (Result<Option<Drained>, MailboxError>, Parked) {
         let (outcome, ticket) = self
             .lane
             .call_parking(Step::Drain(DrainArgs {
@@ -851,7 +854,7 @@ pub type Parked = Ticket<Step>;
 
 impl Outcome {
     /// A claim's outcome: the leased row, if any.
-    pub fn claimed(self) -> Result<Option<TaskRow>, ApiError> {
+    pub fn claimed(self) -> Result<Option<TaskRow>, MailboxError> {
         match self {
             Outcome::Claimed(r) => Ok(r.map(|row| *row)),
             other => Err(mismatch(other)),
@@ -859,7 +862,7 @@ impl Outcome {
     }
 
     /// A drain's outcome: the drained result, if any.
-    pub fn drained(self) -> Result<Option<Drained>, ApiError> {
+    pub fn drained(self) -> Result<Option<Drained>, MailboxError> {
         match self {
             Outcome::Drained(r) => Ok(r),
             other => Err(mismatch(other)),

@@ -9,7 +9,7 @@ use sqlx::FromRow;
 use super::{now_ms, Mailbox, Reply};
 use crate::args;
 use crate::auth::Caller;
-use crate::error::{ApiError, ErrorCode};
+use crate::error::{ErrorCode, MailboxError};
 use crate::store::Tx;
 
 /// The longest accepted key.
@@ -23,14 +23,19 @@ pub struct IdemRequest {
 
 impl IdemRequest {
     /// Validates the header value and fingerprints the request (method, path, canonical body).
-    pub fn new(key: &str, method: &str, path: &str, body: &Value) -> Result<IdemRequest, ApiError> {
+    pub fn new(
+        key: &str,
+        method: &str,
+        path: &str,
+        body: &Value,
+    ) -> Result<IdemRequest, MailboxError> {
         if key.trim().is_empty() {
-            return Err(ApiError::invalid(
+            return Err(MailboxError::invalid(
                 "the Idempotency-Key header must not be blank",
             ));
         }
         if key.len() > MAX_KEY_LEN {
-            return Err(ApiError::invalid(format!(
+            return Err(MailboxError::invalid(format!(
                 "the Idempotency-Key header is longer than {MAX_KEY_LEN} characters"
             )));
         }
@@ -70,7 +75,7 @@ impl Mailbox {
         tx: &mut Tx,
         caller: &Caller,
         idem: &IdemRequest,
-    ) -> Result<Option<Reply>, ApiError> {
+    ) -> Result<Option<Reply>, MailboxError> {
         let now = now_ms();
         // Insert, or take over a record whose window has passed or whose pending reservation
         // outlived its TTL (its request died before completing: nothing of it was committed).
@@ -104,9 +109,9 @@ impl Mailbox {
                 args![caller.sub.as_str(), idem.key.as_str()],
             )
             .await?
-            .ok_or_else(|| ApiError::internal("idempotency record vanished"))?;
+            .ok_or_else(|| MailboxError::internal("idempotency record vanished"))?;
         if row.fingerprint != idem.fingerprint {
-            return Err(ApiError::new(
+            return Err(MailboxError::new(
                 ErrorCode::IdempotencyKeyReused,
                 "this Idempotency-Key was already used for a different request",
             ));
@@ -115,15 +120,15 @@ impl Mailbox {
             let secs = ((row.locked_until_ms - now).max(0) as u64)
                 .div_ceil(1000)
                 .max(1);
-            let mut e = ApiError::new(
+            let mut e = MailboxError::new(
                 ErrorCode::IdempotencyInFlight,
                 "the first request with this Idempotency-Key is still running; retry later",
             );
-            e.retry_after = Some(secs);
+            e.retry_after = Some(std::time::Duration::from_secs(secs));
             return Err(e);
         }
         let body: Value = serde_json::from_str(row.response.as_deref().unwrap_or("null"))
-            .map_err(ApiError::internal)?;
+            .map_err(MailboxError::internal)?;
         Ok(Some(
             Reply::new(row.status.unwrap_or(200) as u16, body).replay(),
         ))
@@ -138,7 +143,7 @@ impl Mailbox {
         idem: &IdemRequest,
         status: u16,
         body: &Value,
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), MailboxError> {
         tx.execute(
             "UPDATE idempotency_keys SET state = 'complete', status = $3, response = $4 \
              WHERE caller = $1 AND idem_key = $2",

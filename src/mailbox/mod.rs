@@ -24,7 +24,7 @@ use tokio::sync::{oneshot, Notify};
 
 use crate::args;
 use crate::auth::{Caller, CapCheck, ScopeCtx};
-use crate::error::ApiError;
+use crate::error::MailboxError;
 use crate::metrics::Metrics;
 use crate::store::{Db, Tx, Unit};
 
@@ -123,14 +123,14 @@ pub fn now_ms() -> i64 {
 
 /// A write operation: runs inside the transaction it is given and answers its outcome.
 pub(crate) type Op<R> =
-    Box<dyn for<'t> FnOnce(&'t mut Tx) -> BoxFuture<'t, Result<R, ApiError>> + Send>;
+    Box<dyn for<'t> FnOnce(&'t mut Tx) -> BoxFuture<'t, Result<R, MailboxError>> + Send>;
 
 /// Adapts a write operation to the store's [`Unit`]: keeps the outcome until the transaction
 /// that carried it has committed, then answers.
 struct OpUnit<R> {
     op: Option<Op<(R, bool)>>,
-    outcome: Option<Result<R, ApiError>>,
-    answer: Option<oneshot::Sender<Result<R, ApiError>>>,
+    outcome: Option<Result<R, MailboxError>>,
+    answer: Option<oneshot::Sender<Result<R, MailboxError>>>,
 }
 
 impl<R: Send + 'static> Unit for OpUnit<R> {
@@ -155,13 +155,13 @@ impl<R: Send + 'static> Unit for OpUnit<R> {
     fn done(mut self: Box<Self>, committed: Result<(), String>) {
         let answer = match (committed, self.outcome.take()) {
             (Ok(()), Some(outcome)) => outcome,
-            (Ok(()), None) => Err(ApiError::internal("a write unit never ran")),
+            (Ok(()), None) => Err(MailboxError::internal("a write unit never ran")),
             (Err(cause), outcome) => {
                 if let Some(Err(e)) = outcome {
                     Err(e)
                 } else {
                     tracing::warn!(error = %cause, "write transaction failed");
-                    Err(ApiError::storage_unavailable(
+                    Err(MailboxError::storage_unavailable(
                         "the database could not commit the change; retry later",
                     ))
                 }
@@ -211,7 +211,7 @@ impl Mailbox {
     pub(crate) async fn transact<R: Send + 'static>(
         &self,
         op: Op<(R, bool)>,
-    ) -> Result<R, ApiError> {
+    ) -> Result<R, MailboxError> {
         let (answer, answered) = oneshot::channel();
         self.db
             .run(Box::new(OpUnit {
@@ -220,9 +220,11 @@ impl Mailbox {
                 answer: Some(answer),
             }))
             .await;
-        answered
-            .await
-            .unwrap_or_else(|_| Err(ApiError::internal("a write unit was dropped unanswered")))
+        answered.await.unwrap_or_else(|_| {
+            Err(MailboxError::internal(
+                "a write unit was dropped unanswered",
+            ))
+        })
     }
 
     /// SQLite: a write of one text (several statements sharing the numbered parameters) as
@@ -232,7 +234,7 @@ impl Mailbox {
         &self,
         sql: &'static str,
         args: &[crate::store::Val],
-    ) -> Result<Vec<T>, ApiError> {
+    ) -> Result<Vec<T>, MailboxError> {
         let args = args.to_vec();
         self.transact(Box::new(move |tx| {
             Box::pin(async move {
@@ -252,7 +254,7 @@ impl Mailbox {
         caller: &Caller,
         idem: Option<&IdemRequest>,
         op: Op<Reply>,
-    ) -> Result<Reply, ApiError> {
+    ) -> Result<Reply, MailboxError> {
         let this = self.clone();
         let caller = caller.clone();
         let idem = idem.cloned();
@@ -276,7 +278,7 @@ impl Mailbox {
         caller: &Caller,
         idem: Option<&IdemRequest>,
         op: Op<Reply>,
-    ) -> Result<(Result<Reply, ApiError>, bool), ApiError> {
+    ) -> Result<(Result<Reply, MailboxError>, bool), MailboxError> {
         if let Some(idem) = idem {
             if let Some(stored) = self.reserve_key(tx, caller, idem).await? {
                 audit(
@@ -299,11 +301,18 @@ impl Mailbox {
                 }
                 Ok((Ok(reply), true))
             }
-            Err(e) if e.is_client_error() => {
+            Err(e) if e.is_refusal() => {
                 if let Some(idem) = idem {
-                    let body = serde_json::to_value(e.body()).map_err(ApiError::internal)?;
-                    self.complete_key(tx, caller, idem, e.code.status().as_u16(), &body)
-                        .await?;
+                    let body = serde_json::to_value(crate::http::error::ErrorBody::of(&e))
+                        .map_err(MailboxError::internal)?;
+                    self.complete_key(
+                        tx,
+                        caller,
+                        idem,
+                        crate::http::error::status(e.code).as_u16(),
+                        &body,
+                    )
+                    .await?;
                 }
                 Ok((Err(e), true))
             }
@@ -337,10 +346,10 @@ impl Mailbox {
         wait: Duration,
         (kind, who): (WaitFor, &str),
         mut probe: F,
-    ) -> Result<Option<T>, ApiError>
+    ) -> Result<Option<T>, MailboxError>
     where
         F: FnMut() -> Fut,
-        Fut: std::future::Future<Output = Result<Polled<T>, ApiError>>,
+        Fut: std::future::Future<Output = Result<Polled<T>, MailboxError>>,
     {
         let deadline = tokio::time::Instant::now() + wait;
         let mine = self.wakeups.key(kind, who);
@@ -398,7 +407,7 @@ impl Mailbox {
         action: &str,
         ctx: &ScopeCtx<'_>,
         now: i64,
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), MailboxError> {
         let check = caller.check(action, ctx);
         audit(
             tx,
@@ -438,7 +447,7 @@ pub(crate) enum Polled<T> {
 /// A parked claim or drain, and how its outcome becomes what the long-poll answers.
 pub(crate) struct Parked<T> {
     pub ticket: batch::Parked,
-    pub settle: fn(&Mailbox, batch::Outcome) -> Result<Option<T>, ApiError>,
+    pub settle: fn(&Mailbox, batch::Outcome) -> Result<Option<T>, MailboxError>,
 }
 
 impl<T> Parked<T> {
@@ -447,7 +456,7 @@ impl<T> Parked<T> {
     pub(crate) async fn leave(
         parked: Option<Self>,
         mailbox: &Mailbox,
-    ) -> Result<Option<T>, ApiError> {
+    ) -> Result<Option<T>, MailboxError> {
         let Some(p) = parked else {
             return Ok(None);
         };

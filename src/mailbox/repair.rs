@@ -11,7 +11,7 @@ use super::{audit, now_ms, IdemRequest, Mailbox, Reply};
 use crate::args;
 use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
 use crate::domain::{A2ATaskResult, Lease, ResultStatus, TaskState};
-use crate::error::{ApiError, ErrorCode};
+use crate::error::{ErrorCode, MailboxError};
 use crate::store::Tx;
 
 /// The duplicate-work posture an operator states when requeueing a leased task.
@@ -104,7 +104,7 @@ impl Mailbox {
         caller: &Caller,
         idem: Option<&IdemRequest>,
         req: &RepairRequest,
-    ) -> Result<Reply, ApiError> {
+    ) -> Result<Reply, MailboxError> {
         let this = self.clone();
         let c = caller.clone();
         let req = req.clone();
@@ -121,7 +121,7 @@ impl Mailbox {
         tx: &mut Tx,
         caller: &Caller,
         req: &RepairRequest,
-    ) -> Result<Reply, ApiError> {
+    ) -> Result<Reply, MailboxError> {
         let now = now_ms();
         let (action, lease_guard, duplicate_risk) = match &req.command {
             RepairCommand::Requeue {
@@ -148,7 +148,7 @@ impl Mailbox {
             _ => return Err(not_found(req.task_id)),
         };
         if row.state() != TaskState::InFlight {
-            return Err(ApiError::new(
+            return Err(MailboxError::new(
                 ErrorCode::NotInFlight,
                 format!(
                     "task {id} is {}, not in flight: only leased tasks can be repaired",
@@ -166,11 +166,11 @@ impl Mailbox {
         caller.require(&required, &ctx)?;
         // 5. Non-blank reason and message.
         if req.reason.trim().is_empty() {
-            return Err(ApiError::invalid("reason must not be blank"));
+            return Err(MailboxError::invalid("reason must not be blank"));
         }
         if let RepairCommand::ForceError { message, .. } = &req.command {
             if message.trim().is_empty() {
-                return Err(ApiError::invalid("message must not be blank"));
+                return Err(MailboxError::invalid("message must not be blank"));
             }
             crate::domain::no_nul("message", Some(message))?;
         }
@@ -244,7 +244,7 @@ impl Mailbox {
         idem: Option<&IdemRequest>,
         task_id: Uuid,
         lease_id: Uuid,
-    ) -> Result<Reply, ApiError> {
+    ) -> Result<Reply, MailboxError> {
         let this = self.clone();
         let c = caller.clone();
         self.write(
@@ -263,7 +263,7 @@ impl Mailbox {
         caller: &Caller,
         task_id: Uuid,
         lease_id: Uuid,
-    ) -> Result<Reply, ApiError> {
+    ) -> Result<Reply, MailboxError> {
         let now = now_ms();
         let id = task_id.to_string();
         let row: Option<TaskRow> = tx
@@ -277,13 +277,13 @@ impl Mailbox {
             _ => return Err(not_found(task_id)),
         };
         if row.state() != TaskState::InFlight {
-            return Err(ApiError::new(
+            return Err(MailboxError::new(
                 ErrorCode::NotInFlight,
                 format!("task {id} is {}, not in flight", row.state),
             ));
         }
         if row.leased_to.as_deref() != Some(caller.sub.as_str()) {
-            return Err(ApiError::new(
+            return Err(MailboxError::new(
                 ErrorCode::NotLessee,
                 format!("the caller does not hold the lease of task {id}"),
             ));
@@ -297,7 +297,7 @@ impl Mailbox {
                 args![id.as_str(), now],
             )
             .await?
-            .ok_or_else(|| ApiError::internal("heartbeat row vanished"))?;
+            .ok_or_else(|| MailboxError::internal("heartbeat row vanished"))?;
         let lease: Option<Lease> = row.lease()?;
         Ok(Reply::new(
             200,
@@ -308,7 +308,7 @@ impl Mailbox {
 
 /// Returns an in-flight task to the END of its recipient's queue; the attempt counter is kept
 /// (the next lease increments it).
-pub(super) async fn requeue(tx: &mut Tx, id: &str, now: i64) -> Result<u64, ApiError> {
+pub(super) async fn requeue(tx: &mut Tx, id: &str, now: i64) -> Result<u64, MailboxError> {
     Ok(tx
         .execute(
             "UPDATE tasks SET state = 'queued', queue_seq = /*NEXT_QUEUE_SEQ*/, lease_id = NULL, leased_to = NULL, \

@@ -10,7 +10,7 @@ use super::{audit, now_ms, IdemRequest, Mailbox, Parked, Polled, Reply, WaitFor,
 use crate::args;
 use crate::auth::{Caller, CapCheck, ScopeCtx};
 use crate::domain::{A2ATaskResult, PostResult, TaskState};
-use crate::error::{ApiError, ErrorCode};
+use crate::error::{ErrorCode, MailboxError};
 use crate::store::Tx;
 
 /// [`Mailbox::store_result`]'s text on SQLite (a result element of `a2a_step_many`
@@ -49,7 +49,7 @@ impl Mailbox {
         caller: &Caller,
         idem: Option<&IdemRequest>,
         input: &PostResult,
-    ) -> Result<Reply, ApiError> {
+    ) -> Result<Reply, MailboxError> {
         if idem.is_none() {
             if let Some(reply) = self.post_result_fast(caller, input).await? {
                 self.woke(&reply.wake);
@@ -79,7 +79,7 @@ impl Mailbox {
         &self,
         caller: &Caller,
         input: &PostResult,
-    ) -> Result<Option<Reply>, ApiError> {
+    ) -> Result<Option<Reply>, MailboxError> {
         let me = caller.sub.as_str();
         let given = input.lease_id.map(|l| l.to_string());
         if caller.holds_whole_family("a2a.respond.") {
@@ -127,9 +127,9 @@ impl Mailbox {
         caller: &Caller,
         input: &PostResult,
         lease_guard: Option<String>,
-    ) -> Result<Option<Reply>, ApiError> {
+    ) -> Result<Option<Reply>, MailboxError> {
         let result = input.result();
-        let content = serde_json::to_string(&result.content).map_err(ApiError::internal)?;
+        let content = serde_json::to_string(&result.content).map_err(MailboxError::internal)?;
         let stored = match &self.batches {
             Some(batches) => {
                 batches
@@ -173,7 +173,7 @@ impl Mailbox {
         tx: &mut Tx,
         caller: &Caller,
         input: &PostResult,
-    ) -> Result<Reply, ApiError> {
+    ) -> Result<Reply, MailboxError> {
         let now = now_ms();
         let me = caller.sub.as_str();
         let id = input.task_id.to_string();
@@ -196,7 +196,7 @@ impl Mailbox {
                     json!({"task_id": id, "reason": "unknown_task"}),
                 )
                 .await?;
-                return Err(ApiError::new(
+                return Err(MailboxError::new(
                     ErrorCode::UnknownTask,
                     format!("no task {id} is visible to the caller"),
                 ));
@@ -229,13 +229,13 @@ impl Mailbox {
                 if row.result()?.as_ref() == Some(&result) {
                     Ok(Reply::new(200, posted).replay())
                 } else {
-                    Err(ApiError::new(
+                    Err(MailboxError::new(
                         ErrorCode::ResultConflict,
                         format!("task {id} was already answered with a different result"),
                     ))
                 }
             }
-            TaskState::Queued => Err(ApiError::new(
+            TaskState::Queued => Err(MailboxError::new(
                 ErrorCode::NotInFlight,
                 format!("task {id} is queued, not leased: there is no lease to answer"),
             )),
@@ -246,7 +246,8 @@ impl Mailbox {
                 if let Some(given) = &lease_id {
                     row.check_lease(given)?;
                 }
-                let content = serde_json::to_string(&result.content).map_err(ApiError::internal)?;
+                let content =
+                    serde_json::to_string(&result.content).map_err(MailboxError::internal)?;
                 tx.execute(
                     "UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
                         result_error = $4, result_by = $5, result_at_ms = $6, result_seq = /*NEXT_RESULT_SEQ*/, \
@@ -280,7 +281,7 @@ impl Mailbox {
         result: &A2ATaskResult,
         content: &str,
         now: i64,
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), MailboxError> {
         let task = row.task()?;
         let window = task
             .task_kind
@@ -314,14 +315,14 @@ impl Mailbox {
         &self,
         caller: &Caller,
         wait: Duration,
-    ) -> Result<Option<A2ATaskResult>, ApiError> {
+    ) -> Result<Option<A2ATaskResult>, MailboxError> {
         self.long_poll(wait, (WaitFor::Result, caller.sub.as_str()), || {
             self.drain_once(caller)
         })
         .await
     }
 
-    async fn drain_once(&self, caller: &Caller) -> Result<Polled<A2ATaskResult>, ApiError> {
+    async fn drain_once(&self, caller: &Caller) -> Result<Polled<A2ATaskResult>, MailboxError> {
         let me = caller.sub.as_str();
         if let Some(batches) = &self.batches {
             // One element of a drain batch (see `batch`); if it finds nothing, it stays parked
@@ -373,7 +374,7 @@ impl Mailbox {
         &self,
         caller: &Caller,
         limit: i64,
-    ) -> Result<Vec<A2ATaskResult>, ApiError> {
+    ) -> Result<Vec<A2ATaskResult>, MailboxError> {
         let rows: Vec<TaskRow> = self
             .db
             .fetch_all(
@@ -388,15 +389,15 @@ impl Mailbox {
     }
 }
 
-fn not_lessee(id: &str) -> ApiError {
-    ApiError::new(
+fn not_lessee(id: &str) -> MailboxError {
+    MailboxError::new(
         ErrorCode::NotLessee,
         format!("the caller does not hold the lease of task {id}"),
     )
 }
 
 /// A drained row as the result the sender receives.
-fn drained_result(d: Drained) -> Result<A2ATaskResult, ApiError> {
+fn drained_result(d: Drained) -> Result<A2ATaskResult, MailboxError> {
     result_from_columns(
         &d.id,
         d.result_status.as_deref().unwrap_or("error"),

@@ -19,7 +19,7 @@ use super::{audit, now_ms, IdemRequest, Mailbox, Reply};
 use crate::args;
 use crate::auth::{Caller, CapCheck, ScopeCtx};
 use crate::domain::{DuplicateSafety, TaskState};
-use crate::error::ApiError;
+use crate::error::MailboxError;
 use crate::store::{Engine, Tx};
 
 /// Bounds of one retry scan. `{}` means these defaults, and a dry run.
@@ -56,12 +56,12 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
-    pub fn validate(&self) -> Result<(), ApiError> {
+    pub fn validate(&self) -> Result<(), MailboxError> {
         if self.scan_limit == 0 || self.scan_limit > 1000 {
-            return Err(ApiError::invalid("scan_limit must be within 1..=1000"));
+            return Err(MailboxError::invalid("scan_limit must be within 1..=1000"));
         }
         if self.min_lease_age_ms > crate::domain::MAX_MS {
-            return Err(ApiError::invalid("min_lease_age_ms is out of range"));
+            return Err(MailboxError::invalid("min_lease_age_ms is out of range"));
         }
         Ok(())
     }
@@ -192,7 +192,7 @@ impl Mailbox {
         idem: Option<&IdemRequest>,
         policy: &RetryPolicy,
         kind: ScanKind,
-    ) -> Result<Reply, ApiError> {
+    ) -> Result<Reply, MailboxError> {
         caller.require("a2a.operator", &ScopeCtx::default())?;
         policy.validate()?;
         // Only one scan at a time in this process; others coalesce into it.
@@ -218,13 +218,13 @@ impl Mailbox {
         policy: &RetryPolicy,
         kind: ScanKind,
         mut busy: bool,
-    ) -> Result<Reply, ApiError> {
+    ) -> Result<Reply, MailboxError> {
         let now = now_ms();
         let mut cap_error = None;
         if policy.enabled
             && caller.check("a2a.repair.requeue", &ScopeCtx::default()) == CapCheck::Missing
         {
-            cap_error = Some(ApiError::new(
+            cap_error = Some(MailboxError::new(
                 crate::error::ErrorCode::CapabilityMissing,
                 "the token lacks the capability a2a.repair.requeue, which an enabled retry scan needs",
             ));
@@ -233,7 +233,7 @@ impl Mailbox {
             let (locked,): (bool,) = tx
                 .fetch_optional("SELECT pg_try_advisory_xact_lock(7262001)", &[])
                 .await?
-                .ok_or_else(|| ApiError::internal("advisory lock answered nothing"))?;
+                .ok_or_else(|| MailboxError::internal("advisory lock answered nothing"))?;
             busy = !locked;
         }
         let report = if cap_error.is_some() || busy {
@@ -295,7 +295,7 @@ impl Mailbox {
         caller: &Caller,
         policy: &RetryPolicy,
         now: i64,
-    ) -> Result<RetryReport, ApiError> {
+    ) -> Result<RetryReport, MailboxError> {
         let rows: Vec<TaskRow> = tx
             .fetch_all(
                 &format!(

@@ -8,7 +8,7 @@ use crate::domain::{
     A2ATask, A2ATaskResult, AgentId, Content, Lease, QueueEntry, QueueState, ResultStatus,
     TaskState, TaskStatus,
 };
-use crate::error::ApiError;
+use crate::error::MailboxError;
 
 /// The columns every task query selects, in [`TaskRow`] order.
 pub const TASK_COLS: &str = "id, sender, recipient, body, state, attempt, lease_id, leased_to, \
@@ -40,12 +40,12 @@ pub struct TaskRow {
     pub updated_at_ms: i64,
 }
 
-fn corrupt(what: &str, id: &str) -> ApiError {
-    ApiError::internal(format!("stored task {id} has an unreadable {what}"))
+fn corrupt(what: &str, id: &str) -> MailboxError {
+    MailboxError::internal(format!("stored task {id} has an unreadable {what}"))
 }
 
-pub fn parse_uuid(s: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(s).map_err(|_| ApiError::internal(format!("stored id {s:?} is not a uuid")))
+pub fn parse_uuid(s: &str) -> Result<Uuid, MailboxError> {
+    Uuid::parse_str(s).map_err(|_| MailboxError::internal(format!("stored id {s:?} is not a uuid")))
 }
 
 fn ms(v: i64) -> u64 {
@@ -57,7 +57,7 @@ impl TaskRow {
         TaskState::parse(&self.state).unwrap_or(TaskState::Resolved)
     }
 
-    pub fn task(&self) -> Result<A2ATask, ApiError> {
+    pub fn task(&self) -> Result<A2ATask, MailboxError> {
         serde_json::from_str(&self.body).map_err(|_| corrupt("body", &self.id))
     }
 
@@ -70,7 +70,7 @@ impl TaskRow {
             || caller.is_operator()
     }
 
-    pub fn lease(&self) -> Result<Option<Lease>, ApiError> {
+    pub fn lease(&self) -> Result<Option<Lease>, MailboxError> {
         if self.state() != TaskState::InFlight {
             return Ok(None);
         }
@@ -86,7 +86,7 @@ impl TaskRow {
         }))
     }
 
-    pub fn result(&self) -> Result<Option<A2ATaskResult>, ApiError> {
+    pub fn result(&self) -> Result<Option<A2ATaskResult>, MailboxError> {
         let Some(status) = &self.result_status else {
             return Ok(None);
         };
@@ -99,7 +99,7 @@ impl TaskRow {
         .map(Some)
     }
 
-    pub fn status(&self) -> Result<TaskStatus, ApiError> {
+    pub fn status(&self) -> Result<TaskStatus, MailboxError> {
         Ok(TaskStatus {
             task: self.task()?,
             state: self.state(),
@@ -113,11 +113,11 @@ impl TaskRow {
 
     /// 409 `lease_mismatch` unless `given` is the current lease. The message names both leases,
     /// so an operator sees what changed since they looked.
-    pub fn check_lease(&self, given: &str) -> Result<(), ApiError> {
+    pub fn check_lease(&self, given: &str) -> Result<(), MailboxError> {
         if self.lease_id.as_deref() == Some(given) {
             return Ok(());
         }
-        Err(ApiError::new(
+        Err(MailboxError::new(
             crate::error::ErrorCode::LeaseMismatch,
             format!(
                 "lease {given} is not the current lease of task {} (current lease: {})",
@@ -127,7 +127,7 @@ impl TaskRow {
         ))
     }
 
-    pub fn queue_entry(&self) -> Result<QueueEntry, ApiError> {
+    pub fn queue_entry(&self) -> Result<QueueEntry, MailboxError> {
         let lease = self.lease()?;
         Ok(QueueEntry {
             state: if lease.is_some() {
@@ -151,7 +151,7 @@ pub fn result_from_columns(
     status: &str,
     content: Option<&str>,
     error_message: Option<String>,
-) -> Result<A2ATaskResult, ApiError> {
+) -> Result<A2ATaskResult, MailboxError> {
     let status = ResultStatus::parse(status).ok_or_else(|| corrupt("result status", task_id))?;
     let content: Vec<Content> = match content {
         Some(c) => serde_json::from_str(c).map_err(|_| corrupt("result content", task_id))?,

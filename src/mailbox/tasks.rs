@@ -11,7 +11,7 @@ use super::{audit, capability_audit, now_ms, Mailbox, Parked, Polled, Reply, Wai
 use crate::args;
 use crate::auth::{Caller, CapCheck, ScopeCtx};
 use crate::domain::{A2ATask, Lease, QueueEntry, QueueState};
-use crate::error::{ApiError, ErrorCode};
+use crate::error::{ErrorCode, MailboxError};
 use crate::store::Tx;
 
 use super::IdemRequest;
@@ -91,7 +91,7 @@ impl Mailbox {
         caller: &Caller,
         idem: Option<&IdemRequest>,
         raw: &Value,
-    ) -> Result<Reply, ApiError> {
+    ) -> Result<Reply, MailboxError> {
         if idem.is_none() {
             if let Some(reply) = self.send_fast(caller, raw).await? {
                 self.woke(&reply.wake);
@@ -114,7 +114,7 @@ impl Mailbox {
     /// capability, under a new id. The task and its `capability_check` audit row are inserted
     /// together, the audit row only when the task was. Anything else (`None`) goes through [`Mailbox::send_in`], which
     /// answers it exactly (replay, conflict, refusal); nothing was written then.
-    async fn send_fast(&self, caller: &Caller, raw: &Value) -> Result<Option<Reply>, ApiError> {
+    async fn send_fast(&self, caller: &Caller, raw: &Value) -> Result<Option<Reply>, MailboxError> {
         let sender = raw.get("sender").and_then(Value::as_str);
         let recipient = raw.get("recipient").and_then(Value::as_str);
         let (Some(sender), Some(recipient)) = (sender, recipient) else {
@@ -138,7 +138,7 @@ impl Mailbox {
         if task.validate().is_err() || task.cache_key().is_some() {
             return Ok(None);
         }
-        let body = serde_json::to_string(&task).map_err(ApiError::internal)?;
+        let body = serde_json::to_string(&task).map_err(MailboxError::internal)?;
         let idem = task.idempotency.as_ref();
         let checked = capability_audit(&format!("a2a-send:{recipient}"), &action, true);
         let inserted = match &self.batches {
@@ -186,12 +186,17 @@ impl Mailbox {
         ))
     }
 
-    async fn send_in(&self, tx: &mut Tx, caller: &Caller, raw: &Value) -> Result<Reply, ApiError> {
+    async fn send_in(
+        &self,
+        tx: &mut Tx,
+        caller: &Caller,
+        raw: &Value,
+    ) -> Result<Reply, MailboxError> {
         let now = now_ms();
         let sender = raw.get("sender").and_then(Value::as_str);
         let recipient = raw.get("recipient").and_then(Value::as_str);
         let (Some(sender), Some(recipient)) = (sender, recipient) else {
-            return Err(ApiError::invalid(
+            return Err(MailboxError::invalid(
                 "the task needs string fields sender and recipient",
             ));
         };
@@ -204,7 +209,7 @@ impl Mailbox {
                 json!({"sender": sender, "recipient": recipient, "task_id": raw.get("id")}),
             )
             .await?;
-            return Err(ApiError::new(
+            return Err(MailboxError::new(
                 ErrorCode::SenderMismatch,
                 format!(
                     "the task's sender {sender:?} is not the token subject {:?}",
@@ -228,10 +233,10 @@ impl Mailbox {
         )
         .await?;
         let task: A2ATask = serde_json::from_value(raw.clone())
-            .map_err(|e| ApiError::invalid(format!("invalid task: {e}")))?;
+            .map_err(|e| MailboxError::invalid(format!("invalid task: {e}")))?;
         task.validate()?;
         let id = task.id.to_string();
-        let body = serde_json::to_string(&task).map_err(ApiError::internal)?;
+        let body = serde_json::to_string(&task).map_err(MailboxError::internal)?;
 
         let cache_key = task.cache_key();
         // A task with a cache key must be checked for a replay of its id before the cache is
@@ -330,7 +335,7 @@ impl Mailbox {
         tx: &mut Tx,
         task: &A2ATask,
         body: &str,
-    ) -> Result<Option<Reply>, ApiError> {
+    ) -> Result<Option<Reply>, MailboxError> {
         let existing: Option<Existing> = tx
             .fetch_optional(
                 "SELECT sender, body, replayed_from FROM tasks WHERE id = $1",
@@ -349,7 +354,7 @@ impl Mailbox {
                 .replay(),
             ))
         } else {
-            Err(ApiError::new(
+            Err(MailboxError::new(
                 ErrorCode::TaskIdConflict,
                 format!("task id {} is already used by a different task", task.id),
             ))
@@ -362,10 +367,10 @@ impl Mailbox {
         tx: &mut Tx,
         task: &A2ATask,
         body: &str,
-    ) -> Result<Reply, ApiError> {
+    ) -> Result<Reply, MailboxError> {
         self.replay_send(tx, task, body)
             .await?
-            .ok_or_else(|| ApiError::internal("a conflicting insert left no row"))
+            .ok_or_else(|| MailboxError::internal("a conflicting insert left no row"))
     }
 
     /// `GET /a2a/tasks/next`: leases the oldest queued task of `recipient`, waiting up to `wait`.
@@ -374,7 +379,7 @@ impl Mailbox {
         caller: &Caller,
         recipient: &str,
         wait: Duration,
-    ) -> Result<Option<(crate::domain::A2ATask, Lease)>, ApiError> {
+    ) -> Result<Option<(crate::domain::A2ATask, Lease)>, MailboxError> {
         if recipient != caller.sub.as_str() {
             caller.require(
                 &format!("a2a.lease.{recipient}"),
@@ -394,7 +399,7 @@ impl Mailbox {
         &self,
         caller: &Caller,
         recipient: &str,
-    ) -> Result<Polled<(A2ATask, Lease)>, ApiError> {
+    ) -> Result<Polled<(A2ATask, Lease)>, MailboxError> {
         let mut parked = None;
         if let Some(batches) = &self.batches {
             // The common case, one element of a claim batch (see `batch`): the head of the
@@ -459,10 +464,10 @@ impl Mailbox {
     }
 
     /// A lease a batch claimed: the task and its lease, counted.
-    fn leased(&self, row: TaskRow) -> Result<(A2ATask, Lease), ApiError> {
+    fn leased(&self, row: TaskRow) -> Result<(A2ATask, Lease), MailboxError> {
         let lease = row
             .lease()?
-            .ok_or_else(|| ApiError::internal("claimed row has no lease"))?;
+            .ok_or_else(|| MailboxError::internal("claimed row has no lease"))?;
         self.metrics.inc(&self.metrics.leases);
         Ok((row.task()?, lease))
     }
@@ -475,7 +480,7 @@ impl Mailbox {
         tx: &mut Tx,
         caller: &Caller,
         recipient: &str,
-    ) -> Result<(Option<(A2ATask, Lease)>, u32), ApiError> {
+    ) -> Result<(Option<(A2ATask, Lease)>, u32), MailboxError> {
         let now = now_ms();
         // Fast path, one statement: the head of the queue is live and becomes the lease.
         let lease_id = Uuid::new_v4();
@@ -488,7 +493,7 @@ impl Mailbox {
         if let Some(row) = claimed {
             let lease = row
                 .lease()?
-                .ok_or_else(|| ApiError::internal("claimed row has no lease"))?;
+                .ok_or_else(|| MailboxError::internal("claimed row has no lease"))?;
             return Ok((Some((row.task()?, lease)), 0));
         }
         // Otherwise the queue is empty or its head has expired: walk it.
@@ -530,10 +535,10 @@ impl Mailbox {
                     args![head.id.as_str(), lease_id, caller.sub.as_str(), now],
                 )
                 .await?
-                .ok_or_else(|| ApiError::internal("claimed row vanished"))?;
+                .ok_or_else(|| MailboxError::internal("claimed row vanished"))?;
             let lease = row
                 .lease()?
-                .ok_or_else(|| ApiError::internal("claimed row has no lease"))?;
+                .ok_or_else(|| MailboxError::internal("claimed row has no lease"))?;
             return Ok((Some((row.task()?, lease)), expired));
         }
     }
@@ -543,7 +548,7 @@ impl Mailbox {
         &self,
         caller: &Caller,
         id: Uuid,
-    ) -> Result<crate::domain::TaskStatus, ApiError> {
+    ) -> Result<crate::domain::TaskStatus, MailboxError> {
         let row: Option<TaskRow> = self
             .db
             .fetch_optional(
@@ -562,7 +567,7 @@ impl Mailbox {
         &self,
         caller: &Caller,
         limit: i64,
-    ) -> Result<Vec<A2ATask>, ApiError> {
+    ) -> Result<Vec<A2ATask>, MailboxError> {
         let rows: Vec<TaskRow> = if caller.is_operator() {
             self.db
                 .fetch_all(
@@ -588,7 +593,11 @@ impl Mailbox {
 
     /// `GET /a2a/queue`: queued tasks first (FIFO), then in-flight ones oldest lease first, and
     /// the pending results; all visibility-filtered. Filters apply before the limit.
-    pub async fn queue(&self, caller: &Caller, f: &QueueFilter) -> Result<QueueSnapshot, ApiError> {
+    pub async fn queue(
+        &self,
+        caller: &Caller,
+        f: &QueueFilter,
+    ) -> Result<QueueSnapshot, MailboxError> {
         let now = now_ms();
         let operator = caller.is_operator();
         let me = caller.sub.as_str();
@@ -656,8 +665,8 @@ impl Mailbox {
     }
 }
 
-pub fn not_found(id: Uuid) -> ApiError {
-    ApiError::new(
+pub fn not_found(id: Uuid) -> MailboxError {
+    MailboxError::new(
         ErrorCode::NotFound,
         format!("no task {id} is visible to the caller"),
     )
@@ -677,7 +686,9 @@ impl Mailbox {
     /// Queue gauges for `/metrics`. Each reads one partial index: depths are index-only counts
     /// of one state's rows and the ages come from the first entry of an ordered index, so no
     /// query walks the whole table.
-    pub async fn gauges(&self) -> Result<Vec<(&'static str, &'static str, String, f64)>, ApiError> {
+    pub async fn gauges(
+        &self,
+    ) -> Result<Vec<(&'static str, &'static str, String, f64)>, MailboxError> {
         let now = now_ms();
         let mut out = Vec::new();
         if let Some(batches) = &self.batches {

@@ -6,7 +6,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use crate::helpers::*;
+use crate::common::*;
 
 /// (method, path, JSON body) for each authenticated mailbox route.
 fn protected_routes() -> Vec<(Method, String, Option<Value>)> {

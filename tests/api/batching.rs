@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use sqlx::{Connection, Executor, PgConnection};
 use tokio::task::JoinSet;
 
-use crate::helpers::*;
+use crate::common::*;
 
 /// Waits until some session of this database waits for a lock.
 async fn a_lock_wait(db_url: &str) {

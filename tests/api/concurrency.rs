@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 use tokio::task::JoinSet;
 
-use crate::helpers::*;
+use crate::common::*;
 
 /// Sends `tasks` with `workers` concurrent clients; asserts each is a 201.
 async fn send_all(api: &Api, token: &str, tasks: Vec<Value>, workers: usize) {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio::task::JoinSet;
 
-use crate::helpers::*;
+use crate::common::*;
 
 async fn snapshot(app: &TestApp, ids: &[String]) -> HashMap<String, Value> {
     let mut out = HashMap::new();

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::helpers::*;
+use crate::common::*;
 
 fn task_due(at_ms: u64) -> serde_json::Value {
     let mut t = task("alice", "bob");

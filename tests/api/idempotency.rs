@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use crate::helpers::*;
+use crate::common::*;
 
 /// An idempotent task alice → `recipient` with a task_kind and a key.
 fn idempotent(recipient: &str, kind: &str, key: &str) -> Value {

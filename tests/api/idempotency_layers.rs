@@ -5,7 +5,7 @@ use futures_util::future::join_all;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use crate::helpers::*;
+use crate::common::*;
 
 fn idempotent(key: &str) -> Value {
     let mut t = task("alice", "bob");

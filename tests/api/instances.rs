@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tokio::task::JoinSet;
 
-use crate::helpers::*;
+use crate::common::*;
 
 both_engines!(two_instances_never_lease_the_same_task);
 async fn two_instances_never_lease_the_same_task(mut app: TestApp) {

@@ -3,7 +3,7 @@
 use serde_json::json;
 use uuid::Uuid;
 
-use crate::helpers::*;
+use crate::common::*;
 
 both_engines!(empty_mailbox_leases_null_task_and_null_lease);
 async fn empty_mailbox_leases_null_task_and_null_lease(app: TestApp) {

@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::helpers::*;
+use crate::common::*;
 
 /// Delay before the other client acts, so that the poll is (very likely) already waiting.
 /// Correctness does not depend on it: the poll cannot return an item that does not exist yet.

@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use crate::helpers::*;
+use crate::common::*;
 
 const LEASE_FIELDS: [&str; 4] = ["lease_id", "leased_to", "leased_at_ms", "heartbeat_at_ms"];
 

@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use crate::helpers::*;
+use crate::common::*;
 
 fn ids(b: &Value) -> Vec<String> {
     b["tasks"]

@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use crate::helpers::*;
+use crate::common::*;
 
 /// The `message` with every occurrence of `id` blanked, so that two 404s can be compared.
 fn without_id(body: &Value, id: &str) -> Value {

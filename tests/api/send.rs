@@ -3,7 +3,7 @@
 use serde_json::json;
 use uuid::Uuid;
 
-use crate::helpers::*;
+use crate::common::*;
 
 both_engines!(send_answers_201_with_exactly_kind_and_task_id);
 async fn send_answers_201_with_exactly_kind_and_task_id(app: TestApp) {

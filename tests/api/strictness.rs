@@ -4,7 +4,7 @@
 use reqwest::Method;
 use serde_json::json;
 
-use crate::helpers::*;
+use crate::common::*;
 
 async fn other_methods_on_a_known_path_are_405_with_allow(app: TestApp) {
     for (method, path, allow) in [

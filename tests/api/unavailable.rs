@@ -4,7 +4,7 @@
 
 use sqlx::{Connection, Executor};
 
-use crate::helpers::*;
+use crate::common::*;
 
 async fn a_locked_database_answers_503_retriable_and_changes_nothing(app: TestApp) {
     // Another client holds the lock the send needs.

@@ -5,7 +5,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use crate::helpers::*;
+use crate::common::*;
 
 /// Variants of a valid task, each broken in one way.
 fn broken_tasks() -> Vec<(&'static str, Value)> {

@@ -3,7 +3,7 @@
 //! carries a large checkpoint (the latency tail of a deep queue, BENCHMARKS.md session 7).
 //! SQLite only: PostgreSQL's WAL is its server's business.
 
-use crate::helpers::*;
+use crate::common::*;
 
 /// One WAL frame: a 24-byte frame header and a 4 KiB page (SQLite's default page size).
 const FRAME: u64 = 24 + 4096;

@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 
 use super::{full_ops, idem_task, send_and_lease};
-use crate::helpers::{task, TestApp};
+use crate::common::{task, TestApp};
 
 async fn feed(app: &TestApp, token: &str, query: &str) -> Vec<Value> {
     let r = app.get(&format!("/audit/recent{query}"), token).await;

@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 
 use super::{full_ops, idem_task, send_and_lease};
-use crate::helpers::{task, TestApp, BIN};
+use crate::common::{task, TestApp, BIN};
 
 struct Out {
     code: i32,

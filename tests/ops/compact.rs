@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::{audit_rows, full_ops, idem_task, send_and_lease};
-use crate::helpers::{assert_error, result, task, AppConfig, TestApp};
+use crate::common::{assert_error, result, task, AppConfig, TestApp};
 
 async fn compaction_drops_only_resolved_tasks(app: TestApp) {
     let ops = full_ops(&app);
@@ -88,7 +88,7 @@ async fn expired_cache_entries_no_longer_replay_and_are_purged(app: TestApp) {
     let mut r = result(&id, "ok", "done");
     r["lease_id"] = json!(lease);
     app.post_result(&app.bob(), &r).await.expect(201);
-    crate::helpers::clock_tick().await;
+    crate::common::clock_tick().await;
     let again = app.send(&app.alice(), &idem_task("work-2")).await;
     let b = again.expect(201).clone();
     assert!(

@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::{audit_rows, full_ops, idem_task, repair, send_and_lease};
-use crate::helpers::{assert_error, queue_ids, task, TestApp};
+use crate::common::{assert_error, queue_ids, task, TestApp};
 
 async fn requeue_puts_the_task_at_the_end_and_its_next_lease_is_attempt_2(app: TestApp) {
     let ops = full_ops(&app);

@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 
 use super::{audit_rows, full_ops, idem_task, send_and_lease, unsafe_task};
-use crate::helpers::{assert_error, task, Api, TestApp};
+use crate::common::{assert_error, task, Api, TestApp};
 
 async fn scan(api: &Api, token: &str, policy: Value) -> Value {
     let r = api.post("/a2a/retry-stale", token, &policy).await;

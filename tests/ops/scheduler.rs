@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::{audit_rows, idem_task, send_and_lease, unsafe_task};
-use crate::helpers::{assert_error, AppConfig, TestApp};
+use crate::common::{assert_error, AppConfig, TestApp};
 
 fn scheduler_on() -> AppConfig {
     AppConfig::default()

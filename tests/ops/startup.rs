@@ -9,7 +9,7 @@ use std::time::Duration;
 use sqlx::{Connection, Executor};
 use uuid::Uuid;
 
-use crate::helpers::{postgres_base_url, task, BIN};
+use crate::common::{postgres_base_url, task, BIN};
 
 /// A fresh database URL (and a scratch directory to run in), or `None` when PostgreSQL is
 /// skipped. The third value drops the PostgreSQL database when the test ends.
@@ -30,7 +30,7 @@ async fn fresh_db(postgres: bool, test: &str) -> Option<(String, PathBuf, DropDb
         .await
         .unwrap();
     let _ = conn.close().await;
-    let url = crate::helpers::pg_url_with_db(&base, &name);
+    let url = crate::common::pg_url_with_db(&base, &name);
     Some((url, dir, DropDb(Some((base, name)))))
 }
 
@@ -40,7 +40,7 @@ struct DropDb(Option<(String, String)>);
 impl Drop for DropDb {
     fn drop(&mut self) {
         if let Some((admin, name)) = self.0.take() {
-            crate::helpers::drop_database(admin, name);
+            crate::common::drop_database(admin, name);
         }
     }
 }

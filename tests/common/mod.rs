@@ -28,7 +28,7 @@ pub const REQUIRE_PG_VAR: &str = "A2A_MAILBOX_REQUIRE_POSTGRES";
 /// on both storage engines. `config = f` passes `AppConfig` from `fn f() -> AppConfig`.
 macro_rules! both_engines {
     ($name:ident) => {
-        both_engines!(@inner $name, $crate::helpers::AppConfig::default());
+        both_engines!(@inner $name, $crate::common::AppConfig::default());
     };
     ($name:ident, config = $cfg:ident) => {
         both_engines!(@inner $name, super::$cfg());
@@ -37,8 +37,8 @@ macro_rules! both_engines {
         mod $name {
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn sqlite() {
-                $crate::helpers::run(
-                    $crate::helpers::Engine::Sqlite,
+                $crate::common::run(
+                    $crate::common::Engine::Sqlite,
                     concat!(module_path!(), "::sqlite"),
                     $cfg,
                     super::$name,
@@ -48,8 +48,8 @@ macro_rules! both_engines {
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn postgres() {
-                $crate::helpers::run(
-                    $crate::helpers::Engine::Postgres,
+                $crate::common::run(
+                    $crate::common::Engine::Postgres,
                     concat!(module_path!(), "::postgres"),
                     $cfg,
                     super::$name,

@@ -17,6 +17,8 @@
 //!   expressions so that a claim (`ORDER BY queue_seq` for one recipient) can only use the
 //!   per-recipient index; plain columns on SQLite.
 
+mod fault;
+
 use std::borrow::Cow;
 use std::str::FromStr;
 use std::time::Duration;

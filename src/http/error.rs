@@ -1,0 +1,88 @@
+//! The HTTP face of [`MailboxError`]: the one table of statuses, the error body, and the
+//! `Retry-After` header.
+
+use actix_web::http::{header, StatusCode};
+use actix_web::{HttpResponse, ResponseError};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::openapi::ErrorKind;
+use crate::error::{ErrorCode, MailboxError};
+
+/// The HTTP status of each code (API.md §9): the one table the responses, the OpenAPI document
+/// and its examples all read.
+pub fn status(code: ErrorCode) -> StatusCode {
+    use ErrorCode::*;
+    match code {
+        InvalidRequest => StatusCode::BAD_REQUEST,
+        Unauthenticated => StatusCode::UNAUTHORIZED,
+        SenderMismatch | CapabilityMissing | CapabilityScopeMismatch | NotLessee => {
+            StatusCode::FORBIDDEN
+        }
+        NotFound | UnknownTask => StatusCode::NOT_FOUND,
+        TaskIdConflict | NotInFlight | LeaseMismatch | ResultConflict | IdempotencyInFlight => {
+            StatusCode::CONFLICT
+        }
+        PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
+        MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+        StorageUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+        Internal => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+/// The error body: `{"kind":"error","code","message","retriable"}`. Every refusal and failure
+/// answers it, with the HTTP status of its `code` (API.md §9).
+#[derive(Clone, Debug, Serialize, ToSchema)]
+#[schema(example = json!({"kind": "error", "code": "not_found",
+    "message": "no task 0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90 is visible to the caller", "retriable": false}))]
+pub struct ErrorBody {
+    /// Always `"error"`.
+    #[schema(value_type = ErrorKind)]
+    pub kind: &'static str,
+    /// The stable machine code; it determines the HTTP status.
+    pub code: ErrorCode,
+    /// Human-readable; free text, never internal detail.
+    pub message: String,
+    /// `true` when the same request may succeed later (`storage_unavailable`,
+    /// `idempotency_in_flight`).
+    pub retriable: bool,
+}
+
+impl ErrorBody {
+    pub fn of(e: &MailboxError) -> ErrorBody {
+        ErrorBody {
+            kind: "error",
+            code: e.code,
+            message: e.message.clone(),
+            retriable: e.code.retriable(),
+        }
+    }
+}
+
+impl ResponseError for MailboxError {
+    fn status_code(&self) -> StatusCode {
+        status(self.code)
+    }
+    fn error_response(&self) -> HttpResponse {
+        let mut res = HttpResponse::build(self.status_code());
+        if let Some(wait) = self.retry_after {
+            let secs = wait.as_millis().div_ceil(1000).max(1);
+            res.insert_header((header::RETRY_AFTER, secs.to_string()));
+        }
+        res.json(ErrorBody::of(self))
+    }
+}
+
+/// 405 `method_not_allowed` with `Allow: <method>`.
+pub fn method_not_allowed(method: &'static str) -> HttpResponse {
+    let e = MailboxError::new(
+        ErrorCode::MethodNotAllowed,
+        format!("this path answers {method} only"),
+    );
+    let mut res = e.error_response();
+    res.headers_mut()
+        .insert(header::ALLOW, header::HeaderValue::from_static(method));
+    res
+}

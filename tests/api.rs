@@ -1,0 +1,28 @@
+//! Black-box integration tests for a2a-mailbox: the real binary, over HTTP, on SQLite and on
+//! PostgreSQL (`A2A_MAILBOX_TEST_POSTGRES_URL`). Every test runs on both engines (test names end
+//! in `::sqlite` or `::postgres`), but those of `batching`, PostgreSQL's group commit, and of
+//! `wal`, SQLite's checkpoints.
+
+#[macro_use]
+mod common;
+
+mod api {
+    mod auth;
+    mod batching;
+    mod concurrency;
+    mod crash;
+    mod deadline;
+    mod idempotency;
+    mod idempotency_layers;
+    mod instances;
+    mod lease;
+    mod longpoll;
+    mod queue;
+    mod recent;
+    mod results;
+    mod send;
+    mod strictness;
+    mod unavailable;
+    mod validation;
+    mod wal;
+}

@@ -109,6 +109,9 @@ pub struct MailboxError {
     /// How long to wait before retrying (retriable codes only).
     #[serde(skip)]
     pub retry_after: Option<Duration>,
+    /// The stored answer of an earlier identical request (an `Idempotency-Key` replay).
+    #[serde(skip)]
+    pub replayed: bool,
 }
 
 impl MailboxError {
@@ -117,6 +120,7 @@ impl MailboxError {
             code,
             message: message.into(),
             retry_after: None,
+            replayed: false,
         }
     }
     pub fn invalid(message: impl Into<String>) -> MailboxError {

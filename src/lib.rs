@@ -6,6 +6,7 @@
 
 pub mod auth;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod domain;
 pub mod error;

@@ -13,7 +13,7 @@ use a2a_mailbox::config::{
     dev_secret_path, read_secret_file, DbArgs, JwtArgs, MailboxArgs, SchedulerArgs,
 };
 use a2a_mailbox::server::{serve, ServerSettings};
-use a2a_mailbox::store::{Db, PoolSettings};
+use a2a_mailbox::store::{PoolSettings, Store};
 
 #[derive(Parser)]
 #[command(
@@ -216,12 +216,13 @@ async fn run_serve(a: ServeArgs) -> anyhow::Result<()> {
 }
 
 async fn run_migrate(a: MigrateArgs) -> anyhow::Result<()> {
-    let db = Db::connect(
+    let db = Store::connect(
         &a.db.database_url,
         &PoolSettings {
             max_connections: 2,
             acquire_timeout: Duration::from_millis(a.db.db_acquire_timeout_ms),
         },
+        Default::default(),
     )
     .await?;
     db.migrate().await?;

@@ -14,7 +14,7 @@ use crate::http::{self, AppState};
 use crate::mailbox::retry::{RetryPolicy, ScanKind};
 use crate::mailbox::{Mailbox, MailboxConfig};
 use crate::metrics::Metrics;
-use crate::store::{Db, Engine, PoolSettings};
+use crate::store::{Engine, PoolSettings, Store};
 
 pub struct ServerSettings {
     pub database_url: String,
@@ -34,26 +34,26 @@ pub struct ServerSettings {
 /// on the workers of [`http_workers`]). On PostgreSQL the lane is one task that runs one batch at
 /// a time, and one thread serves it with fewer cross-thread wake-ups than one per core: 0.23
 /// against 0.27 ms of server CPU per task and 17 % more tasks per second in the closed loop,
-/// means of 7 alternated rounds (BENCHMARKS.md, session 8). With one HTTP worker the lane runs on
+/// means of 7 alternated rounds. With one HTTP worker the lane runs on
 /// that worker instead (`mailbox::batch`), and this thread is left the notifier, the peer
 /// listener and the scheduler timer. On SQLite one thread measured
 /// slower, so it keeps Tokio's default (`None`: one per core), as does an operator's own
 /// `TOKIO_WORKER_THREADS` (`chosen_by_operator`).
 pub fn main_runtime_threads(database_url: &str, chosen_by_operator: bool) -> Option<usize> {
-    let postgres = matches!(Engine::from_url(database_url), Ok(Engine::Postgres));
-    (postgres && !chosen_by_operator).then_some(1)
+    let lane = Engine::from_url(database_url).is_ok_and(Engine::runs_a_lane);
+    (lane && !chosen_by_operator).then_some(1)
 }
 
 /// HTTP worker threads: the operator's choice, else one per core, and on PostgreSQL one fewer
 /// (at least one). There the group-commit lane keeps a thread of its own busy (the main runtime,
 /// one thread on PostgreSQL), so one worker per core oversubscribes the cores: on 2 cores one
 /// worker measured 17 % more tasks per second in the closed loop and less server CPU per task
-/// than two (BENCHMARKS.md, session 8). On SQLite one worker measured far slower, so it keeps one
+/// than two. On SQLite one worker measured far slower, so it keeps one
 /// per core.
-pub fn http_workers(chosen: Option<usize>, postgres: bool, cores: usize) -> usize {
+pub fn http_workers(chosen: Option<usize>, lane: bool, cores: usize) -> usize {
     match chosen {
         Some(n) => n.max(1),
-        None if postgres => cores.saturating_sub(1).max(1),
+        None if lane => cores.saturating_sub(1).max(1),
         None => cores.max(1),
     }
 }
@@ -61,12 +61,10 @@ pub fn http_workers(chosen: Option<usize>, postgres: bool, cores: usize) -> usiz
 /// Opens the database, runs its migrations and serves until interrupted. Prints
 /// `a2a-mailbox listening on http://ADDR` on stdout once the socket is bound.
 pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
-    let db = Db::connect(&s.database_url, &s.pool).await?;
-    db.migrate().await?;
-    let mailbox = Mailbox::new(db.clone(), s.mailbox, Arc::new(Metrics::default()));
-    if let Some(pool) = db.pg_pool() {
-        tokio::spawn(listen_for_peers(pool.clone(), mailbox.clone()));
-    }
+    let metrics = Arc::new(Metrics::default());
+    let store = Store::connect(&s.database_url, &s.pool, metrics.clone()).await?;
+    store.migrate().await?;
+    let mailbox = Mailbox::new(store.clone(), s.mailbox, metrics);
     if let Some(every) = s.scheduler_interval_ms.filter(|ms| *ms > 0) {
         tokio::spawn(scheduler_timer(
             mailbox.clone(),
@@ -75,10 +73,10 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
         ));
     }
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let workers = http_workers(s.http_workers, db.pg_pool().is_some(), cores);
+    let workers = http_workers(s.http_workers, store.engine().runs_a_lane(), cores);
     if workers == 1 {
         // Every request runs on the one worker: the lane runs there too (see `batch`).
-        mailbox.run_the_lane_on_the_http_worker();
+        store.run_the_lane_on_the_http_worker();
     }
     let max_body = s.max_body_bytes;
     let state = web::Data::new(Arc::new(AppState {
@@ -106,31 +104,8 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
         println!("a2a-mailbox listening on http://{addr}");
     }
     server.run().await?;
-    db.close().await;
+    store.close().await;
     Ok(())
-}
-
-/// PostgreSQL: wakes this instance's long-polls when another instance commits a task or result.
-async fn listen_for_peers(pool: sqlx::PgPool, mailbox: Mailbox) {
-    loop {
-        match sqlx::postgres::PgListener::connect_with(&pool).await {
-            Ok(mut listener) => {
-                if let Err(e) = listener.listen("a2a_mailbox").await {
-                    tracing::warn!(error = %e, "LISTEN a2a_mailbox failed");
-                } else {
-                    while let Ok(note) = listener.recv().await {
-                        if note.payload() != mailbox.instance {
-                            mailbox.wakeups.all.notify_waiters();
-                        }
-                    }
-                }
-            }
-            Err(e) => tracing::warn!(error = %e, "cannot open the NOTIFY listener connection"),
-        }
-        // Anything may have happened while the listener was down: let waiters re-check.
-        mailbox.wakeups.all.notify_waiters();
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
 }
 
 /// The identity of the in-process timer in the audit feed.
@@ -154,7 +129,11 @@ async fn scheduler_timer(mailbox: Mailbox, policy: RetryPolicy, every: Duration)
             .retry_stale(&caller, None, &policy, ScanKind::Scheduler)
             .await
         {
-            Ok(r) => tracing::info!(report = %r.body["report"], "scheduler tick"),
+            Ok(r) => tracing::info!(
+                requeued = r.value.requeued.len(),
+                considered = r.value.considered,
+                "scheduler tick"
+            ),
             Err(e) => tracing::warn!(error = %e, "scheduler tick failed"),
         }
     }

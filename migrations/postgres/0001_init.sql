@@ -1,10 +1,13 @@
 -- a2a-mailbox schema, PostgreSQL flavour. Times are epoch milliseconds; ids are lower-case UUID text.
+-- Identifiers are only ever compared for equality, so they use the "C" collation (byte-wise),
+-- which spares every B-tree step the locale's comparison. The group-commit function is not
+-- here: the server installs src/store/postgres/step_many.sql at start-up.
 -- One row per task: its queue position, its lease and its result live together so that every
 -- operation is a change of one row (plus its audit row) inside one transaction.
 CREATE TABLE tasks (
-    id               TEXT PRIMARY KEY NOT NULL,
-    sender           TEXT NOT NULL,
-    recipient        TEXT NOT NULL,
+    id               TEXT COLLATE "C" PRIMARY KEY NOT NULL,
+    sender           TEXT COLLATE "C" NOT NULL,
+    recipient        TEXT COLLATE "C" NOT NULL,
     body             TEXT NOT NULL,           -- canonical JSON of the A2ATask as accepted
     state            TEXT NOT NULL CHECK (state IN ('queued', 'in_flight', 'result_pending', 'resolved')),
     attempt          BIGINT NOT NULL DEFAULT 0,
@@ -37,14 +40,13 @@ CREATE INDEX tasks_queued_fifo ON tasks ((queue_seq + 0)) WHERE state = 'queued'
 CREATE INDEX tasks_in_flight_by_age ON tasks (heartbeat_at_ms) WHERE state = 'in_flight';
 CREATE INDEX tasks_pending_by_sender ON tasks (sender, result_seq) WHERE state = 'result_pending';
 CREATE INDEX tasks_pending_fifo ON tasks ((result_seq + 0)) WHERE state = 'result_pending';
-CREATE INDEX tasks_resolved_by_age ON tasks (updated_at_ms) WHERE state = 'resolved';
 
 CREATE SEQUENCE a2a_queue_seq;
 CREATE SEQUENCE a2a_result_seq;
 
 -- Receiver-side result cache (§6.2).
 CREATE TABLE result_cache (
-    cache_key      TEXT PRIMARY KEY NOT NULL,
+    cache_key      TEXT COLLATE "C" PRIMARY KEY NOT NULL,
     source_task_id TEXT NOT NULL,
     status         TEXT NOT NULL,
     content        TEXT NOT NULL,
@@ -56,12 +58,11 @@ CREATE INDEX result_cache_expiry ON result_cache (expires_at_ms);
 
 -- Idempotency-Key records (§6.3), per caller.
 CREATE TABLE idempotency_keys (
-    caller          TEXT NOT NULL,
-    idem_key        TEXT NOT NULL,
+    caller          TEXT COLLATE "C" NOT NULL,
+    idem_key        TEXT COLLATE "C" NOT NULL,
     fingerprint     TEXT NOT NULL,
     state           TEXT NOT NULL CHECK (state IN ('pending', 'complete')),
-    status          BIGINT,
-    response        TEXT,
+    response        TEXT,                    -- the outcome, kept to answer a replay
     created_at_ms   BIGINT NOT NULL,
     locked_until_ms BIGINT NOT NULL,
     expires_at_ms   BIGINT NOT NULL,
@@ -72,12 +73,14 @@ CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at_ms);
 CREATE TABLE audit (
     id           BIGSERIAL PRIMARY KEY,
     timestamp_ms BIGINT NOT NULL,
-    issuer       TEXT NOT NULL,
-    kind         TEXT NOT NULL,
+    issuer       TEXT COLLATE "C" NOT NULL,
+    kind         TEXT COLLATE "C" NOT NULL,
     body         TEXT NOT NULL
 );
 CREATE INDEX audit_by_issuer ON audit (issuer, id);
-CREATE INDEX audit_by_kind ON audit (kind, id);
+-- `capability_check` rows (two per task's life, nearly all of the table) are left out: a feed of
+-- that kind walks the primary key backwards, a feed of any rarer kind reads only its entries.
+CREATE INDEX audit_by_kind ON audit (kind, id) WHERE kind <> 'capability_check';
 
 -- The claim path rewrites rows of a hot table: keep its statistics fresh so the planner keeps
 -- using the partial indexes on a deep queue.

@@ -71,6 +71,9 @@ impl ResponseError for MailboxError {
             let secs = wait.as_millis().div_ceil(1000).max(1);
             res.insert_header((header::RETRY_AFTER, secs.to_string()));
         }
+        if self.replayed {
+            res.insert_header(("Idempotent-Replayed", "true"));
+        }
         res.json(ErrorBody::of(self))
     }
 }

@@ -20,7 +20,7 @@ use crate::auth::{Caller, Verifier};
 use crate::domain::{AgentId, PostResult, QueueState};
 use crate::error::{ErrorCode, MailboxError};
 use crate::mailbox::tasks::QueueFilter;
-use crate::mailbox::{IdemRequest, Mailbox, Reply};
+use crate::mailbox::{Done, IdemRequest, Mailbox};
 
 pub use extract::{
     json_config, path_config as extract_path_config, query_config as extract_query_config,
@@ -134,14 +134,18 @@ pub async fn observe_latency(
     Ok(res)
 }
 
-pub(crate) fn reply(r: Reply) -> HttpResponse {
-    let mut res = HttpResponse::build(
-        StatusCode::from_u16(r.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-    );
-    if r.replayed {
+/// A write's answer: 201 when it created something (a task, a result), else 200, with
+/// `Idempotent-Replayed: true` when it replays an earlier answer.
+pub(crate) fn answer<T, B: serde::Serialize>(done: &Done<T>, body: B) -> HttpResponse {
+    let mut res = HttpResponse::build(if done.created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    });
+    if done.replayed {
         res.insert_header(("Idempotent-Replayed", "true"));
     }
-    res.json(r.body)
+    res.json(body)
 }
 
 pub(crate) fn idem_request(
@@ -208,7 +212,7 @@ async fn healthz() -> HttpResponse {
     )
 )]
 async fn readyz(state: State) -> Result<HttpResponse, MailboxError> {
-    state.mailbox.db.ping().await?;
+    state.mailbox.store.ping().await?;
     Ok(HttpResponse::Ok().json(json!({"kind": "ready", "status": "ok"})))
 }
 
@@ -228,7 +232,7 @@ async fn version(state: State) -> HttpResponse {
         "kind": "version",
         "name": env!("CARGO_PKG_NAME"),
         "version": env!("CARGO_PKG_VERSION"),
-        "engine": format!("{:?}", state.mailbox.db.engine()).to_lowercase(),
+        "engine": state.mailbox.store.engine().name(),
     }))
 }
 
@@ -299,8 +303,13 @@ async fn send_task(
         return Err(MailboxError::invalid("the task must be a JSON object"));
     }
     let idem = idem_request(&req, &body)?;
-    let r = state.mailbox.send(&caller, idem.as_ref(), &body).await?;
-    Ok(reply(r))
+    let done = state.mailbox.send(&caller, idem.as_ref(), &body).await?;
+    let body = openapi::TaskQueued {
+        kind: openapi::TaskQueuedKind::Tag,
+        task_id: done.value.task_id,
+        replayed_from: done.value.replayed_from,
+    };
+    Ok(answer(&done, body))
 }
 
 #[derive(Deserialize)]
@@ -460,11 +469,12 @@ async fn post_result(
     let input: PostResult = typed("result", &body)?;
     input.validate()?;
     let idem = idem_request(&req, &body)?;
-    let r = state
+    let done = state
         .mailbox
         .post_result(&caller, idem.as_ref(), &input)
         .await?;
-    Ok(reply(r))
+    let body = json!({"kind": "a2a_result_posted", "task_id": done.value.task_id});
+    Ok(answer(&done, body))
 }
 
 #[derive(Deserialize)]

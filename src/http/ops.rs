@@ -4,7 +4,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{endpoint, idem_request, limit, path_uuid, reply, typed, State};
+use super::{answer, endpoint, idem_request, limit, path_uuid, typed, State};
 use crate::auth::Caller;
 use crate::error::MailboxError;
 use crate::mailbox::admin::AuditFilter;
@@ -77,11 +77,12 @@ async fn heartbeat(
     let id = path_uuid(&id)?;
     let hb: HeartbeatBody = typed("heartbeat", &body)?;
     let idem = idem_request(&req, &body)?;
-    let r = state
+    let done = state
         .mailbox
         .heartbeat(&caller, idem.as_ref(), id, hb.lease_id)
         .await?;
-    Ok(reply(r))
+    let body = json!({"kind": "a2a_lease_extended", "lease": done.value});
+    Ok(answer(&done, body))
 }
 
 /// Repair a lease: requeue the task or answer it with an error.
@@ -127,9 +128,9 @@ async fn repair(
 ) -> Result<HttpResponse, MailboxError> {
     let input: RepairRequest = typed("repair request", &body)?;
     let idem = idem_request(&req, &body)?;
-    Ok(reply(
-        state.mailbox.repair(&caller, idem.as_ref(), &input).await?,
-    ))
+    let done = state.mailbox.repair(&caller, idem.as_ref(), &input).await?;
+    let body = json!({"kind": "a2a_repaired", "outcome": done.value});
+    Ok(answer(&done, body))
 }
 
 /// Run the retry gate once.
@@ -168,7 +169,7 @@ async fn retry_stale(
         .mailbox
         .retry_stale(&caller, idem.as_ref(), &policy, ScanKind::Manual)
         .await?;
-    Ok(reply(r))
+    Ok(auto_retried(&r))
 }
 
 /// Run the scheduler's retry scan once.
@@ -207,7 +208,14 @@ async fn scheduler_tick(
             ScanKind::Scheduler,
         )
         .await?;
-    Ok(reply(r))
+    Ok(auto_retried(&r))
+}
+
+fn auto_retried(done: &crate::mailbox::Done<crate::mailbox::retry::RetryReport>) -> HttpResponse {
+    answer(
+        done,
+        json!({"kind": "a2a_auto_retried", "report": done.value}),
+    )
 }
 
 /// Compact the database.
@@ -235,7 +243,9 @@ async fn compact(
     req: HttpRequest,
 ) -> Result<HttpResponse, MailboxError> {
     let idem = idem_request(&req, &Value::Null)?;
-    Ok(reply(state.mailbox.compact(&caller, idem.as_ref()).await?))
+    let done = state.mailbox.compact(&caller, idem.as_ref()).await?;
+    let body = json!({"kind": "a2a_compacted", "dropped": done.value});
+    Ok(answer(&done, body))
 }
 
 #[derive(Deserialize)]

@@ -2,14 +2,13 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
-use sqlx::FromRow;
 use utoipa::ToSchema;
 
-use super::{audit, now_ms, IdemRequest, Mailbox, Reply, CAPABILITY_CHECK};
-use crate::args;
+use super::audit::audit;
+use super::{now_ms, Done, IdemRequest, Mailbox};
 use crate::auth::{Caller, ScopeCtx};
 use crate::error::MailboxError;
-use crate::store::{Tx, Val};
+use crate::store::{AuditQuery, AuditRow, Tx};
 
 /// One audit row. `kind` is `{"type": <slug>, ...fields of that slug}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -22,28 +21,18 @@ pub struct AuditEvent {
     pub kind: Value,
 }
 
-#[derive(FromRow)]
-struct AuditRow {
-    id: i64,
-    timestamp_ms: i64,
-    issuer: String,
-    kind: String,
-    body: String,
-}
-
-impl AuditRow {
-    fn event(self) -> AuditEvent {
-        let mut kind = match serde_json::from_str::<Value>(&self.body) {
-            Ok(Value::Object(m)) => m,
-            _ => Map::new(),
-        };
-        kind.insert("type".into(), Value::String(self.kind));
-        AuditEvent {
-            id: self.id.max(0) as u64,
-            timestamp_ms: self.timestamp_ms.max(0) as u64,
-            issuer: self.issuer,
-            kind: Value::Object(kind),
-        }
+/// An audit row as the feed shows it.
+fn event(row: AuditRow) -> AuditEvent {
+    let mut kind = match serde_json::from_str::<Value>(&row.body) {
+        Ok(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
+    kind.insert("type".into(), Value::String(row.kind));
+    AuditEvent {
+        id: row.id.max(0) as u64,
+        timestamp_ms: row.timestamp_ms.max(0) as u64,
+        issuer: row.issuer,
+        kind: Value::Object(kind),
     }
 }
 
@@ -62,7 +51,7 @@ impl Mailbox {
         &self,
         caller: &Caller,
         idem: Option<&IdemRequest>,
-    ) -> Result<Reply, MailboxError> {
+    ) -> Result<Done<u64>, MailboxError> {
         caller.require("a2a.compact", &ScopeCtx::default())?;
         let this = self.clone();
         let c = caller.clone();
@@ -74,24 +63,10 @@ impl Mailbox {
         .await
     }
 
-    async fn compact_in(&self, tx: &mut Tx, caller: &Caller) -> Result<Reply, MailboxError> {
+    async fn compact_in(&self, tx: &mut Tx, caller: &Caller) -> Result<Done<u64>, MailboxError> {
         let now = now_ms();
-        let tasks = tx
-            .execute("DELETE FROM tasks WHERE state = 'resolved'", &[])
-            .await?;
-        let cache = tx
-            .execute(
-                "DELETE FROM result_cache WHERE expires_at_ms <= $1",
-                args![now],
-            )
-            .await?;
-        let keys = tx
-            .execute(
-                "DELETE FROM idempotency_keys WHERE expires_at_ms <= $1",
-                args![now],
-            )
-            .await?;
-        let dropped = tasks + cache + keys;
+        let c = tx.compact(now).await?;
+        let dropped = c.resolved_tasks + c.result_cache_entries + c.idempotency_keys;
         audit(
             tx,
             now,
@@ -99,16 +74,13 @@ impl Mailbox {
             "a2a_compacted",
             json!({
                 "dropped": dropped,
-                "resolved_tasks": tasks,
-                "result_cache_entries": cache,
-                "idempotency_keys": keys,
+                "resolved_tasks": c.resolved_tasks,
+                "result_cache_entries": c.result_cache_entries,
+                "idempotency_keys": c.idempotency_keys,
             }),
         )
         .await?;
-        Ok(Reply::new(
-            200,
-            json!({"kind": "a2a_compacted", "dropped": dropped}),
-        ))
+        Ok(Done::changed(dropped))
     }
 
     /// `GET /audit/recent`: the caller's own rows, newest first; operators see every row.
@@ -117,52 +89,35 @@ impl Mailbox {
         caller: &Caller,
         f: &AuditFilter,
     ) -> Result<Vec<AuditEvent>, MailboxError> {
-        // Only the filters given go into the statement, so both engines can walk the index that
-        // serves them (`audit_by_issuer` for an agent's own feed, `audit_by_kind` for any kind but
-        // `capability_check`, the primary key backwards otherwise); a catch-all `($1 IS NULL OR
-        // issuer = $1)` form made SQLite scan the whole table.
-        let mut sql =
-            String::from("SELECT id, timestamp_ms, issuer, kind, body FROM audit WHERE TRUE");
-        let mut args = Vec::new();
-        if !caller.is_operator() {
-            args.push(Val::from(caller.sub.as_str()));
-            sql.push_str(&format!(" AND issuer = ${}", args.len()));
-        }
-        if let Some(since) = f.since_ms {
-            args.push(Val::from(since));
-            sql.push_str(&format!(" AND timestamp_ms >= ${}", args.len()));
-        }
-        if let Some(kind) = &f.kind {
-            args.push(Val::from(kind.as_str()));
-            sql.push_str(&format!(" AND kind = ${}", args.len()));
-            if kind != CAPABILITY_CHECK {
-                // The partial index's own condition, spelled out: SQLite uses a partial index
-                // only when the query repeats its WHERE term (PostgreSQL would infer it).
-                sql.push_str(&format!(" AND kind <> '{CAPABILITY_CHECK}'"));
-            }
-        }
-        args.push(Val::from(f.limit));
-        sql.push_str(&format!(" ORDER BY id DESC LIMIT ${}", args.len()));
-        let rows: Vec<AuditRow> = self.db.fetch_all(&sql, &args).await?;
-        Ok(rows.into_iter().map(AuditRow::event).collect())
+        let rows = self
+            .store
+            .audit_feed(&AuditQuery {
+                issuer: (!caller.is_operator()).then(|| caller.sub.as_str()),
+                since_ms: f.since_ms,
+                kind: f.kind.as_deref(),
+                limit: f.limit,
+            })
+            .await?;
+        Ok(rows.into_iter().map(event).collect())
     }
 
     /// Records a refused token. `issuer` is the unverified subject when the token could be read.
     pub async fn audit_auth_failure(&self, issuer: &str, reason: &str) -> Result<(), MailboxError> {
         let (issuer, reason) = (issuer.to_owned(), reason.to_owned());
-        self.transact(Box::new(move |tx| {
-            Box::pin(async move {
-                audit(
-                    tx,
-                    now_ms(),
-                    &issuer,
-                    "authentication_failed",
-                    json!({"reason": reason}),
-                )
-                .await?;
-                Ok(((), true))
-            })
-        }))
-        .await
+        self.store
+            .transact(Box::new(move |tx| {
+                Box::pin(async move {
+                    audit(
+                        tx,
+                        now_ms(),
+                        &issuer,
+                        "authentication_failed",
+                        json!({"reason": reason}),
+                    )
+                    .await?;
+                    Ok(((), true))
+                })
+            }))
+            .await
     }
 }

@@ -5,10 +5,8 @@ use serde_json::json;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::rows::{TaskRow, TASK_COLS};
-use super::tasks::not_found;
-use super::{audit, now_ms, IdemRequest, Mailbox, Reply};
-use crate::args;
+use super::audit::audit;
+use super::{check_lease, not_found, now_ms, visible_to, Done, IdemRequest, Mailbox, Wake};
 use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
 use crate::domain::{A2ATaskResult, Lease, ResultStatus, TaskState};
 use crate::error::{ErrorCode, MailboxError};
@@ -104,7 +102,7 @@ impl Mailbox {
         caller: &Caller,
         idem: Option<&IdemRequest>,
         req: &RepairRequest,
-    ) -> Result<Reply, MailboxError> {
+    ) -> Result<Done<RepairOutcome>, MailboxError> {
         let this = self.clone();
         let c = caller.clone();
         let req = req.clone();
@@ -121,7 +119,7 @@ impl Mailbox {
         tx: &mut Tx,
         caller: &Caller,
         req: &RepairRequest,
-    ) -> Result<Reply, MailboxError> {
+    ) -> Result<Done<RepairOutcome>, MailboxError> {
         let now = now_ms();
         let (action, lease_guard, duplicate_risk) = match &req.command {
             RepairCommand::Requeue {
@@ -137,14 +135,8 @@ impl Mailbox {
         }
         // 2. Visible, 3. in flight.
         let id = req.task_id.to_string();
-        let row: Option<TaskRow> = tx
-            .fetch_optional(
-                &format!("SELECT {TASK_COLS} FROM tasks WHERE id = $1 /*FOR_UPDATE*/"),
-                args![id.as_str()],
-            )
-            .await?;
-        let row = match row {
-            Some(row) if row.visible_to(caller) => row,
+        let row = match tx.task_for_update(&id).await? {
+            Some(row) if visible_to(&row, caller) => row,
             _ => return Err(not_found(req.task_id)),
         };
         if row.state() != TaskState::InFlight {
@@ -176,12 +168,12 @@ impl Mailbox {
         }
         // 6. The lease guard.
         if let Some(guard) = lease_guard {
-            row.check_lease(&guard.to_string())?;
+            check_lease(&row, &guard.to_string())?;
         }
         let attempt = row.attempt as u32;
         let outcome = match &req.command {
             RepairCommand::Requeue { .. } => {
-                requeue(tx, &id, now).await?;
+                tx.requeue(&id, now).await?;
                 self.metrics.inc(&self.metrics.requeues_manual);
                 RepairOutcome {
                     task_id: req.task_id,
@@ -192,15 +184,7 @@ impl Mailbox {
                 }
             }
             RepairCommand::ForceError { message, .. } => {
-                tx.execute(
-                    "UPDATE tasks SET state = 'result_pending', result_status = 'error', result_content = '[]', \
-                        result_error = $2, result_by = NULL, result_at_ms = $3, result_seq = /*NEXT_RESULT_SEQ*/, \
-                        lease_id = NULL, leased_to = NULL, leased_at_ms = NULL, heartbeat_at_ms = NULL, \
-                        updated_at_ms = $3 \
-                     WHERE id = $1",
-                    args![id.as_str(), message.as_str(), now],
-                )
-                .await?;
+                tx.force_error(&id, message, now).await?;
                 self.metrics.inc(&self.metrics.forced_errors);
                 RepairOutcome {
                     task_id: req.task_id,
@@ -231,10 +215,7 @@ impl Mailbox {
             }),
         )
         .await?;
-        Ok(
-            Reply::new(200, json!({"kind": "a2a_repaired", "outcome": outcome}))
-                .waking(super::Wake::Everyone),
-        )
+        Ok(Done::changed(outcome).waking(Wake::Everyone))
     }
 
     /// `POST /a2a/tasks/{id}/heartbeat`: the lessee refreshes its lease.
@@ -244,7 +225,7 @@ impl Mailbox {
         idem: Option<&IdemRequest>,
         task_id: Uuid,
         lease_id: Uuid,
-    ) -> Result<Reply, MailboxError> {
+    ) -> Result<Done<Option<Lease>>, MailboxError> {
         let this = self.clone();
         let c = caller.clone();
         self.write(
@@ -263,17 +244,11 @@ impl Mailbox {
         caller: &Caller,
         task_id: Uuid,
         lease_id: Uuid,
-    ) -> Result<Reply, MailboxError> {
+    ) -> Result<Done<Option<Lease>>, MailboxError> {
         let now = now_ms();
         let id = task_id.to_string();
-        let row: Option<TaskRow> = tx
-            .fetch_optional(
-                &format!("SELECT {TASK_COLS} FROM tasks WHERE id = $1 /*FOR_UPDATE*/"),
-                args![id.as_str()],
-            )
-            .await?;
-        let row = match row {
-            Some(row) if row.visible_to(caller) => row,
+        let row = match tx.task_for_update(&id).await? {
+            Some(row) if visible_to(&row, caller) => row,
             _ => return Err(not_found(task_id)),
         };
         if row.state() != TaskState::InFlight {
@@ -288,33 +263,8 @@ impl Mailbox {
                 format!("the caller does not hold the lease of task {id}"),
             ));
         }
-        row.check_lease(&lease_id.to_string())?;
-        let row: TaskRow = tx
-            .fetch_optional(
-                &format!(
-                    "UPDATE tasks SET heartbeat_at_ms = $2, updated_at_ms = $2 WHERE id = $1 RETURNING {TASK_COLS}"
-                ),
-                args![id.as_str(), now],
-            )
-            .await?
-            .ok_or_else(|| MailboxError::internal("heartbeat row vanished"))?;
-        let lease: Option<Lease> = row.lease()?;
-        Ok(Reply::new(
-            200,
-            json!({"kind": "a2a_lease_extended", "lease": lease}),
-        ))
+        check_lease(&row, &lease_id.to_string())?;
+        let row = tx.heartbeat(&id, now).await?;
+        Ok(Done::changed(row.lease()?))
     }
-}
-
-/// Returns an in-flight task to the END of its recipient's queue; the attempt counter is kept
-/// (the next lease increments it).
-pub(super) async fn requeue(tx: &mut Tx, id: &str, now: i64) -> Result<u64, MailboxError> {
-    Ok(tx
-        .execute(
-            "UPDATE tasks SET state = 'queued', queue_seq = /*NEXT_QUEUE_SEQ*/, lease_id = NULL, leased_to = NULL, \
-                leased_at_ms = NULL, heartbeat_at_ms = NULL, updated_at_ms = $2 \
-             WHERE id = $1 AND state = 'in_flight'",
-            args![id, now],
-        )
-        .await?)
 }

@@ -13,14 +13,12 @@ use serde_json::json;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::repair::requeue;
-use super::rows::{TaskRow, TASK_COLS};
-use super::{audit, now_ms, IdemRequest, Mailbox, Reply};
-use crate::args;
+use super::audit::audit;
+use super::{now_ms, Done, IdemRequest, Mailbox, Wake};
 use crate::auth::{Caller, CapCheck, ScopeCtx};
 use crate::domain::{DuplicateSafety, TaskState};
 use crate::error::MailboxError;
-use crate::store::{Engine, Tx};
+use crate::store::{parse_uuid, Tx};
 
 /// Bounds of one retry scan. `{}` means these defaults, and a dry run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -192,7 +190,7 @@ impl Mailbox {
         idem: Option<&IdemRequest>,
         policy: &RetryPolicy,
         kind: ScanKind,
-    ) -> Result<Reply, MailboxError> {
+    ) -> Result<Done<RetryReport>, MailboxError> {
         caller.require("a2a.operator", &ScopeCtx::default())?;
         policy.validate()?;
         // Only one scan at a time in this process; others coalesce into it.
@@ -218,7 +216,7 @@ impl Mailbox {
         policy: &RetryPolicy,
         kind: ScanKind,
         mut busy: bool,
-    ) -> Result<Reply, MailboxError> {
+    ) -> Result<Done<RetryReport>, MailboxError> {
         let now = now_ms();
         let mut cap_error = None;
         if policy.enabled
@@ -229,12 +227,9 @@ impl Mailbox {
                 "the token lacks the capability a2a.repair.requeue, which an enabled retry scan needs",
             ));
         }
-        if !busy && tx.engine() == Engine::Postgres {
-            let (locked,): (bool,) = tx
-                .fetch_optional("SELECT pg_try_advisory_xact_lock(7262001)", &[])
-                .await?
-                .ok_or_else(|| MailboxError::internal("advisory lock answered nothing"))?;
-            busy = !locked;
+        if !busy {
+            // Scans of other instances on the same database.
+            busy = !tx.try_scan_lock().await?;
         }
         let report = if cap_error.is_some() || busy {
             RetryReport {
@@ -281,12 +276,12 @@ impl Mailbox {
         if let Some(e) = cap_error {
             return Err(e);
         }
-        let wake = !report.requeued.is_empty();
-        let mut reply = Reply::new(200, json!({"kind": "a2a_auto_retried", "report": report}));
-        if wake {
-            reply.wake = super::Wake::Everyone;
-        }
-        Ok(reply)
+        let wake = if report.requeued.is_empty() {
+            Wake::Nobody
+        } else {
+            Wake::Everyone
+        };
+        Ok(Done::changed(report).waking(wake))
     }
 
     async fn scan(
@@ -296,15 +291,7 @@ impl Mailbox {
         policy: &RetryPolicy,
         now: i64,
     ) -> Result<RetryReport, MailboxError> {
-        let rows: Vec<TaskRow> = tx
-            .fetch_all(
-                &format!(
-                    "SELECT {TASK_COLS} FROM tasks WHERE state = 'in_flight' \
-                     ORDER BY heartbeat_at_ms, id LIMIT $1"
-                ),
-                args![policy.scan_limit as i64],
-            )
-            .await?;
+        let rows = tx.in_flight_by_age(policy.scan_limit as i64).await?;
         let mut report = RetryReport {
             policy: policy.clone(),
             considered: rows.len() as u32,
@@ -313,7 +300,7 @@ impl Mailbox {
         };
         for row in rows {
             let attempt = row.attempt as u32;
-            let task_id = super::rows::parse_uuid(&row.id)?;
+            let task_id = parse_uuid(&row.id)?;
             let age = now - row.heartbeat_at_ms.unwrap_or(now);
             let candidate = Candidate {
                 in_flight: row.state() == TaskState::InFlight,
@@ -357,7 +344,7 @@ impl Mailbox {
                 skip(SkipReason::CapabilityScopeMismatch);
                 continue;
             }
-            if requeue(tx, &row.id, now).await? == 0 {
+            if !tx.requeue(&row.id, now).await? {
                 skip(SkipReason::NotInFlight);
                 continue;
             }
@@ -379,7 +366,7 @@ impl Mailbox {
             self.metrics.inc(&self.metrics.requeues_auto);
             report.requeued.push(Requeued {
                 task_id,
-                lease_id: super::rows::parse_uuid(&lease_id)?,
+                lease_id: parse_uuid(&lease_id)?,
                 attempt,
                 idempotency_key: key,
             });

@@ -1,31 +1,23 @@
--- Hand-off to waiting long-polls (BENCHMARKS.md, session 6). A `GET /a2a/tasks/next` or
--- `GET /a2a/results/next` that found nothing stays parked in its instance while it waits, and
--- rides along, as one more claim or drain element, in the next batch that may have made work for
--- it: a claim in a batch that sends to its recipient, a drain in a batch that stores results. So
--- a waiting worker is leased its task in the same transaction that queued it, and a waiting sender
--- drains its result in the transaction that stored it, instead of one batch later after a
--- wake-up.
+-- The group commit of PostgreSQL's four fast paths: one call runs a whole batch of sends,
+-- results, lease claims and drains in one transaction (see `lane.rs`). Installed at start-up
+-- with CREATE OR REPLACE (`mod.rs`), so a change to it is a change of this file only. The
+-- `__KIND_*__` marks are the kinds of `steps.rs`'s `StepKind`, written in when it is installed.
 --
--- A riding element runs only when its batch did make work for it: a claim flagged in `c_if_sent`
--- only if a send of this batch inserted a task for its recipient, a drain flagged in
--- `d_if_stored` only if a result of this batch was stored for its sender (the server cannot know
--- a result's sender before the batch runs). Otherwise it does nothing and answers no row, and its
--- poll goes on waiting. A riding element is the same statement as any claim or drain, so it takes
--- the OLDEST queued task or pending result, not necessarily the one of this batch, and it runs
--- after the batch's own claims and drains (they are in the arrays before it).
+-- The elements run one after another, each the statement its path runs alone, so the outcome of
+-- each is what it would have been alone in that order. No element waits for a row another
+-- transaction holds: results, claims and drains skip it and answer no row, which sends the
+-- request down its own transaction. A row answered names its kind and its 1-based position
+-- among that kind's elements; an element without a row did nothing.
 --
--- Everything else is 0004's text. The signature changes (two arrays more), so 0004's function is
--- dropped: a server of an older version refuses to start on a database migrated past its newest
--- migration anyway.
-DROP FUNCTION a2a_step_many(TEXT[], TEXT[], TEXT[], TEXT[], BIGINT[], TEXT[], TEXT[], TEXT[],
-    TEXT[], TEXT[], TEXT[], TEXT[], TEXT[], TEXT[], TEXT[], TEXT[], TEXT[], TEXT[], BIGINT);
-
-CREATE FUNCTION a2a_step_many(
+-- A riding element (a long-poll parked in the lane) runs only when its batch made work for it:
+-- a claim flagged in `c_if_sent` only if a send of this batch queued a task for its recipient,
+-- a drain flagged in `d_if_stored` only if a result of this batch was stored for its sender.
+CREATE OR REPLACE FUNCTION a2a_step_many(
     s_ids TEXT[], s_senders TEXT[], s_recipients TEXT[], s_bodies TEXT[], s_deadlines BIGINT[],
     s_safeties TEXT[], s_idem_keys TEXT[], s_audits TEXT[],
     c_recipients TEXT[], c_lease_ids TEXT[], c_callers TEXT[], c_if_sent BOOLEAN[],
     r_ids TEXT[], r_statuses TEXT[], r_contents TEXT[], r_errors TEXT[], r_callers TEXT[],
-    r_guards TEXT[],
+    r_guards TEXT[], r_audit_pre TEXT[], r_audit_post TEXT[],
     d_senders TEXT[], d_if_stored BOOLEAN[],
     p_now BIGINT)
 RETURNS TABLE (o_kind INT, o_ord INT, o_text TEXT, o_status TEXT, o_content TEXT, o_error TEXT)
@@ -39,7 +31,7 @@ DECLARE
 BEGIN
     o_status := NULL; o_content := NULL; o_error := NULL;
     -- Sends: the task under its id unless the id exists, and its capability_check audit row.
-    o_kind := 0; o_text := NULL;
+    o_kind := __KIND_SEND__; o_text := NULL;
     FOR i IN 1 .. COALESCE(array_length(s_ids, 1), 0) LOOP
         WITH t AS (
             INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, deadline_ms,
@@ -58,9 +50,9 @@ BEGIN
         END IF;
     END LOOP;
     -- Results: stored if the task is still in flight to the caller (under the guard's lease id
-    -- when one is given), with the audit row built from the task's sender. A row another
-    -- transaction holds is skipped: that request runs through its own transaction.
-    o_kind := 2;
+    -- when one is given) and has no cache key, with its audit row, whose body names the task's
+    -- sender between the two halves the server gave.
+    o_kind := __KIND_RESULT__;
     FOR i IN 1 .. COALESCE(array_length(r_ids, 1), 0) LOOP
         WITH u AS (
             UPDATE tasks SET state = 'result_pending', result_status = r_statuses[i],
@@ -73,11 +65,7 @@ BEGIN
             RETURNING sender),
         a AS (
             INSERT INTO audit (timestamp_ms, issuer, kind, body)
-            SELECT p_now, r_callers[i], 'capability_check', json_build_object(
-                'scope_id', 'a2a-respond:' || r_ids[i],
-                'required_actions', json_build_array('a2a.respond.' || u.sender),
-                'missing_actions', json_build_array(),
-                'passed', true)::text
+            SELECT p_now, r_callers[i], 'capability_check', r_audit_pre[i] || u.sender || r_audit_post[i]
             FROM u)
         SELECT u.sender INTO v_text FROM u;
         IF FOUND THEN
@@ -87,9 +75,8 @@ BEGIN
             RETURN NEXT;
         END IF;
     END LOOP;
-    -- Lease claims: the head of the recipient's queue, when it is live and not locked; a riding
-    -- claim only when this batch queued a task for its recipient.
-    o_kind := 1;
+    -- Lease claims: the head of the recipient's queue, when it is live and not locked.
+    o_kind := __KIND_CLAIM__;
     FOR i IN 1 .. COALESCE(array_length(c_recipients, 1), 0) LOOP
         CONTINUE WHEN c_if_sent[i] AND NOT (c_recipients[i] = ANY (v_sent));
         UPDATE tasks SET state = 'in_flight', attempt = attempt + 1, lease_id = c_lease_ids[i],
@@ -106,9 +93,8 @@ BEGIN
             RETURN NEXT;
         END IF;
     END LOOP;
-    -- Drains: the oldest pending result of the sender that no other transaction holds; a riding
-    -- drain only when this batch stored a result for its sender.
-    o_kind := 3;
+    -- Drains: the oldest pending result of the sender that no other transaction holds.
+    o_kind := __KIND_DRAIN__;
     FOR i IN 1 .. COALESCE(array_length(d_senders, 1), 0) LOOP
         CONTINUE WHEN d_if_stored[i] AND NOT (d_senders[i] = ANY (v_stored));
         UPDATE tasks SET state = 'resolved', updated_at_ms = p_now

@@ -1,19 +1,14 @@
-//! The task row and its conversions to wire types.
+//! What the store reads back: the task row and its conversions to wire types, and the few
+//! smaller records the named operations answer.
 
 use sqlx::FromRow;
 use uuid::Uuid;
 
-use crate::auth::Caller;
 use crate::domain::{
     A2ATask, A2ATaskResult, AgentId, Content, Lease, QueueEntry, QueueState, ResultStatus,
     TaskState, TaskStatus,
 };
 use crate::error::MailboxError;
-
-/// The columns every task query selects, in [`TaskRow`] order.
-pub const TASK_COLS: &str = "id, sender, recipient, body, state, attempt, lease_id, leased_to, \
-    leased_at_ms, heartbeat_at_ms, deadline_ms, duplicate_safety, idem_key, cache_key, replayed_from, \
-    result_status, result_content, result_error, result_by, created_at_ms, updated_at_ms";
 
 #[derive(Debug, Clone, FromRow, serde::Deserialize)]
 pub struct TaskRow {
@@ -61,15 +56,6 @@ impl TaskRow {
         serde_json::from_str(&self.body).map_err(|_| corrupt("body", &self.id))
     }
 
-    /// Visible to its sender, its recipient, its current lessee and operators (§3).
-    pub fn visible_to(&self, caller: &Caller) -> bool {
-        let me = caller.sub.as_str();
-        self.sender == me
-            || self.recipient == me
-            || self.leased_to.as_deref() == Some(me)
-            || caller.is_operator()
-    }
-
     pub fn lease(&self) -> Result<Option<Lease>, MailboxError> {
         if self.state() != TaskState::InFlight {
             return Ok(None);
@@ -111,22 +97,6 @@ impl TaskRow {
         })
     }
 
-    /// 409 `lease_mismatch` unless `given` is the current lease. The message names both leases,
-    /// so an operator sees what changed since they looked.
-    pub fn check_lease(&self, given: &str) -> Result<(), MailboxError> {
-        if self.lease_id.as_deref() == Some(given) {
-            return Ok(());
-        }
-        Err(MailboxError::new(
-            crate::error::ErrorCode::LeaseMismatch,
-            format!(
-                "lease {given} is not the current lease of task {} (current lease: {})",
-                self.id,
-                self.lease_id.as_deref().unwrap_or("none")
-            ),
-        ))
-    }
-
     pub fn queue_entry(&self) -> Result<QueueEntry, MailboxError> {
         let lease = self.lease()?;
         Ok(QueueEntry {
@@ -163,4 +133,87 @@ pub fn result_from_columns(
         content,
         error_message,
     })
+}
+
+/// The sender and accepted body of an existing task, for a send that reuses its id.
+#[derive(Debug, FromRow)]
+pub struct TaskOrigin {
+    pub sender: String,
+    pub body: String,
+    pub replayed_from: Option<String>,
+}
+
+/// What the fast result path needs to know of a task before it answers it.
+#[derive(Debug, FromRow)]
+pub struct LeaseView {
+    pub sender: String,
+    pub state: String,
+    pub leased_to: Option<String>,
+    pub lease_id: Option<String>,
+    pub cache_key: Option<String>,
+}
+
+/// A live entry of the receiver-side result cache.
+#[derive(Debug, FromRow)]
+pub struct CacheHit {
+    pub source_task_id: String,
+    pub status: String,
+    pub content: String,
+    pub error_message: Option<String>,
+}
+
+/// The head of a recipient's queue.
+#[derive(Debug, FromRow)]
+pub struct QueueHead {
+    pub id: String,
+    pub deadline_ms: Option<i64>,
+}
+
+/// A drained result.
+#[derive(Debug, FromRow)]
+pub struct Drained {
+    pub id: String,
+    pub result_status: Option<String>,
+    pub result_content: Option<String>,
+    pub result_error: Option<String>,
+}
+
+impl Drained {
+    /// The result the sender receives.
+    pub fn result(self) -> Result<A2ATaskResult, MailboxError> {
+        result_from_columns(
+            &self.id,
+            self.result_status.as_deref().unwrap_or("error"),
+            self.result_content.as_deref(),
+            self.result_error,
+        )
+    }
+}
+
+/// An `Idempotency-Key` record that another request holds or completed.
+#[derive(Debug, FromRow)]
+pub struct KeyRecord {
+    pub fingerprint: String,
+    pub state: String,
+    /// The stored outcome, once complete.
+    pub response: Option<String>,
+    pub locked_until_ms: i64,
+}
+
+/// One audit row as stored.
+#[derive(Debug, FromRow)]
+pub struct AuditRow {
+    pub id: i64,
+    pub timestamp_ms: i64,
+    pub issuer: String,
+    pub kind: String,
+    pub body: String,
+}
+
+/// What a compaction dropped.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Compacted {
+    pub resolved_tasks: u64,
+    pub result_cache_entries: u64,
+    pub idempotency_keys: u64,
 }

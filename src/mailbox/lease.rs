@@ -1,0 +1,129 @@
+//! Leasing (§4, §4.1): the oldest live task of a recipient, with a new lease id and the next
+//! attempt; a queued task past its deadline is resolved with an error instead of being leased.
+
+use std::time::Duration;
+
+use uuid::Uuid;
+
+use super::{now_ms, Mailbox, Parked, Polled, WaitFor, Wake};
+use crate::auth::{Caller, ScopeCtx};
+use crate::domain::{A2ATask, Lease};
+use crate::error::MailboxError;
+use crate::store::{TaskRow, Tx};
+
+impl Mailbox {
+    /// `GET /a2a/tasks/next`: leases the oldest queued task of `recipient`, waiting up to `wait`.
+    pub async fn lease_next(
+        &self,
+        caller: &Caller,
+        recipient: &str,
+        wait: Duration,
+    ) -> Result<Option<(A2ATask, Lease)>, MailboxError> {
+        if recipient != caller.sub.as_str() {
+            caller.require(
+                &format!("a2a.lease.{recipient}"),
+                &ScopeCtx {
+                    peer: Some(recipient),
+                    ..Default::default()
+                },
+            )?;
+        }
+        self.long_poll(wait, (WaitFor::Task, recipient), || {
+            self.lease_once(caller, recipient)
+        })
+        .await
+    }
+
+    async fn lease_once(
+        &self,
+        caller: &Caller,
+        recipient: &str,
+    ) -> Result<Polled<(A2ATask, Lease)>, MailboxError> {
+        // The common case, where the store has a fast path (PostgreSQL's lane): the head of
+        // the queue is live and becomes the lease (no audit row: a lease is recorded in the task
+        // row). If it finds nothing, it stays parked for a later send.
+        let lease_id = Uuid::new_v4().to_string();
+        let (claimed, ticket) = self
+            .store
+            .lane_claim(recipient, &lease_id, caller.sub.as_str())
+            .await;
+        if let Some(row) = claimed? {
+            return Ok(Polled::Found(self.leased(row)?));
+        }
+        let parked = ticket.map(|ticket| Parked {
+            ticket,
+            settle: |mailbox, outcome| {
+                outcome
+                    .claimed()?
+                    .map(|row| mailbox.leased(row))
+                    .transpose()
+            },
+        });
+        // A cheap read, so an empty poll never takes a write transaction (SQLite: never waits
+        // for the single writer). Something queued but not claimed above is an expired head
+        // (or a head another claim holds): the transaction below walks it.
+        if !self.store.any_queued(recipient).await? {
+            return Ok(parked.map_or(Polled::Empty, Polled::Parked));
+        }
+        // Unparked first: if it was riding in a batch meanwhile, what it took is this poll's.
+        if let Some(found) = Parked::leave(parked, self).await? {
+            return Ok(Polled::Found(found));
+        }
+        let c = caller.clone();
+        let r = recipient.to_owned();
+        let (leased, expired) = self
+            .store
+            .transact(Box::new(move |tx| {
+                Box::pin(async move { Ok((lease_in(tx, &c, &r).await?, true)) })
+            }))
+            .await?;
+        if expired > 0 {
+            self.woke(&Wake::Everyone);
+        }
+        Ok(match leased {
+            Some(row) => Polled::Found(self.leased(row)?),
+            None => Polled::Empty,
+        })
+    }
+
+    /// A leased row: the task and its lease, counted.
+    fn leased(&self, row: TaskRow) -> Result<(A2ATask, Lease), MailboxError> {
+        let lease = row
+            .lease()?
+            .ok_or_else(|| MailboxError::internal("claimed row has no lease"))?;
+        self.metrics.inc(&self.metrics.leases);
+        Ok((row.task()?, lease))
+    }
+}
+
+/// One claim transaction: walks the head of the recipient's queue, resolving tasks whose
+/// deadline has passed (§4.1), and leases the first live one. Answers the leased row and the
+/// number of tasks it expired.
+async fn lease_in(
+    tx: &mut Tx,
+    caller: &Caller,
+    recipient: &str,
+) -> Result<(Option<TaskRow>, u32), MailboxError> {
+    let now = now_ms();
+    let me = caller.sub.as_str();
+    // The head of the queue is live and becomes the lease.
+    let lease_id = Uuid::new_v4().to_string();
+    if let Some(row) = tx.claim_head(recipient, &lease_id, me, now).await? {
+        return Ok((Some(row), 0));
+    }
+    // Otherwise the queue is empty or its head has expired: walk it.
+    let mut expired = 0;
+    loop {
+        let Some(head) = tx.queue_head(recipient).await? else {
+            return Ok((None, expired));
+        };
+        if head.deadline_ms.is_some_and(|d| d < now) {
+            tx.expire(&head.id, now).await?;
+            expired += 1;
+            continue;
+        }
+        let lease_id = Uuid::new_v4().to_string();
+        let row = tx.lease_task(&head.id, &lease_id, me, now).await?;
+        return Ok((Some(row), expired));
+    }
+}

@@ -1,0 +1,256 @@
+//! Sending a task (§4, §6): the gates of a send, in order, and the result cache.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+use super::audit::{audit, audited_check, capability_audit};
+use super::{now_ms, Done, IdemRequest, Mailbox, Wake};
+use crate::auth::{Caller, CapCheck, ScopeCtx};
+use crate::domain::A2ATask;
+use crate::error::{ErrorCode, MailboxError};
+use crate::store::{parse_uuid, NewTask, Tx};
+
+/// A queued task, or one answered at once from the result cache (`replayed_from`: the task
+/// whose cached result was copied).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskQueued {
+    pub task_id: Uuid,
+    pub replayed_from: Option<Uuid>,
+}
+
+/// The stored form of an accepted task: its canonical JSON, and the columns the rules query.
+fn stored<'a>(
+    task: &'a A2ATask,
+    id: &'a str,
+    body: &'a str,
+    cache_key: Option<&'a str>,
+) -> NewTask<'a> {
+    let idem = task.idempotency.as_ref();
+    NewTask {
+        id,
+        sender: task.sender.as_str(),
+        recipient: task.recipient.as_str(),
+        body,
+        deadline_ms: task.deadline_ms.map(|d| d as i64),
+        duplicate_safety: idem.map(|i| i.duplicate_safety.as_str()),
+        idem_key: idem.map(|i| i.key.as_str()),
+        cache_key,
+    }
+}
+
+impl Mailbox {
+    /// `POST /a2a/tasks`. `raw` is the body as JSON: the sender and capability gates run on it
+    /// before the body is validated as an `A2ATask` (§4, §11).
+    pub async fn send(
+        &self,
+        caller: &Caller,
+        idem: Option<&IdemRequest>,
+        raw: &Value,
+    ) -> Result<Done<TaskQueued>, MailboxError> {
+        if idem.is_none() {
+            if let Some(done) = self.send_fast(caller, raw).await? {
+                self.woke(&done.wake);
+                return Ok(done);
+            }
+        }
+        let this = self.clone();
+        let c = caller.clone();
+        let raw = raw.clone();
+        self.write(
+            caller,
+            idem,
+            Box::new(move |tx| Box::pin(async move { this.send_in(tx, &c, &raw).await })),
+        )
+        .await
+    }
+
+    /// The common case as one write of the store's fast path: a valid task without a cache key,
+    /// from its own sender, who holds the capability, under a new id. The task and its
+    /// `capability_check` audit row are inserted together, the audit row only when the task was.
+    /// Anything else (`None`) goes through [`Mailbox::send_in`], which answers it exactly
+    /// (replay, conflict, refusal); nothing was written then.
+    async fn send_fast(
+        &self,
+        caller: &Caller,
+        raw: &Value,
+    ) -> Result<Option<Done<TaskQueued>>, MailboxError> {
+        let sender = raw.get("sender").and_then(Value::as_str);
+        let recipient = raw.get("recipient").and_then(Value::as_str);
+        let (Some(sender), Some(recipient)) = (sender, recipient) else {
+            return Ok(None);
+        };
+        if sender != caller.sub.as_str() {
+            return Ok(None);
+        }
+        let action = format!("a2a.send.{recipient}");
+        let ctx = ScopeCtx {
+            peer: Some(recipient),
+            task_id: raw.get("id").and_then(Value::as_str).map(str::to_owned),
+            ..Default::default()
+        };
+        if caller.check(&action, &ctx) != CapCheck::Passed {
+            return Ok(None);
+        }
+        let Ok(task) = serde_json::from_value::<A2ATask>(raw.clone()) else {
+            return Ok(None);
+        };
+        if task.validate().is_err() || task.cache_key().is_some() {
+            return Ok(None);
+        }
+        let body = serde_json::to_string(&task).map_err(MailboxError::internal)?;
+        let id = task.id.to_string();
+        let checked = capability_audit(&format!("a2a-send:{recipient}"), &action, true);
+        let inserted = self
+            .store
+            .send_fast(&stored(&task, &id, &body, None), &checked.to_string())
+            .await?;
+        if !inserted {
+            return Ok(None);
+        }
+        self.metrics.inc(&self.metrics.tasks_sent);
+        Ok(Some(queued(task.id, None, &task)))
+    }
+
+    async fn send_in(
+        &self,
+        tx: &mut Tx,
+        caller: &Caller,
+        raw: &Value,
+    ) -> Result<Done<TaskQueued>, MailboxError> {
+        let now = now_ms();
+        let sender = raw.get("sender").and_then(Value::as_str);
+        let recipient = raw.get("recipient").and_then(Value::as_str);
+        let (Some(sender), Some(recipient)) = (sender, recipient) else {
+            return Err(MailboxError::invalid(
+                "the task needs string fields sender and recipient",
+            ));
+        };
+        // 1. The sender is the caller.
+        if sender != caller.sub.as_str() {
+            audit(
+                tx,
+                now,
+                caller.sub.as_str(),
+                "a2a_sender_mismatch",
+                json!({"sender": sender, "recipient": recipient, "task_id": raw.get("id")}),
+            )
+            .await?;
+            return Err(MailboxError::new(
+                ErrorCode::SenderMismatch,
+                format!(
+                    "the task's sender {sender:?} is not the token subject {:?}",
+                    caller.sub.as_str()
+                ),
+            ));
+        }
+        // 2. The capability to send to the recipient.
+        let ctx = ScopeCtx {
+            peer: Some(recipient),
+            task_id: raw.get("id").and_then(Value::as_str).map(str::to_owned),
+            ..Default::default()
+        };
+        audited_check(
+            tx,
+            caller,
+            &format!("a2a-send:{recipient}"),
+            &format!("a2a.send.{recipient}"),
+            &ctx,
+            now,
+        )
+        .await?;
+        // 3. The body.
+        let task: A2ATask = serde_json::from_value(raw.clone())
+            .map_err(|e| MailboxError::invalid(format!("invalid task: {e}")))?;
+        task.validate()?;
+        let id = task.id.to_string();
+        let body = serde_json::to_string(&task).map_err(MailboxError::internal)?;
+        let cache_key = task.cache_key();
+        let new = stored(&task, &id, &body, cache_key.as_deref());
+        // 4. A task with a cache key is checked for a replay of its id before the cache is
+        // consulted; any other task is inserted at once and only a conflict reads the existing
+        // row (one statement fewer on the common path).
+        if let Some(key) = &cache_key {
+            if let Some(done) = self.replay_send(tx, &task, &body).await? {
+                return Ok(done);
+            }
+            // 5. The result cache: the work was done already, so a copy of its result is
+            // queued for the sender at once.
+            if let Some(hit) = tx.cache_lookup(key, now).await? {
+                if !tx.insert_answered(&new, &hit, now).await? {
+                    return self.replay_after_race(tx, &task, &body).await;
+                }
+                audit(
+                    tx,
+                    now,
+                    caller.sub.as_str(),
+                    "a2a_result_cache_replayed",
+                    json!({"task_id": id, "replayed_from": hit.source_task_id}),
+                )
+                .await?;
+                self.metrics.inc(&self.metrics.cache_hits);
+                let source = parse_uuid(&hit.source_task_id)?;
+                return Ok(Done::created(TaskQueued {
+                    task_id: task.id,
+                    replayed_from: Some(source),
+                })
+                .waking(Wake::Sender(task.sender.to_string())));
+            }
+        }
+        // 6. Queued, unless the id exists.
+        if !tx.insert_task(&new, now).await? {
+            return self.replay_after_race(tx, &task, &body).await;
+        }
+        self.metrics.inc(&self.metrics.tasks_sent);
+        Ok(queued(task.id, None, &task))
+    }
+
+    /// A send whose id exists: the same sender and body replays the first answer, anything else
+    /// is a conflict.
+    async fn replay_send(
+        &self,
+        tx: &mut Tx,
+        task: &A2ATask,
+        body: &str,
+    ) -> Result<Option<Done<TaskQueued>>, MailboxError> {
+        let Some(existing) = tx.task_origin(&task.id.to_string()).await? else {
+            return Ok(None);
+        };
+        if existing.sender == task.sender.as_str() && existing.body == body {
+            let replayed_from = existing
+                .replayed_from
+                .as_deref()
+                .map(parse_uuid)
+                .transpose()?;
+            Ok(Some(Done::replay(TaskQueued {
+                task_id: task.id,
+                replayed_from,
+            })))
+        } else {
+            Err(MailboxError::new(
+                ErrorCode::TaskIdConflict,
+                format!("task id {} is already used by a different task", task.id),
+            ))
+        }
+    }
+
+    /// Another transaction inserted the same id between our check and our insert.
+    async fn replay_after_race(
+        &self,
+        tx: &mut Tx,
+        task: &A2ATask,
+        body: &str,
+    ) -> Result<Done<TaskQueued>, MailboxError> {
+        self.replay_send(tx, task, body)
+            .await?
+            .ok_or_else(|| MailboxError::internal("a conflicting insert left no row"))
+    }
+}
+
+fn queued(task_id: Uuid, replayed_from: Option<Uuid>, task: &A2ATask) -> Done<TaskQueued> {
+    Done::created(TaskQueued {
+        task_id,
+        replayed_from,
+    })
+    .waking(Wake::Recipient(task.recipient.to_string()))
+}

@@ -1,0 +1,274 @@
+//! The named operations a mailbox rule runs inside one write transaction. Each is one statement
+//! (or a few) of the engine's own text; none decides anything: the order of the checks and what
+//! they answer are the mailbox's (`src/mailbox/`).
+
+use super::records::{CacheHit, Compacted, KeyRecord, QueueHead, TaskOrigin, TaskRow};
+use super::runner::{args, Tx};
+use super::statements as sql;
+use crate::error::MailboxError;
+
+type Result<T> = std::result::Result<T, MailboxError>;
+
+/// A task to insert, as stored.
+pub struct NewTask<'a> {
+    pub id: &'a str,
+    pub sender: &'a str,
+    pub recipient: &'a str,
+    /// The canonical JSON of the task as accepted.
+    pub body: &'a str,
+    pub deadline_ms: Option<i64>,
+    pub duplicate_safety: Option<&'a str>,
+    pub idem_key: Option<&'a str>,
+    pub cache_key: Option<&'a str>,
+}
+
+/// A result to store, as stored.
+pub struct StoredResult<'a> {
+    pub status: &'a str,
+    /// The content as JSON text.
+    pub content: &'a str,
+    pub error_message: Option<&'a str>,
+}
+
+impl Tx {
+    /// The task, locked against other writers until this transaction ends (PostgreSQL).
+    pub async fn task_for_update(&mut self, id: &str) -> Result<Option<TaskRow>> {
+        let stmt = self.sql().task_for_update;
+        Ok(self.fetch_optional(stmt, args![id]).await?)
+    }
+
+    /// The sender, body and replay source of an existing task id.
+    pub async fn task_origin(&mut self, id: &str) -> Result<Option<TaskOrigin>> {
+        Ok(self.fetch_optional(sql::TASK_ORIGIN, args![id]).await?)
+    }
+
+    /// Inserts a queued task unless its id exists: whether it was inserted.
+    pub async fn insert_task(&mut self, t: &NewTask<'_>, now: i64) -> Result<bool> {
+        let stmt = self.sql().insert_task;
+        let n = self
+            .execute(
+                stmt,
+                args![
+                    t.id,
+                    t.sender,
+                    t.recipient,
+                    t.body,
+                    t.deadline_ms,
+                    t.duplicate_safety,
+                    t.idem_key,
+                    t.cache_key,
+                    now
+                ],
+            )
+            .await?;
+        Ok(n == 1)
+    }
+
+    /// Inserts a task already answered with a copy of a cached result, unless its id exists.
+    pub async fn insert_answered(
+        &mut self,
+        t: &NewTask<'_>,
+        hit: &CacheHit,
+        now: i64,
+    ) -> Result<bool> {
+        let stmt = self.sql().insert_answered;
+        let n = self
+            .execute(
+                stmt,
+                args![
+                    t.id,
+                    t.sender,
+                    t.recipient,
+                    t.body,
+                    t.deadline_ms,
+                    t.duplicate_safety,
+                    t.idem_key,
+                    t.cache_key,
+                    hit.source_task_id.as_str(),
+                    hit.status.as_str(),
+                    hit.content.as_str(),
+                    hit.error_message.as_deref(),
+                    now
+                ],
+            )
+            .await?;
+        Ok(n == 1)
+    }
+
+    /// The live result-cache entry of `key`.
+    pub async fn cache_lookup(&mut self, key: &str, now: i64) -> Result<Option<CacheHit>> {
+        Ok(self
+            .fetch_optional(sql::CACHE_LOOKUP, args![key, now])
+            .await?)
+    }
+
+    /// Caches a result under `key` until `expires_at_ms` (an entry still live is kept).
+    pub async fn cache_put(
+        &mut self,
+        key: &str,
+        source_task_id: &str,
+        r: &StoredResult<'_>,
+        now: i64,
+        expires_at_ms: i64,
+    ) -> Result<()> {
+        self.execute(
+            sql::CACHE_PUT,
+            args![
+                key,
+                source_task_id,
+                r.status,
+                r.content,
+                r.error_message,
+                now,
+                expires_at_ms
+            ],
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Leases the head of the recipient's queue when it is live (not past its deadline).
+    pub async fn claim_head(
+        &mut self,
+        recipient: &str,
+        lease_id: &str,
+        lessee: &str,
+        now: i64,
+    ) -> Result<Option<TaskRow>> {
+        let stmt = self.sql().claim_head;
+        Ok(self
+            .fetch_optional(stmt, args![recipient, lease_id, lessee, now])
+            .await?)
+    }
+
+    /// The head of the recipient's queue that no other transaction holds.
+    pub async fn queue_head(&mut self, recipient: &str) -> Result<Option<QueueHead>> {
+        let stmt = self.sql().queue_head;
+        Ok(self.fetch_optional(stmt, args![recipient]).await?)
+    }
+
+    /// Resolves a queued task whose deadline passed with the error result `deadline exceeded`.
+    pub async fn expire(&mut self, id: &str, now: i64) -> Result<()> {
+        let stmt = self.sql().expire;
+        self.execute(stmt, args![id, now]).await?;
+        Ok(())
+    }
+
+    /// Leases task `id`.
+    pub async fn lease_task(
+        &mut self,
+        id: &str,
+        lease_id: &str,
+        lessee: &str,
+        now: i64,
+    ) -> Result<TaskRow> {
+        self.fetch_optional(sql::LEASE_TASK, args![id, lease_id, lessee, now])
+            .await?
+            .ok_or_else(|| MailboxError::internal("claimed row vanished"))
+    }
+
+    /// Stores the result of task `id`, answered by `by`.
+    pub async fn store_result(
+        &mut self,
+        id: &str,
+        r: &StoredResult<'_>,
+        by: &str,
+        now: i64,
+    ) -> Result<()> {
+        let stmt = self.sql().store_result;
+        self.execute(
+            stmt,
+            args![id, r.status, r.content, r.error_message, by, now],
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Ends the lease of task `id` with an error result for its sender.
+    pub async fn force_error(&mut self, id: &str, message: &str, now: i64) -> Result<()> {
+        let stmt = self.sql().force_error;
+        self.execute(stmt, args![id, message, now]).await?;
+        Ok(())
+    }
+
+    /// Returns an in-flight task to the END of its queue, keeping its attempt counter: whether
+    /// it was in flight.
+    pub async fn requeue(&mut self, id: &str, now: i64) -> Result<bool> {
+        let stmt = self.sql().requeue;
+        Ok(self.execute(stmt, args![id, now]).await? == 1)
+    }
+
+    /// Refreshes the heartbeat of task `id`'s lease.
+    pub async fn heartbeat(&mut self, id: &str, now: i64) -> Result<TaskRow> {
+        self.fetch_optional(sql::HEARTBEAT, args![id, now])
+            .await?
+            .ok_or_else(|| MailboxError::internal("heartbeat row vanished"))
+    }
+
+    /// Takes the database's retry-scan lock for this transaction: `false` when another scan
+    /// holds it.
+    pub async fn try_scan_lock(&mut self) -> Result<bool> {
+        let Some(stmt) = self.sql().scan_lock else {
+            return Ok(true);
+        };
+        let (locked,): (bool,) = self
+            .fetch_optional(stmt, &[])
+            .await?
+            .ok_or_else(|| MailboxError::internal("the scan lock answered nothing"))?;
+        Ok(locked)
+    }
+
+    /// In-flight tasks, oldest heartbeat first.
+    pub async fn in_flight_by_age(&mut self, limit: i64) -> Result<Vec<TaskRow>> {
+        Ok(self.fetch_all(sql::IN_FLIGHT_BY_AGE, args![limit]).await?)
+    }
+
+    /// Deletes resolved tasks and what expired.
+    pub async fn compact(&mut self, now: i64) -> Result<Compacted> {
+        Ok(Compacted {
+            resolved_tasks: self.execute(sql::DELETE_RESOLVED, &[]).await?,
+            result_cache_entries: self.execute(sql::DELETE_EXPIRED_CACHE, args![now]).await?,
+            idempotency_keys: self.execute(sql::DELETE_EXPIRED_KEYS, args![now]).await?,
+        })
+    }
+
+    /// Writes one audit row (its body is JSON text).
+    pub async fn audit(&mut self, now: i64, issuer: &str, kind: &str, body: &str) -> Result<()> {
+        self.execute(sql::INSERT_AUDIT, args![now, issuer, kind, body])
+            .await?;
+        Ok(())
+    }
+
+    /// Reserves `(caller, key)` as pending until `pending_until`: `false` when a live record
+    /// exists (see [`Tx::key_record`]).
+    pub async fn reserve_key(
+        &mut self,
+        caller: &str,
+        key: &str,
+        fingerprint: &str,
+        now: i64,
+        pending_until: i64,
+        expires_at_ms: i64,
+    ) -> Result<bool> {
+        let n = self
+            .execute(
+                sql::RESERVE_KEY,
+                args![caller, key, fingerprint, now, pending_until, expires_at_ms],
+            )
+            .await?;
+        Ok(n == 1)
+    }
+
+    pub async fn key_record(&mut self, caller: &str, key: &str) -> Result<Option<KeyRecord>> {
+        Ok(self
+            .fetch_optional(sql::KEY_RECORD, args![caller, key])
+            .await?)
+    }
+
+    /// Completes a reserved key with the outcome to replay.
+    pub async fn complete_key(&mut self, caller: &str, key: &str, response: &str) -> Result<()> {
+        self.execute(sql::COMPLETE_KEY, args![caller, key, response])
+            .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,391 @@
+//! Group commit on PostgreSQL for the four fast paths (send, lease claim, result, drain): the
+//! lane that combines concurrent requests into batches of one batch function (`steps.rs`).
+//!
+//! Concurrent requests of all four kinds are combined: a request queues its element and, when no
+//! lane is running ([`IN_FLIGHT`]), starts one with every element queued so far (up to
+//! [`MAX_BATCH`], any mix of kinds), run as ONE call of `a2a_step_many` (`step_many.sql`):
+//! one round trip, one transaction, one commit for all of them. While a batch runs, new requests
+//! queue, and the lane runs them as its next batch the moment the first one is over, so the batches
+//! grow with the load and shrink to one element when a request is alone (no timer, no added wait).
+//! A lane is a task of its own, so a request that goes away cannot cut short a batch that carries
+//! other requests; a request that goes away while its element is still queued withdraws it.
+//!
+//! The elements of a batch run one after another inside the function (sends, then results,
+//! claims, drains), each the one statement its path runs on SQLite, so the outcome of each is
+//! what it would have been alone in that order. No element waits for a row another transaction
+//! holds (claims, drains and results skip it and answer nothing, which sends the request down
+//! its transaction path, where it waits alone); only a send whose id another transaction is
+//! inserting at that moment waits, and its batch with it. If the database refuses a batch (a
+//! lock wait past `lock_timeout`, say), the batch rolled back and each element is run again
+//! alone (all at once), so one element's trouble is only its own; if the connection fails,
+//! whether the batch committed is unknown, and every element answers 503 (retriable) as a
+//! request alone would.
+//!
+//! A long-poll (`GET /a2a/tasks/next`, `GET /a2a/results/next`) whose claim or drain found
+//! nothing stays parked in the lane while it waits, and rides along in the batches that may have
+//! made work for it: a parked claim in a batch that sends its recipient a task, a parked drain in
+//! a batch that stores a result (migration 0005 runs a rider only when its batch did). So a
+//! waiting worker is leased its task in the transaction that queued it, and a waiting sender
+//! drains its result in the transaction that stored it: one batch per hand-off instead of two
+//! and a wake-up. A rider that committed is always answered, even when its request stopped
+//! waiting while the batch ran ([`Ticket::leave`]).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
+use std::time::Instant;
+
+use futures_util::future::BoxFuture;
+use sqlx::{PgConnection, PgPool};
+use tokio::runtime::Handle;
+use tokio::sync::oneshot;
+
+use crate::error::MailboxError;
+use crate::metrics::Metrics;
+
+mod run;
+
+/// Lanes (batches running at once). One: requests arriving while a batch runs wait for it and
+/// then go together. Measured (BENCHMARKS.md, 16 sender/worker pairs, A/B on one machine): one
+/// lane for all kinds costs a third less CPU per task than one lane per kind (0.77 against 2.0
+/// transactions per task life) and moves ≈ 7 % more tasks per second; two batches in flight, or
+/// a second one only for a backlog, split the waiting requests into smaller batches and gave no
+/// more throughput for more CPU (session 5, with self-driving lanes: 1,180-1,630 tasks/s for two
+/// against 1,808-1,986 for one; session 11, with the lane on the HTTP worker: 1,759-2,168
+/// against 2,438-2,623). Parked polls (below) rely on it: a poll is parked or riding in
+/// THE running batch, never in two.
+pub const IN_FLIGHT: usize = 1;
+/// Elements per batch at most, riders aside.
+pub const MAX_BATCH: usize = 64;
+/// Parked drains that ride in one batch at most (see [`Step::riders`]).
+pub const MAX_DRAIN_RIDERS: usize = 64;
+
+type Answer<R> = oneshot::Sender<Result<R, MailboxError>>;
+type Answered<R> = oneshot::Receiver<Result<R, MailboxError>>;
+/// Binds a batch's elements (one copy, into the argument arrays) and runs them on a connection.
+type Exec<A, R> =
+    for<'c> fn(&'c mut PgConnection, &[A]) -> BoxFuture<'c, Result<Vec<R>, sqlx::Error>>;
+
+/// An element of a batch, and how a poll that found nothing waits parked for the batches that
+/// may make work for it.
+pub trait Element: Send + Sync + Sized + 'static {
+    type Outcome: Send + 'static;
+    /// The element's operation, as an index into [`BATCH_KINDS`].
+    fn kind(&self) -> usize;
+    /// Whether the outcome found something; a riding element that found nothing stays parked.
+    fn found(outcome: &Self::Outcome) -> bool;
+    /// Makes a parked element a rider: in a batch, it runs only if that batch made work for it.
+    fn ride(&mut self);
+    /// Which of the `parked` elements (oldest first) ride along in a batch of `batch`.
+    fn riders(batch: &[&Self], parked: &[&Self]) -> Vec<bool>;
+}
+
+struct Item<A: Element> {
+    id: u64,
+    arg: A,
+    answer: Answer<A::Outcome>,
+    /// A poll's parked answer: if this element finds nothing, it parks, and this answers the
+    /// batch in which it finally finds something.
+    park: Option<Answer<A::Outcome>>,
+    /// A parked element riding along (it answers only when it found something).
+    rider: bool,
+}
+
+struct Queue<A: Element> {
+    next_id: u64,
+    items: Vec<Item<A>>,
+    /// Lanes running now (at most [`IN_FLIGHT`]).
+    running: usize,
+    /// Polls that found nothing and wait for a batch that may make work for them, by id.
+    parked: Vec<Item<A>>,
+    /// Parked polls riding in the running batch, with whether their request stopped waiting
+    /// (then their outcome is answered whatever it is, since no later batch will take them).
+    riding: Vec<(u64, bool)>,
+}
+
+/// Combines concurrent calls into batches of one batch function.
+///
+/// A request queues its element and, when fewer than [`IN_FLIGHT`] lanes run, starts one with
+/// everything queued so far. A lane drives itself: when its batch is over it takes whatever
+/// queued meanwhile and runs that at once, and it stops when nothing is waiting. Lanes run on the
+/// runtime the combiner was made on (the server's multi-thread runtime) over connections of
+/// their own opened there: with several HTTP workers, a lane on one of them would notice a
+/// finished batch, and start the next one, only between the HTTP requests that worker is
+/// handling, while the others' requests wait (measured in BENCHMARKS.md, session 5). With ONE
+/// HTTP worker ([`Combiner::run_on_the_http_worker`]) every request already runs on that thread,
+/// and the lane runs there too: its answers wake their requests without crossing threads
+/// (BENCHMARKS.md, session 10).
+///
+/// A long-poll's claim or drain that found nothing stays parked ([`Combiner::call_parking`]):
+/// the batches that may make work for it (a send to its recipient, a stored result) take it
+/// along as a rider, and the first one in which it finds something answers its [`Ticket`]. It
+/// is parked in the same step that answers its empty outcome, before the next batch is formed,
+/// so no batch after its first can miss it.
+pub struct Combiner<A: Element> {
+    lane: Arc<Lane<A>>,
+}
+
+/// The queue and what runs its batches: the runtime, the batch function, the lanes' idle
+/// connections, and the pool that opens them (its options, `lock_timeout` included) and reruns
+/// a refused batch's elements.
+struct Lane<A: Element> {
+    queue: Mutex<Queue<A>>,
+    runtime: Handle,
+    /// Whether a lane runs on the single-threaded runtime (an HTTP worker) of the request that
+    /// starts it, rather than on `runtime`.
+    on_caller: AtomicBool,
+    pool: PgPool,
+    exec: Exec<A, A::Outcome>,
+    /// The lanes' connections not in use: where each was opened and when it was last used.
+    idle: Mutex<Vec<(PgConnection, Home, Instant)>>,
+    metrics: Arc<Metrics>,
+}
+
+/// Where a lane runs, and so where its connection's socket is watched: `None` for the
+/// multi-thread runtime the combiner was made on, or the thread of a single-threaded runtime.
+/// A connection is reused only at its own home, so its wake-ups never cross threads and never
+/// depend on a runtime the lane has left.
+type Home = Option<ThreadId>;
+
+/// Withdraws a queued element when its request goes away before a batch took it.
+struct Withdraw<'a, A: Element> {
+    queue: &'a Mutex<Queue<A>>,
+    id: u64,
+}
+
+impl<A: Element> Drop for Withdraw<'_, A> {
+    fn drop(&mut self) {
+        if let Ok(mut q) = self.queue.lock() {
+            q.items.retain(|item| item.id != self.id);
+        }
+    }
+}
+
+/// A running lane: if it ends without stopping (a panic in a batch), it still counts itself out,
+/// so the next request starts a lane for the elements still queued.
+struct Running<'a, A: Element> {
+    queue: &'a Mutex<Queue<A>>,
+    stopped: bool,
+}
+
+impl<A: Element> Drop for Running<'_, A> {
+    fn drop(&mut self) {
+        if !self.stopped {
+            if let Ok(mut q) = self.queue.lock() {
+                q.running -= 1;
+            }
+        }
+    }
+}
+
+/// A parked poll: answers the outcome of the batch in which it found something.
+pub struct Ticket<A: Element> {
+    lane: Arc<Lane<A>>,
+    id: u64,
+    /// `None` once answered or given up.
+    rx: Option<oneshot::Receiver<Result<A::Outcome, MailboxError>>>,
+}
+
+impl<A: Element> Ticket<A> {
+    /// The outcome of the batch in which the parked poll found something; never ready when it
+    /// was not parked (its element found something at once, or failed).
+    pub async fn answered(&mut self) -> Result<A::Outcome, MailboxError> {
+        if let Some(rx) = self.rx.as_mut() {
+            if let Ok(outcome) = rx.await {
+                self.rx = None;
+                return outcome;
+            }
+            self.rx = None;
+        }
+        std::future::pending().await
+    }
+
+    /// Stops waiting. A parked poll is unparked at once (`None`); one riding in the running
+    /// batch waits for that batch and answers its outcome, whatever it is: a claim or drain that
+    /// committed is never dropped.
+    pub async fn leave(mut self) -> Option<Result<A::Outcome, MailboxError>> {
+        let rx = self.rx.take()?;
+        if self.lane.unpark(self.id) {
+            return None;
+        }
+        rx.await.ok()
+    }
+}
+
+impl<A: Element> Drop for Ticket<A> {
+    fn drop(&mut self) {
+        // The request went away: a riding element's outcome, if it finds something, goes to
+        // nobody, like that of a request that went away while its element was in a batch.
+        // The receiver goes first, so that a batch settling this poll at the same moment sees
+        // it closed and does not park it, or parks it before the unpark below removes it.
+        if let Some(rx) = self.rx.take() {
+            drop(rx);
+            self.lane.unpark(self.id);
+        }
+    }
+}
+
+impl<A: Element> Queue<A> {
+    /// The next batch: up to [`MAX_BATCH`] elements, oldest first, and the parked polls that
+    /// ride along in it.
+    fn take(&mut self) -> Vec<Item<A>> {
+        let n = self.items.len().min(MAX_BATCH);
+        let mut batch: Vec<Item<A>> = self.items.drain(..n).collect();
+        if !self.parked.is_empty() {
+            let rides = {
+                let args: Vec<&A> = batch.iter().map(|i| &i.arg).collect();
+                let parked: Vec<&A> = self.parked.iter().map(|i| &i.arg).collect();
+                A::riders(&args, &parked)
+            };
+            let parked = std::mem::take(&mut self.parked);
+            for (item, rides) in parked
+                .into_iter()
+                .zip(rides.into_iter().chain(std::iter::repeat(false)))
+            {
+                if rides {
+                    self.riding.push((item.id, false));
+                    batch.push(item);
+                } else {
+                    self.parked.push(item);
+                }
+            }
+        }
+        batch
+    }
+
+    /// Parks poll `id` as a rider answered by `answer`, in id order (the order the polls first
+    /// asked in).
+    fn park(&mut self, id: u64, arg: A, answer: Answer<A::Outcome>) {
+        let at = self.parked.partition_point(|p| p.id < id);
+        let item = Item {
+            id,
+            arg,
+            answer,
+            park: None,
+            rider: true,
+        };
+        self.parked.insert(at, item);
+    }
+
+    /// Takes a rider back from the running batch: whether its request stopped waiting.
+    fn unride(&mut self, id: u64) -> bool {
+        match self.riding.iter().position(|(r, _)| *r == id) {
+            Some(at) => self.riding.swap_remove(at).1,
+            None => true,
+        }
+    }
+}
+
+impl<A: Element> Combiner<A> {
+    /// Must be called inside the Tokio runtime the batches are to run on.
+    pub(crate) fn new(
+        pool: PgPool,
+        metrics: Arc<Metrics>,
+        exec: Exec<A, A::Outcome>,
+    ) -> Combiner<A> {
+        Combiner {
+            lane: Arc::new(Lane {
+                queue: Mutex::new(Queue {
+                    next_id: 0,
+                    items: Vec::new(),
+                    running: 0,
+                    parked: Vec::new(),
+                    riding: Vec::new(),
+                }),
+                runtime: Handle::current(),
+                on_caller: AtomicBool::new(false),
+                pool,
+                exec,
+                idle: Mutex::new(Vec::new()),
+                metrics,
+            }),
+        }
+    }
+
+    /// Runs the lanes from now on on the HTTP worker whose request starts them (when it is a
+    /// single-threaded runtime; otherwise still on the combiner's own runtime). For a server with
+    /// one HTTP worker only: with several, a lane on one worker waits for that worker's HTTP
+    /// requests between batches while the other workers' requests wait for the lane.
+    pub fn run_on_the_http_worker(&self) {
+        self.lane.on_caller.store(true, Ordering::Relaxed);
+    }
+
+    /// Requests waiting for the next batch, and polls parked (not riding in the running batch),
+    /// by kind.
+    pub fn waiting(&self) -> ([usize; 4], [usize; 4]) {
+        let (mut waiting, mut parked) = ([0; 4], [0; 4]);
+        if let Ok(q) = self.lane.queue.lock() {
+            for item in &q.items {
+                waiting[item.arg.kind()] += 1;
+            }
+            for item in &q.parked {
+                parked[item.arg.kind()] += 1;
+            }
+        }
+        (waiting, parked)
+    }
+
+    /// Runs `arg` in the next batch and answers its outcome.
+    pub async fn call(&self, arg: A) -> Result<A::Outcome, MailboxError> {
+        let (id, answered) = self.enqueue(arg, None);
+        self.answer(id, answered).await
+    }
+
+    /// Like [`Combiner::call`], for a long-poll's claim or drain: if the element finds nothing,
+    /// it stays parked, and the ticket answers the first later batch in which it finds
+    /// something (see [`Element::riders`]). The ticket unparks it when dropped, also while the
+    /// element is still on its way (a request that goes away leaves nothing parked).
+    pub async fn call_parking(&self, arg: A) -> (Result<A::Outcome, MailboxError>, Ticket<A>) {
+        let (park, parked) = oneshot::channel();
+        let (id, answered) = self.enqueue(arg, Some(park));
+        let ticket = Ticket {
+            lane: self.lane.clone(),
+            id,
+            rx: Some(parked),
+        };
+        (self.answer(id, answered).await, ticket)
+    }
+
+    /// Queues `arg` and, when no lane runs, starts one.
+    fn enqueue(&self, arg: A, park: Option<Answer<A::Outcome>>) -> (u64, Answered<A::Outcome>) {
+        let (answer, answered) = oneshot::channel();
+        let (id, start) = {
+            let mut q = self.lane.queue.lock().expect("batch queue poisoned");
+            q.next_id += 1;
+            let id = q.next_id;
+            q.items.push(Item {
+                id,
+                arg,
+                answer,
+                park,
+                rider: false,
+            });
+            let start = (q.running < IN_FLIGHT).then(|| {
+                q.running += 1;
+                q.take()
+            });
+            (id, start)
+        };
+        if let Some(batch) = start {
+            let lane = self.lane.clone();
+            let (runtime, home) = self.lane.home();
+            runtime.spawn(async move { lane.drive(batch, home).await });
+        }
+        (id, answered)
+    }
+
+    /// Waits for element `id`'s outcome; withdraws it if the request goes away first.
+    async fn answer(
+        &self,
+        id: u64,
+        answered: Answered<A::Outcome>,
+    ) -> Result<A::Outcome, MailboxError> {
+        let _withdraw = Withdraw {
+            queue: &self.lane.queue,
+            id,
+        };
+        answered
+            .await
+            .unwrap_or_else(|_| Err(MailboxError::internal("a batch ended without answering")))
+    }
+}

@@ -1,0 +1,95 @@
+//! PostgreSQL's statements. Claims and drains take the rows no other transaction holds
+//! (`FOR UPDATE SKIP LOCKED`); a transaction that decides on a row locks it first (`FOR UPDATE`);
+//! FIFO positions come from sequences. The global FIFO indexes are on `queue_seq + 0` and
+//! `result_seq + 0` (see the schema), so that a claim (`ORDER BY queue_seq` for one recipient)
+//! can only use the per-recipient index; the operator views order by those expressions.
+
+use crate::store::statements::{task_cols, Statements};
+
+pub(crate) static STATEMENTS: Statements = Statements {
+    claim_head: concat!(
+        "UPDATE tasks SET state = 'in_flight', attempt = attempt + 1, lease_id = $2, leased_to = $3, \
+            leased_at_ms = $4, heartbeat_at_ms = $4, updated_at_ms = $4 \
+         WHERE id = (SELECT id FROM tasks WHERE state = 'queued' AND recipient = $1 \
+                     ORDER BY queue_seq LIMIT 1 FOR UPDATE SKIP LOCKED) \
+           AND (deadline_ms IS NULL OR deadline_ms >= $4) RETURNING ",
+        task_cols!()
+    ),
+    queue_head: "SELECT id, deadline_ms FROM tasks WHERE state = 'queued' AND recipient = $1 \
+                 ORDER BY queue_seq LIMIT 1 FOR UPDATE SKIP LOCKED",
+    expire: "UPDATE tasks SET state = 'result_pending', result_status = 'error', result_content = '[]', \
+                result_error = 'deadline exceeded', result_at_ms = $2, \
+                result_seq = nextval('a2a_result_seq'), updated_at_ms = $2 WHERE id = $1",
+    insert_task: "INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, \
+                    deadline_ms, duplicate_safety, idem_key, cache_key, created_at_ms, updated_at_ms) \
+                  VALUES ($1, $2, $3, $4, 'queued', 0, nextval('a2a_queue_seq'), $5, $6, $7, $8, $9, $9) \
+                  ON CONFLICT (id) DO NOTHING",
+    insert_answered: "INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, \
+                        deadline_ms, duplicate_safety, idem_key, cache_key, replayed_from, \
+                        result_status, result_content, result_error, result_at_ms, result_seq, \
+                        created_at_ms, updated_at_ms) \
+                      VALUES ($1, $2, $3, $4, 'result_pending', 0, 0, $5, $6, $7, $8, $9, $10, $11, \
+                        $12, $13, nextval('a2a_result_seq'), $13, $13) \
+                      ON CONFLICT (id) DO NOTHING",
+    task_for_update: concat!("SELECT ", task_cols!(), " FROM tasks WHERE id = $1 FOR UPDATE"),
+    store_result: "UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
+                     result_error = $4, result_by = $5, result_at_ms = $6, \
+                     result_seq = nextval('a2a_result_seq'), updated_at_ms = $6 WHERE id = $1",
+    force_error: "UPDATE tasks SET state = 'result_pending', result_status = 'error', \
+                    result_content = '[]', result_error = $2, result_by = NULL, result_at_ms = $3, \
+                    result_seq = nextval('a2a_result_seq'), lease_id = NULL, leased_to = NULL, \
+                    leased_at_ms = NULL, heartbeat_at_ms = NULL, updated_at_ms = $3 WHERE id = $1",
+    requeue: "UPDATE tasks SET state = 'queued', queue_seq = nextval('a2a_queue_seq'), \
+                lease_id = NULL, leased_to = NULL, leased_at_ms = NULL, heartbeat_at_ms = NULL, \
+                updated_at_ms = $2 WHERE id = $1 AND state = 'in_flight'",
+    scan_lock: Some("SELECT pg_try_advisory_xact_lock(7262001)"),
+    queued_all: concat!(
+        "SELECT ",
+        task_cols!(),
+        " FROM tasks WHERE state = 'queued' ORDER BY queue_seq + 0 LIMIT $1"
+    ),
+    queued_visible: concat!(
+        "SELECT ",
+        task_cols!(),
+        " FROM tasks WHERE state = 'queued' AND (sender = $1 OR recipient = $1) \
+         ORDER BY queue_seq + 0 LIMIT $2"
+    ),
+    snapshot_queued_all: concat!(
+        "SELECT ",
+        task_cols!(),
+        " FROM tasks WHERE state = 'queued' AND $1 = $1 AND ($3 IS NULL OR deadline_ms <= $3) \
+         ORDER BY queue_seq + 0 LIMIT $2"
+    ),
+    snapshot_queued_visible: concat!(
+        "SELECT ",
+        task_cols!(),
+        " FROM tasks WHERE state = 'queued' AND (sender = $1 OR recipient = $1 OR leased_to = $1) \
+         AND ($3 IS NULL OR deadline_ms <= $3) ORDER BY queue_seq + 0 LIMIT $2"
+    ),
+    snapshot_results_all: concat!(
+        "SELECT ",
+        task_cols!(),
+        " FROM tasks WHERE state = 'result_pending' AND $1 = $1 ORDER BY result_seq + 0 LIMIT $2"
+    ),
+    snapshot_results_visible: concat!(
+        "SELECT ",
+        task_cols!(),
+        " FROM tasks WHERE state = 'result_pending' AND (sender = $1 OR recipient = $1) \
+         ORDER BY result_seq + 0 LIMIT $2"
+    ),
+    oldest_queued: "SELECT updated_at_ms AS at FROM tasks WHERE state = 'queued' \
+                    ORDER BY queue_seq + 0 LIMIT 1",
+};
+
+/// One call of the group-commit function (`step_many.sql`) for a whole batch.
+pub(crate) const STEP_MANY: &str =
+    "SELECT o_kind, o_ord, o_text, o_status, o_content, o_error FROM a2a_step_many(\
+     $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, \
+     $21, $22, $23)";
+
+/// Wakes the long-polls of the other instances on this database.
+pub(crate) const NOTIFY_PEERS: &str = "SELECT pg_notify('a2a_mailbox', $1)";
+/// The channel of [`NOTIFY_PEERS`].
+pub(crate) const PEER_CHANNEL: &str = "a2a_mailbox";
+/// Held while `step_many.sql` is installed, so instances starting together take turns.
+pub(crate) const INSTALL_LOCK: &str = "SELECT pg_advisory_xact_lock(7262002)";

@@ -1,0 +1,379 @@
+//! The elements of PostgreSQL's group commit: a send, a lease claim, a result or a drain, bound
+//! as the argument arrays of one `a2a_step_many` call (`step_many.sql`), and the rows it answers
+//! mapped back to each element.
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use sqlx::{FromRow, PgConnection, PgPool};
+
+use super::lane::{Combiner, Element, Ticket, MAX_DRAIN_RIDERS};
+use super::statements::STEP_MANY;
+use crate::error::MailboxError;
+use crate::metrics::{Metrics, BATCH_KINDS};
+use crate::store::records::{Drained, TaskRow};
+
+#[cfg(test)]
+mod tests;
+
+/// A task to insert (an `a2a_step_many` send element).
+pub struct SendArgs {
+    pub id: String,
+    pub sender: String,
+    pub recipient: String,
+    pub body: String,
+    pub deadline_ms: Option<i64>,
+    pub duplicate_safety: Option<String>,
+    pub idem_key: Option<String>,
+    pub audit_body: String,
+}
+
+/// A claim of the head of `recipient`'s queue (an `a2a_step_many` claim element).
+pub struct ClaimArgs {
+    pub recipient: String,
+    pub lease_id: String,
+    pub caller: String,
+    /// A parked poll riding along: claims only if its batch queued a task for `recipient`.
+    pub if_sent: bool,
+}
+
+/// A drain of `sender`'s oldest pending result (an `a2a_step_many` drain element).
+pub struct DrainArgs {
+    pub sender: String,
+    /// A parked poll riding along: drains only if its batch stored a result for `sender`.
+    pub if_stored: bool,
+}
+
+/// A result to store (an `a2a_step_many` result element).
+pub struct ResultArgs {
+    pub task_id: String,
+    pub status: String,
+    pub content: String,
+    pub error_message: Option<String>,
+    pub caller: String,
+    pub lease_guard: Option<String>,
+    /// The audit row's body before and after the task's sender, which only the batch reads.
+    pub audit_halves: (String, String),
+}
+
+/// The kinds of element, as `a2a_step_many` numbers them (`__KIND_*__` in `step_many.sql`) and
+/// as [`BATCH_KINDS`] names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepKind {
+    Send = 0,
+    Claim = 1,
+    Result = 2,
+    Drain = 3,
+}
+
+impl StepKind {
+    pub const ALL: [StepKind; 4] = [
+        StepKind::Send,
+        StepKind::Claim,
+        StepKind::Result,
+        StepKind::Drain,
+    ];
+
+    /// The mark `step_many.sql` writes in place of this kind's number.
+    pub fn mark(self) -> &'static str {
+        match self {
+            StepKind::Send => "__KIND_SEND__",
+            StepKind::Claim => "__KIND_CLAIM__",
+            StepKind::Result => "__KIND_RESULT__",
+            StepKind::Drain => "__KIND_DRAIN__",
+        }
+    }
+}
+
+/// `step_many.sql` with the kinds' numbers written in.
+pub fn step_many_source() -> String {
+    StepKind::ALL
+        .iter()
+        .fold(include_str!("step_many.sql").to_owned(), |sql, k| {
+            sql.replace(k.mark(), &(*k as usize).to_string())
+        })
+}
+
+/// One request's element of a batch.
+pub enum Step {
+    Send(SendArgs),
+    Claim(ClaimArgs),
+    Result(ResultArgs),
+    Drain(DrainArgs),
+}
+
+impl Element for Step {
+    type Outcome = Outcome;
+
+    fn kind(&self) -> usize {
+        (match self {
+            Step::Send(_) => StepKind::Send,
+            Step::Claim(_) => StepKind::Claim,
+            Step::Result(_) => StepKind::Result,
+            Step::Drain(_) => StepKind::Drain,
+        }) as usize
+    }
+
+    fn found(outcome: &Outcome) -> bool {
+        !matches!(outcome, Outcome::Claimed(None) | Outcome::Drained(None))
+    }
+
+    fn ride(&mut self) {
+        match self {
+            Step::Claim(a) => a.if_sent = true,
+            Step::Drain(a) => a.if_stored = true,
+            Step::Send(_) | Step::Result(_) => {}
+        }
+    }
+
+    /// A parked claim rides in a batch that sends a task to its recipient, at most as many
+    /// parked claims per recipient as the batch sends it tasks (the oldest first); a parked
+    /// drain rides in a batch that stores a result, since a result's sender is known only once
+    /// the batch has run (`a2a_step_many` skips the drains whose sender got none, at the cost
+    /// of one array lookup each), at most [`MAX_DRAIN_RIDERS`] of them, the oldest first: with
+    /// more senders waiting than that, the others are woken after the commit as before.
+    fn riders(batch: &[&Step], parked: &[&Step]) -> Vec<bool> {
+        let mut sends: Vec<(&str, usize)> = Vec::new();
+        let mut results = false;
+        let mut drains = 0;
+        for step in batch {
+            match step {
+                Step::Send(a) => match sends.iter_mut().find(|(r, _)| *r == a.recipient) {
+                    Some((_, n)) => *n += 1,
+                    None => sends.push((&a.recipient, 1)),
+                },
+                Step::Result(_) => results = true,
+                Step::Claim(_) | Step::Drain(_) => {}
+            }
+        }
+        parked
+            .iter()
+            .map(|step| match step {
+                Step::Claim(a) => match sends.iter_mut().find(|(r, _)| *r == a.recipient) {
+                    Some((_, n)) if *n > 0 => {
+                        *n -= 1;
+                        true
+                    }
+                    _ => false,
+                },
+                Step::Drain(_) if results && drains < MAX_DRAIN_RIDERS => {
+                    drains += 1;
+                    true
+                }
+                Step::Drain(_) | Step::Send(_) | Step::Result(_) => false,
+            })
+            .collect()
+    }
+}
+
+/// What an element did.
+pub enum Outcome {
+    /// Whether the task was inserted (`false`: its id exists).
+    Sent(bool),
+    /// The leased row, or `None` when the head was missing, expired or locked.
+    Claimed(Option<Box<TaskRow>>),
+    /// The task's sender when the result was stored.
+    Stored(Option<String>),
+    /// The result drained, if any.
+    Drained(Option<Drained>),
+    /// The element's answer could not be read (a server bug): only its request fails.
+    Failed(String),
+}
+
+#[derive(FromRow)]
+struct StepRow {
+    o_kind: i32,
+    o_ord: i32,
+    o_text: Option<String>,
+    o_status: Option<String>,
+    o_content: Option<String>,
+    o_error: Option<String>,
+}
+
+fn column<A, T>(args: &[&A], f: impl Fn(&A) -> T) -> Vec<T> {
+    args.iter().map(|a| f(a)).collect()
+}
+
+/// The group commit of a PostgreSQL mailbox: one lane for the four kinds.
+pub struct PgBatches {
+    lane: Combiner<Step>,
+}
+
+fn mismatch(other: Outcome) -> MailboxError {
+    match other {
+        Outcome::Failed(why) => MailboxError::internal(why),
+        _ => MailboxError::internal("a batch answered another kind of outcome"),
+    }
+}
+
+impl PgBatches {
+    pub fn new(pool: PgPool, metrics: Arc<Metrics>) -> PgBatches {
+        PgBatches {
+            lane: Combiner::new(pool, metrics, step_many),
+        }
+    }
+
+    /// See [`Combiner::run_on_the_http_worker`].
+    pub fn run_on_the_http_worker(&self) {
+        self.lane.run_on_the_http_worker();
+    }
+
+    pub async fn send(&self, a: SendArgs) -> Result<bool, MailboxError> {
+        match self.lane.call(Step::Send(a)).await? {
+            Outcome::Sent(b) => Ok(b),
+            other => Err(mismatch(other)),
+        }
+    }
+
+    /// A long-poll's claim: if it finds nothing, it stays parked, and the ticket answers the
+    /// batch that leases it a task sent later ([`Outcome::claimed`] reads its outcome).
+    pub async fn claim(&self, a: ClaimArgs) -> (Result<Option<TaskRow>, MailboxError>, Parked) {
+        let (outcome, ticket) = self.lane.call_parking(Step::Claim(a)).await;
+        (outcome.and_then(Outcome::claimed), ticket)
+    }
+
+    pub async fn result(&self, a: ResultArgs) -> Result<Option<String>, MailboxError> {
+        match self.lane.call(Step::Result(a)).await? {
+            Outcome::Stored(r) => Ok(r),
+            other => Err(mismatch(other)),
+        }
+    }
+
+    /// A long-poll's drain: if it finds nothing, it stays parked, and the ticket answers the
+    /// batch that drains it a result stored later ([`Outcome::drained`] reads its outcome).
+    pub async fn drain(&self, sender: String) -> (Result<Option<Drained>, MailboxError>, Parked) {
+        let (outcome, ticket) = self
+            .lane
+            .call_parking(Step::Drain(DrainArgs {
+                sender,
+                if_stored: false,
+            }))
+            .await;
+        (outcome.and_then(Outcome::drained), ticket)
+    }
+
+    /// `(kind, requests waiting for the next batch, polls parked)` per kind, in [`BATCH_KINDS`]
+    /// order.
+    pub fn waiting(&self) -> [(&'static str, usize, usize); 4] {
+        let (waiting, parked) = self.lane.waiting();
+        [0, 1, 2, 3].map(|k| (BATCH_KINDS[k], waiting[k], parked[k]))
+    }
+}
+
+/// A long-poll's claim or drain parked in the batch lane.
+pub type Parked = Ticket<Step>;
+
+impl Outcome {
+    /// A claim's outcome: the leased row, if any.
+    pub fn claimed(self) -> Result<Option<TaskRow>, MailboxError> {
+        match self {
+            Outcome::Claimed(r) => Ok(r.map(|row| *row)),
+            other => Err(mismatch(other)),
+        }
+    }
+
+    /// A drain's outcome: the drained result, if any.
+    pub fn drained(self) -> Result<Option<Drained>, MailboxError> {
+        match self {
+            Outcome::Drained(r) => Ok(r),
+            other => Err(mismatch(other)),
+        }
+    }
+}
+
+/// Binds a batch's elements as the argument arrays of `a2a_step_many` (`step_many.sql`), each
+/// kind's arrays holding that kind's elements in batch order, and maps the answered rows back.
+fn step_many<'c>(
+    conn: &'c mut PgConnection,
+    steps: &[Step],
+) -> BoxFuture<'c, Result<Vec<Outcome>, sqlx::Error>> {
+    let mut at: [Vec<usize>; 4] = Default::default();
+    let (mut sends, mut claims, mut results, mut drains) = (vec![], vec![], vec![], vec![]);
+    for (i, step) in steps.iter().enumerate() {
+        at[step.kind()].push(i);
+        match step {
+            Step::Send(a) => sends.push(a),
+            Step::Claim(a) => claims.push(a),
+            Step::Result(a) => results.push(a),
+            Step::Drain(a) => drains.push(a),
+        }
+    }
+    let query = sqlx::query_as(STEP_MANY)
+        .bind(column(&sends, |a| a.id.clone()))
+        .bind(column(&sends, |a| a.sender.clone()))
+        .bind(column(&sends, |a| a.recipient.clone()))
+        .bind(column(&sends, |a| a.body.clone()))
+        .bind(column(&sends, |a| a.deadline_ms))
+        .bind(column(&sends, |a| a.duplicate_safety.clone()))
+        .bind(column(&sends, |a| a.idem_key.clone()))
+        .bind(column(&sends, |a| a.audit_body.clone()))
+        .bind(column(&claims, |a| a.recipient.clone()))
+        .bind(column(&claims, |a| a.lease_id.clone()))
+        .bind(column(&claims, |a| a.caller.clone()))
+        .bind(column(&claims, |a| a.if_sent))
+        .bind(column(&results, |a| a.task_id.clone()))
+        .bind(column(&results, |a| a.status.clone()))
+        .bind(column(&results, |a| a.content.clone()))
+        .bind(column(&results, |a| a.error_message.clone()))
+        .bind(column(&results, |a| a.caller.clone()))
+        .bind(column(&results, |a| a.lease_guard.clone()))
+        .bind(column(&results, |a| a.audit_halves.0.clone()))
+        .bind(column(&results, |a| a.audit_halves.1.clone()))
+        .bind(column(&drains, |a| a.sender.clone()))
+        .bind(column(&drains, |a| a.if_stored))
+        .bind(crate::clock::now_ms());
+    let kinds: Vec<usize> = steps.iter().map(Element::kind).collect();
+    Box::pin(async move {
+        let rows: Vec<StepRow> = query.fetch_all(&mut *conn).await?;
+        Ok(place(&kinds, rows))
+    })
+}
+
+/// Maps the rows `a2a_step_many` answered to the batch's elements (`kinds`, in batch order): a
+/// row names its kind and its 1-based position among that kind's elements; an element without a
+/// row did nothing.
+fn place(kinds: &[usize], rows: Vec<StepRow>) -> Vec<Outcome> {
+    let mut at: [Vec<usize>; 4] = Default::default();
+    for (i, &k) in kinds.iter().enumerate() {
+        at[k].push(i);
+    }
+    let mut out: Vec<Outcome> = kinds
+        .iter()
+        .map(|k| match k {
+            0 => Outcome::Sent(false),
+            1 => Outcome::Claimed(None),
+            2 => Outcome::Stored(None),
+            _ => Outcome::Drained(None),
+        })
+        .collect();
+    for row in rows {
+        let element = usize::try_from(row.o_kind)
+            .ok()
+            .zip(usize::try_from(row.o_ord).ok())
+            .and_then(|(k, ord)| at.get(k)?.get(ord.checked_sub(1)?).map(|&i| (k, i)));
+        let Some((kind, i)) = element else {
+            tracing::error!(
+                kind = row.o_kind,
+                ord = row.o_ord,
+                "a batch row names no element"
+            );
+            continue;
+        };
+        out[i] = match kind {
+            0 => Outcome::Sent(true),
+            1 => match serde_json::from_str::<TaskRow>(row.o_text.as_deref().unwrap_or("")) {
+                Ok(task) => Outcome::Claimed(Some(Box::new(task))),
+                // The lease is committed; only this request can be told it went wrong.
+                Err(e) => Outcome::Failed(format!("the leased row could not be read: {e}")),
+            },
+            2 => Outcome::Stored(row.o_text),
+            _ => Outcome::Drained(row.o_text.map(|id| Drained {
+                id,
+                result_status: row.o_status,
+                result_content: row.o_content,
+                result_error: row.o_error,
+            })),
+        };
+    }
+    out
+}

@@ -1,0 +1,178 @@
+//! How the store runs a statement on either engine: bound parameters ([`Val`]), rows both
+//! engines can decode ([`Row`]), and the write transaction ([`Tx`]). Private to the store: the
+//! rest of the service sees only named operations.
+
+use sqlx::postgres::PgRow;
+use sqlx::sqlite::SqliteRow;
+use sqlx::{FromRow, Postgres, Sqlite, Transaction};
+
+use super::statements::Statements;
+use super::{postgres, sqlite};
+
+/// A bound parameter.
+#[derive(Clone, Debug)]
+pub(crate) enum Val {
+    Str(String),
+    Int(i64),
+    OptStr(Option<String>),
+    OptInt(Option<i64>),
+}
+
+impl From<&str> for Val {
+    fn from(v: &str) -> Val {
+        Val::Str(v.to_owned())
+    }
+}
+impl From<String> for Val {
+    fn from(v: String) -> Val {
+        Val::Str(v)
+    }
+}
+impl From<&String> for Val {
+    fn from(v: &String) -> Val {
+        Val::Str(v.clone())
+    }
+}
+impl From<i64> for Val {
+    fn from(v: i64) -> Val {
+        Val::Int(v)
+    }
+}
+impl From<Option<String>> for Val {
+    fn from(v: Option<String>) -> Val {
+        Val::OptStr(v)
+    }
+}
+impl From<Option<&str>> for Val {
+    fn from(v: Option<&str>) -> Val {
+        Val::OptStr(v.map(str::to_owned))
+    }
+}
+impl From<Option<i64>> for Val {
+    fn from(v: Option<i64>) -> Val {
+        Val::OptInt(v)
+    }
+}
+impl From<uuid::Uuid> for Val {
+    fn from(v: uuid::Uuid) -> Val {
+        Val::Str(v.to_string())
+    }
+}
+impl From<Option<uuid::Uuid>> for Val {
+    fn from(v: Option<uuid::Uuid>) -> Val {
+        Val::OptStr(v.map(|u| u.to_string()))
+    }
+}
+
+/// `args![a, b, c]` builds a parameter list.
+macro_rules! args {
+    ($($v:expr),* $(,)?) => { &[$($crate::store::runner::Val::from($v)),*][..] };
+}
+pub(crate) use args;
+
+macro_rules! bind_all {
+    ($q:expr, $args:expr) => {{
+        let mut q = $q;
+        for a in $args {
+            q = match a {
+                Val::Str(s) => q.bind(s.as_str()),
+                Val::Int(i) => q.bind(*i),
+                Val::OptStr(s) => q.bind(s.as_deref()),
+                Val::OptInt(i) => q.bind(*i),
+            };
+        }
+        q
+    }};
+}
+pub(crate) use bind_all;
+
+/// A row type that both engines can decode.
+pub(crate) trait Row:
+    for<'r> FromRow<'r, SqliteRow> + for<'r> FromRow<'r, PgRow> + Send + Unpin
+{
+}
+impl<T> Row for T where T: for<'r> FromRow<'r, SqliteRow> + for<'r> FromRow<'r, PgRow> + Send + Unpin
+{}
+
+/// A write transaction. The mailbox passes it to the named operations of `ops`; it never sees
+/// a statement.
+pub enum Tx {
+    Sqlite(Transaction<'static, Sqlite>),
+    Postgres(Transaction<'static, Postgres>),
+}
+
+impl Tx {
+    /// This engine's statements.
+    pub(crate) fn sql(&self) -> &'static Statements {
+        match self {
+            Tx::Sqlite(_) => &sqlite::STATEMENTS,
+            Tx::Postgres(_) => &postgres::STATEMENTS,
+        }
+    }
+
+    /// Runs a statement; answers the number of rows it changed.
+    pub(crate) async fn execute(&mut self, sql: &str, args: &[Val]) -> Result<u64, sqlx::Error> {
+        Ok(match self {
+            Tx::Sqlite(tx) => bind_all!(sqlx::query::<Sqlite>(sql), args)
+                .execute(&mut **tx)
+                .await?
+                .rows_affected(),
+            Tx::Postgres(tx) => bind_all!(sqlx::query::<Postgres>(sql), args)
+                .execute(&mut **tx)
+                .await?
+                .rows_affected(),
+        })
+    }
+
+    pub(crate) async fn fetch_optional<T: Row>(
+        &mut self,
+        sql: &str,
+        args: &[Val],
+    ) -> Result<Option<T>, sqlx::Error> {
+        match self {
+            Tx::Sqlite(tx) => {
+                bind_all!(sqlx::query_as::<Sqlite, T>(sql), args)
+                    .fetch_optional(&mut **tx)
+                    .await
+            }
+            Tx::Postgres(tx) => {
+                bind_all!(sqlx::query_as::<Postgres, T>(sql), args)
+                    .fetch_optional(&mut **tx)
+                    .await
+            }
+        }
+    }
+
+    pub(crate) async fn fetch_all<T: Row>(
+        &mut self,
+        sql: &str,
+        args: &[Val],
+    ) -> Result<Vec<T>, sqlx::Error> {
+        match self {
+            Tx::Sqlite(tx) => {
+                bind_all!(sqlx::query_as::<Sqlite, T>(sql), args)
+                    .fetch_all(&mut **tx)
+                    .await
+            }
+            Tx::Postgres(tx) => {
+                bind_all!(sqlx::query_as::<Postgres, T>(sql), args)
+                    .fetch_all(&mut **tx)
+                    .await
+            }
+        }
+    }
+
+    pub(crate) async fn commit(self) -> Result<(), sqlx::Error> {
+        match self {
+            Tx::Sqlite(tx) => tx.commit().await,
+            Tx::Postgres(tx) => tx.commit().await,
+        }
+    }
+
+    pub(crate) async fn rollback(self) -> Result<(), sqlx::Error> {
+        match self {
+            Tx::Sqlite(tx) => tx.rollback().await,
+            Tx::Postgres(tx) => tx.rollback().await,
+        }
+    }
+}

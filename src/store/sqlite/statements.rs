@@ -1,0 +1,143 @@
+//! SQLite's statements. `BEGIN IMMEDIATE` makes every write transaction the only writer, so
+//! nothing is locked row by row; a FIFO position is one past the largest among the rows now in
+//! that state (read from the state's partial index), which is enough since order only matters
+//! among rows in the same state.
+
+use crate::store::statements::{task_cols, Statements};
+
+macro_rules! next_queue_seq {
+    () => {
+        "(SELECT COALESCE(MAX(queue_seq), 0) + 1 FROM tasks WHERE state = 'queued')"
+    };
+}
+macro_rules! next_result_seq {
+    () => {
+        "(SELECT COALESCE(MAX(result_seq), 0) + 1 FROM tasks WHERE state = 'result_pending')"
+    };
+}
+
+pub(crate) static STATEMENTS: Statements = Statements {
+    claim_head: concat!(
+        "UPDATE tasks SET state = 'in_flight', attempt = attempt + 1, lease_id = $2, leased_to = $3, \
+            leased_at_ms = $4, heartbeat_at_ms = $4, updated_at_ms = $4 \
+         WHERE id = (SELECT id FROM tasks WHERE state = 'queued' AND recipient = $1 \
+                     ORDER BY queue_seq LIMIT 1) \
+           AND (deadline_ms IS NULL OR deadline_ms >= $4) RETURNING ",
+        task_cols!()
+    ),
+    queue_head: "SELECT id, deadline_ms FROM tasks WHERE state = 'queued' AND recipient = $1 \
+                 ORDER BY queue_seq LIMIT 1",
+    expire: concat!(
+        "UPDATE tasks SET state = 'result_pending', result_status = 'error', result_content = '[]', \
+            result_error = 'deadline exceeded', result_at_ms = $2, result_seq = ",
+        next_result_seq!(),
+        ", updated_at_ms = $2 WHERE id = $1"
+    ),
+    insert_task: concat!(
+        "INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, deadline_ms, \
+            duplicate_safety, idem_key, cache_key, created_at_ms, updated_at_ms) \
+         VALUES ($1, $2, $3, $4, 'queued', 0, ",
+        next_queue_seq!(),
+        ", $5, $6, $7, $8, $9, $9) ON CONFLICT (id) DO NOTHING"
+    ),
+    insert_answered: concat!(
+        "INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, deadline_ms, \
+            duplicate_safety, idem_key, cache_key, replayed_from, result_status, result_content, \
+            result_error, result_at_ms, result_seq, created_at_ms, updated_at_ms) \
+         VALUES ($1, $2, $3, $4, 'result_pending', 0, 0, $5, $6, $7, $8, $9, $10, $11, $12, $13, ",
+        next_result_seq!(),
+        ", $13, $13) ON CONFLICT (id) DO NOTHING"
+    ),
+    task_for_update: concat!("SELECT ", task_cols!(), " FROM tasks WHERE id = $1"),
+    store_result: concat!(
+        "UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
+            result_error = $4, result_by = $5, result_at_ms = $6, result_seq = ",
+        next_result_seq!(),
+        ", updated_at_ms = $6 WHERE id = $1"
+    ),
+    force_error: concat!(
+        "UPDATE tasks SET state = 'result_pending', result_status = 'error', result_content = '[]', \
+            result_error = $2, result_by = NULL, result_at_ms = $3, result_seq = ",
+        next_result_seq!(),
+        ", lease_id = NULL, leased_to = NULL, leased_at_ms = NULL, heartbeat_at_ms = NULL, \
+            updated_at_ms = $3 WHERE id = $1"
+    ),
+    requeue: concat!(
+        "UPDATE tasks SET state = 'queued', queue_seq = ",
+        next_queue_seq!(),
+        ", lease_id = NULL, leased_to = NULL, leased_at_ms = NULL, heartbeat_at_ms = NULL, \
+            updated_at_ms = $2 WHERE id = $1 AND state = 'in_flight'"
+    ),
+    scan_lock: None,
+    queued_all: concat!(
+        "SELECT ",
+        task_cols!(),
+        " FROM tasks WHERE state = 'queued' ORDER BY queue_seq LIMIT $1"
+    ),
+    queued_visible: concat!(
+        "SELECT ",
+        task_cols!(),
+        " FROM tasks WHERE state = 'queued' AND (sender = $1 OR recipient = $1) \
+         ORDER BY queue_seq LIMIT $2"
+    ),
+    snapshot_queued_all: concat!(
+        "SELECT ",
+        task_cols!(),
+        " FROM tasks WHERE state = 'queued' AND $1 = $1 AND ($3 IS NULL OR deadline_ms <= $3) \
+         ORDER BY queue_seq LIMIT $2"
+    ),
+    snapshot_queued_visible: concat!(
+        "SELECT ",
+        task_cols!(),
+        " FROM tasks WHERE state = 'queued' AND (sender = $1 OR recipient = $1 OR leased_to = $1) \
+         AND ($3 IS NULL OR deadline_ms <= $3) ORDER BY queue_seq LIMIT $2"
+    ),
+    snapshot_results_all: concat!(
+        "SELECT ",
+        task_cols!(),
+        " FROM tasks WHERE state = 'result_pending' AND $1 = $1 ORDER BY result_seq LIMIT $2"
+    ),
+    snapshot_results_visible: concat!(
+        "SELECT ",
+        task_cols!(),
+        " FROM tasks WHERE state = 'result_pending' AND (sender = $1 OR recipient = $1) \
+         ORDER BY result_seq LIMIT $2"
+    ),
+    oldest_queued: "SELECT updated_at_ms AS at FROM tasks WHERE state = 'queued' \
+                    ORDER BY queue_seq LIMIT 1",
+};
+
+/// The fast send as one text of the group-commit writer: `$1..$7` the task, `$8` now, `$9` the
+/// audit body; `changes()` carries the insert's outcome to the audit insert.
+pub(crate) const SEND_FAST: &str = concat!(
+    "INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, deadline_ms, \
+        duplicate_safety, idem_key, created_at_ms, updated_at_ms) \
+     VALUES ($1, $2, $3, $4, 'queued', 0, ",
+    next_queue_seq!(),
+    ", $5, $6, $7, $8, $8) ON CONFLICT (id) DO NOTHING; \
+     INSERT INTO audit (timestamp_ms, issuer, kind, body) \
+       SELECT $8, $2, 'capability_check', $9 WHERE changes() = 1; \
+     SELECT changes()"
+);
+
+/// The fast result: `$1` task id, `$2..$4` the result, `$5` the caller, `$6` now, `$7` the lease
+/// id the task must still hold (or NULL), `$8`/`$9` the audit body before and after the sender's
+/// name. Answers the sender when the result was stored.
+pub(crate) const RESULT_FAST: &str = concat!(
+    "UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
+        result_error = $4, result_by = $5, result_at_ms = $6, result_seq = ",
+    next_result_seq!(),
+    ", updated_at_ms = $6 \
+     WHERE id = $1 AND state = 'in_flight' AND leased_to = $5 AND cache_key IS NULL \
+       AND ($7 IS NULL OR lease_id = $7); \
+     INSERT INTO audit (timestamp_ms, issuer, kind, body) \
+       SELECT $6, $5, 'capability_check', $8 || sender || $9 FROM tasks WHERE id = $1 AND changes() = 1; \
+     SELECT sender FROM tasks WHERE id = $1 AND changes() = 1"
+);
+
+/// `$1` sender, `$2` now: drains the sender's oldest pending result.
+pub(crate) const DRAIN: &str =
+    "UPDATE tasks SET state = 'resolved', updated_at_ms = $2 WHERE id = ( \
+        SELECT id FROM tasks WHERE state = 'result_pending' AND sender = $1 \
+        ORDER BY result_seq LIMIT 1) \
+     RETURNING id, result_status, result_content, result_error";

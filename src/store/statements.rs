@@ -1,0 +1,137 @@
+//! The statements both engines run with the same text, and the set each engine fills with its
+//! own text (`sqlite/statements.rs`, `postgres/statements.rs`). Only the store reads them.
+
+/// The columns every task query selects, in [`super::TaskRow`] order.
+macro_rules! task_cols {
+    () => {
+        "id, sender, recipient, body, state, attempt, lease_id, leased_to, leased_at_ms, \
+         heartbeat_at_ms, deadline_ms, duplicate_safety, idem_key, cache_key, replayed_from, \
+         result_status, result_content, result_error, result_by, created_at_ms, updated_at_ms"
+    };
+}
+pub(crate) use task_cols;
+
+/// The statements whose text differs by engine: where PostgreSQL locks rows (`FOR UPDATE`,
+/// `SKIP LOCKED`) and SQLite relies on its single writer, and how each numbers the FIFO
+/// positions of the queue and of the pending results.
+pub(crate) struct Statements {
+    /// `$1` recipient, `$2` lease id, `$3` lessee, `$4` now: leases the head of the recipient's
+    /// queue when it is live; answers the leased row.
+    pub claim_head: &'static str,
+    /// `$1` recipient: the head of its queue (id, deadline).
+    pub queue_head: &'static str,
+    /// `$1` id, `$2` now: resolves a queued task whose deadline passed with an error result.
+    pub expire: &'static str,
+    /// `$1..$7` the task, `$8` cache key, `$9` now: inserts a queued task unless its id exists.
+    pub insert_task: &'static str,
+    /// `$1..$7` the task, `$8` cache key, `$9` source task, `$10..$12` the cached result,
+    /// `$13` now: inserts a task already answered from the result cache.
+    pub insert_answered: &'static str,
+    /// `$1` id: the task row, locked against other writers until the transaction ends.
+    pub task_for_update: &'static str,
+    /// `$1` id, `$2` status, `$3` content, `$4` error, `$5` who, `$6` now: stores a result.
+    pub store_result: &'static str,
+    /// `$1` id, `$2` message, `$3` now: ends the lease with an error result for the sender.
+    pub force_error: &'static str,
+    /// `$1` id, `$2` now: returns an in-flight task to the END of its queue.
+    pub requeue: &'static str,
+    /// A lock that only one retry scan of the database holds at a time (none on SQLite, which
+    /// serves one process: its scans share a mutex in the mailbox).
+    pub scan_lock: Option<&'static str>,
+    /// `$1` limit: queued tasks, oldest first (every task).
+    pub queued_all: &'static str,
+    /// `$1` caller, `$2` limit: queued tasks sent by or addressed to the caller, oldest first.
+    pub queued_visible: &'static str,
+    /// `$1` caller (ignored), `$2` limit, `$3` deadline bound or NULL: the queue snapshot's
+    /// queued part, for an operator.
+    pub snapshot_queued_all: &'static str,
+    /// The same for a caller who sees its own tasks (`$1`).
+    pub snapshot_queued_visible: &'static str,
+    /// `$1` caller (ignored), `$2` limit: pending results, oldest first, for an operator.
+    pub snapshot_results_all: &'static str,
+    /// The same for the caller's own tasks (`$1`).
+    pub snapshot_results_visible: &'static str,
+    /// When the head of the whole queue was queued.
+    pub oldest_queued: &'static str,
+}
+
+pub(crate) const TASK_BY_ID: &str = concat!("SELECT ", task_cols!(), " FROM tasks WHERE id = $1");
+pub(crate) const TASK_ORIGIN: &str = "SELECT sender, body, replayed_from FROM tasks WHERE id = $1";
+pub(crate) const TASK_LEASE: &str =
+    "SELECT sender, state, leased_to, lease_id, cache_key FROM tasks WHERE id = $1";
+pub(crate) const ANY_QUEUED: &str =
+    "SELECT id FROM tasks WHERE state = 'queued' AND recipient = $1 LIMIT 1";
+pub(crate) const ANY_PENDING: &str =
+    "SELECT id FROM tasks WHERE state = 'result_pending' AND sender = $1 LIMIT 1";
+pub(crate) const LEASE_TASK: &str = concat!(
+    "UPDATE tasks SET state = 'in_flight', attempt = attempt + 1, lease_id = $2, leased_to = $3, \
+        leased_at_ms = $4, heartbeat_at_ms = $4, updated_at_ms = $4 \
+     WHERE id = $1 RETURNING ",
+    task_cols!()
+);
+pub(crate) const HEARTBEAT: &str = concat!(
+    "UPDATE tasks SET heartbeat_at_ms = $2, updated_at_ms = $2 WHERE id = $1 RETURNING ",
+    task_cols!()
+);
+pub(crate) const CACHE_LOOKUP: &str =
+    "SELECT source_task_id, status, content, error_message FROM result_cache \
+     WHERE cache_key = $1 AND expires_at_ms > $2";
+pub(crate) const CACHE_PUT: &str =
+    "INSERT INTO result_cache (cache_key, source_task_id, status, content, error_message, created_at_ms, expires_at_ms) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7) \
+     ON CONFLICT (cache_key) DO UPDATE SET source_task_id = excluded.source_task_id, status = excluded.status, \
+        content = excluded.content, error_message = excluded.error_message, \
+        created_at_ms = excluded.created_at_ms, expires_at_ms = excluded.expires_at_ms \
+     WHERE result_cache.expires_at_ms <= $6";
+pub(crate) const IN_FLIGHT_BY_AGE: &str = concat!(
+    "SELECT ",
+    task_cols!(),
+    " FROM tasks WHERE state = 'in_flight' ORDER BY heartbeat_at_ms, id LIMIT $1"
+);
+/// `$1` caller (ignored for an operator), `$2` limit, `$3` deadline bound, `$4` heartbeat bound.
+pub(crate) const SNAPSHOT_IN_FLIGHT_ALL: &str = concat!(
+    "SELECT ",
+    task_cols!(),
+    " FROM tasks WHERE state = 'in_flight' AND $1 = $1 \
+     AND ($3 IS NULL OR deadline_ms <= $3) AND ($4 IS NULL OR heartbeat_at_ms <= $4) \
+     ORDER BY heartbeat_at_ms, id LIMIT $2"
+);
+pub(crate) const SNAPSHOT_IN_FLIGHT_VISIBLE: &str = concat!(
+    "SELECT ",
+    task_cols!(),
+    " FROM tasks WHERE state = 'in_flight' AND (sender = $1 OR recipient = $1 OR leased_to = $1) \
+     AND ($3 IS NULL OR deadline_ms <= $3) AND ($4 IS NULL OR heartbeat_at_ms <= $4) \
+     ORDER BY heartbeat_at_ms, id LIMIT $2"
+);
+pub(crate) const PENDING_OF_SENDER: &str = concat!(
+    "SELECT ",
+    task_cols!(),
+    " FROM tasks WHERE state = 'result_pending' AND sender = $1 ORDER BY result_seq LIMIT $2"
+);
+pub(crate) const COUNT_IN_STATE: &str = "SELECT COUNT(*) AS n FROM tasks WHERE state = $1";
+pub(crate) const OLDEST_LEASE: &str =
+    "SELECT heartbeat_at_ms AS at FROM tasks WHERE state = 'in_flight' ORDER BY heartbeat_at_ms LIMIT 1";
+pub(crate) const DELETE_RESOLVED: &str = "DELETE FROM tasks WHERE state = 'resolved'";
+pub(crate) const DELETE_EXPIRED_CACHE: &str = "DELETE FROM result_cache WHERE expires_at_ms <= $1";
+pub(crate) const DELETE_EXPIRED_KEYS: &str =
+    "DELETE FROM idempotency_keys WHERE expires_at_ms <= $1";
+pub(crate) const INSERT_AUDIT: &str =
+    "INSERT INTO audit (timestamp_ms, issuer, kind, body) VALUES ($1, $2, $3, $4)";
+/// `$1` caller, `$2` key, `$3` fingerprint, `$4` now, `$5` pending until, `$6` expires: reserves
+/// the key, or takes over a record whose window passed or whose pending reservation outlived
+/// its TTL (its request died before completing: nothing of it was committed).
+pub(crate) const RESERVE_KEY: &str =
+    "INSERT INTO idempotency_keys (caller, idem_key, fingerprint, state, response, \
+        created_at_ms, locked_until_ms, expires_at_ms) \
+     VALUES ($1, $2, $3, 'pending', NULL, $4, $5, $6) \
+     ON CONFLICT (caller, idem_key) DO UPDATE SET fingerprint = excluded.fingerprint, \
+        state = 'pending', response = NULL, created_at_ms = excluded.created_at_ms, \
+        locked_until_ms = excluded.locked_until_ms, expires_at_ms = excluded.expires_at_ms \
+     WHERE idempotency_keys.expires_at_ms <= $4 \
+        OR (idempotency_keys.state = 'pending' AND idempotency_keys.locked_until_ms <= $4)";
+pub(crate) const KEY_RECORD: &str =
+    "SELECT fingerprint, state, response, locked_until_ms FROM idempotency_keys \
+     WHERE caller = $1 AND idem_key = $2";
+pub(crate) const COMPLETE_KEY: &str =
+    "UPDATE idempotency_keys SET state = 'complete', response = $3 WHERE caller = $1 AND idem_key = $2";
+pub(crate) const PING: &str = "SELECT CAST(1 AS BIGINT)";

@@ -1,0 +1,89 @@
+//! A write as one unit of work: the mailbox hands the store an operation over a [`Tx`]; the
+//! store runs it in a transaction of its own (PostgreSQL) or in the next group commit (SQLite),
+//! and answers only once the transaction that carried it has committed, so nothing is
+//! acknowledged before it is durable.
+
+use futures_util::future::BoxFuture;
+use tokio::sync::oneshot;
+
+use super::runner::Tx;
+use super::Store;
+use crate::error::MailboxError;
+
+/// A write operation: runs inside the transaction it is given and answers its outcome and
+/// whether its changes are kept (`true`: a success, or a refusal that only wrote audit rows).
+pub type Op<R> =
+    Box<dyn for<'t> FnOnce(&'t mut Tx) -> BoxFuture<'t, Result<(R, bool), MailboxError>> + Send>;
+
+/// One write unit of a transaction. `done` is told whether the transaction that carried it
+/// committed.
+pub(crate) trait Unit: Send {
+    fn run<'t>(&'t mut self, tx: &'t mut Tx) -> BoxFuture<'t, bool>;
+    fn done(self: Box<Self>, committed: Result<(), String>);
+}
+
+/// Adapts an [`Op`] to a [`Unit`]: keeps the outcome until the transaction has committed.
+struct OpUnit<R> {
+    op: Option<Op<R>>,
+    outcome: Option<Result<R, MailboxError>>,
+    answer: Option<oneshot::Sender<Result<R, MailboxError>>>,
+}
+
+impl<R: Send + 'static> Unit for OpUnit<R> {
+    fn run<'t>(&'t mut self, tx: &'t mut Tx) -> BoxFuture<'t, bool> {
+        Box::pin(async move {
+            let Some(op) = self.op.take() else {
+                return false;
+            };
+            match op(tx).await {
+                Ok((value, keep)) => {
+                    self.outcome = Some(Ok(value));
+                    keep
+                }
+                Err(e) => {
+                    self.outcome = Some(Err(e));
+                    false
+                }
+            }
+        })
+    }
+
+    fn done(mut self: Box<Self>, committed: Result<(), String>) {
+        let answer = match (committed, self.outcome.take()) {
+            (Ok(()), Some(outcome)) => outcome,
+            (Ok(()), None) => Err(MailboxError::internal("a write unit never ran")),
+            (Err(cause), outcome) => {
+                if let Some(Err(e)) = outcome {
+                    Err(e)
+                } else {
+                    tracing::warn!(error = %cause, "write transaction failed");
+                    Err(MailboxError::storage_unavailable(
+                        "the database could not commit the change; retry later",
+                    ))
+                }
+            }
+        };
+        if let Some(tx) = self.answer.take() {
+            let _ = tx.send(answer);
+        }
+    }
+}
+
+impl Store {
+    /// Runs a write operation as one unit of work: `Ok((value, true))` commits, `Ok((value,
+    /// false))` and `Err` undo everything the operation wrote.
+    pub async fn transact<R: Send + 'static>(&self, op: Op<R>) -> Result<R, MailboxError> {
+        let (answer, answered) = oneshot::channel();
+        self.run(Box::new(OpUnit {
+            op: Some(op),
+            outcome: None,
+            answer: Some(answer),
+        }))
+        .await;
+        answered.await.unwrap_or_else(|_| {
+            Err(MailboxError::internal(
+                "a write unit was dropped unanswered",
+            ))
+        })
+    }
+}

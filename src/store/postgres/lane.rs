@@ -50,8 +50,8 @@ mod run;
 /// lane for all kinds costs a third less CPU per task than one lane per kind (0.77 against 2.0
 /// transactions per task life) and moves ≈ 7 % more tasks per second; two batches in flight, or
 /// a second one only for a backlog, split the waiting requests into smaller batches and gave no
-/// more throughput for more CPU (session 5, with self-driving lanes: 1,180-1,630 tasks/s for two
-/// against 1,808-1,986 for one; session 11, with the lane on the HTTP worker: 1,759-2,168
+/// more throughput for more CPU (with self-driving lanes: 1,180-1,630 tasks/s for two against
+/// 1,808-1,986 for one; with the lane on the HTTP worker: 1,759-2,168
 /// against 2,438-2,623). Parked polls (below) rely on it: a poll is parked or riding in
 /// THE running batch, never in two.
 pub const IN_FLIGHT: usize = 1;
@@ -111,10 +111,10 @@ struct Queue<A: Element> {
 /// runtime the combiner was made on (the server's multi-thread runtime) over connections of
 /// their own opened there: with several HTTP workers, a lane on one of them would notice a
 /// finished batch, and start the next one, only between the HTTP requests that worker is
-/// handling, while the others' requests wait (measured in BENCHMARKS.md, session 5). With ONE
+/// handling, while the others' requests wait (measured). With ONE
 /// HTTP worker ([`Combiner::run_on_the_http_worker`]) every request already runs on that thread,
 /// and the lane runs there too: its answers wake their requests without crossing threads
-/// (BENCHMARKS.md, session 10).
+/// (measured).
 ///
 /// A long-poll's claim or drain that found nothing stays parked ([`Combiner::call_parking`]):
 /// the batches that may make work for it (a send to its recipient, a stored result) take it

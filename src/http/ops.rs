@@ -1,88 +1,35 @@
-//! Operator routes: repair, heartbeat, retry gate, scheduler tick, compaction, audit feed.
+//! Operator routes: the queue snapshot, lease repair, the retry gate, the scheduler tick,
+//! compaction and the audit feed.
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{answer, endpoint, idem_request, limit, path_uuid, typed, State};
+use super::params::{idem_request, limit, non_negative, typed, LimitQuery};
+use super::respond::{answer, routes};
+use super::{openapi, State};
 use crate::auth::Caller;
+use crate::domain::QueueState;
 use crate::error::MailboxError;
 use crate::mailbox::admin::AuditFilter;
 use crate::mailbox::repair::RepairRequest;
 use crate::mailbox::retry::{RetryPolicy, ScanKind};
+use crate::mailbox::tasks::QueueFilter;
+
+/// This module's operations in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(queue, repair, retry_stale, scheduler_tick, compact, audit_recent))]
+pub(super) struct Paths;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(endpoint(
-        "/a2a/tasks/{id}/heartbeat",
-        "POST",
-        web::post().to(heartbeat),
-    ))
-    .service(endpoint("/a2a/repair", "POST", web::post().to(repair)))
-    .service(endpoint(
-        "/a2a/retry-stale",
-        "POST",
-        web::post().to(retry_stale),
-    ))
-    .service(endpoint(
-        "/a2a/scheduler/tick",
-        "POST",
-        web::post().to(scheduler_tick),
-    ))
-    .service(endpoint("/a2a/compact", "POST", web::post().to(compact)))
-    .service(endpoint(
-        "/audit/recent",
-        "GET",
-        web::get().to(audit_recent),
-    ));
-}
-
-#[derive(Deserialize, utoipa::ToSchema)]
-#[schema(as = A2AHeartbeatRequest)]
-struct HeartbeatBody {
-    lease_id: uuid::Uuid,
-}
-
-/// Extend a lease.
-///
-/// Lessee only: refreshes the lease's `heartbeat_at_ms`, which is what lease age (and so the
-/// retry gate's `min_lease_age_ms`) is measured from.
-#[utoipa::path(
-    post,
-    path = "/a2a/tasks/{id}/heartbeat",
-    operation_id = "heartbeat",
-    tag = "tasks",
-    params(("id" = uuid::Uuid, Path, description = "The task id.", example = "0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90")),
-    request_body(content = HeartbeatBody, description = "The lease being extended.",
-        example = json!({"lease_id": super::openapi::EXAMPLE_LEASE_ID})),
-    responses(
-        (status = 200, description = "The refreshed lease.", body = super::openapi::LeaseExtended,
-            example = super::openapi::example_lease_extended),
-        (status = 400, description = "`invalid_request`: the id is not a UUID, the body has no UUID `lease_id`, or a bad `Idempotency-Key` header.",
-            body = crate::http::error::ErrorBody),
-        (status = 403, description = "`not_lessee`: the caller sees the task but does not hold its lease.",
-            body = crate::http::error::ErrorBody),
-        (status = 404, description = "`not_found`: no task with this id is visible to the caller.",
-            body = crate::http::error::ErrorBody),
-        (status = 409, description = "`not_in_flight`: the task is not leased. `lease_mismatch`: `lease_id` is not the current lease.",
-            body = crate::http::error::ErrorBody),
-    )
-)]
-async fn heartbeat(
-    state: State,
-    caller: Caller,
-    req: HttpRequest,
-    id: web::Path<String>,
-    body: web::Json<Value>,
-) -> Result<HttpResponse, MailboxError> {
-    let id = path_uuid(&id)?;
-    let hb: HeartbeatBody = typed("heartbeat", &body)?;
-    let idem = idem_request(&req, &body)?;
-    let done = state
-        .mailbox
-        .heartbeat(&caller, idem.as_ref(), id, hb.lease_id)
-        .await?;
-    let body = json!({"kind": "a2a_lease_extended", "lease": done.value});
-    Ok(answer(&done, body))
+    routes!(cfg;
+        GET "/a2a/queue" => queue,
+        POST "/a2a/repair" => repair,
+        POST "/a2a/retry-stale" => retry_stale,
+        POST "/a2a/scheduler/tick" => scheduler_tick,
+        POST "/a2a/compact" => compact,
+        GET "/audit/recent" => audit_recent,
+    );
 }
 
 /// Repair a lease: requeue the task or answer it with an error.
@@ -97,18 +44,16 @@ async fn heartbeat(
 #[utoipa::path(
     post,
     path = "/a2a/repair",
-    operation_id = "repair",
-    tag = "operator",
     request_body(content = RepairRequest, description = "What to repair and how.",
         examples(
-            ("requeue" = (value = json!(super::openapi::example_repair_requeue()))),
-            ("force_error" = (value = json!(super::openapi::example_repair_force_error()))),
+            ("requeue" = (value = json!(openapi::example_repair_requeue()))),
+            ("force_error" = (value = json!(openapi::example_repair_force_error()))),
         )),
     responses(
-        (status = 200, description = "Repaired.", body = super::openapi::Repaired,
+        (status = 200, description = "Repaired.", body = openapi::Repaired,
             examples(
-                ("requeued" = (value = json!(super::openapi::example_repaired_requeued()))),
-                ("forced_error" = (value = json!(super::openapi::example_repaired_forced_error()))),
+                ("requeued" = (value = json!(openapi::example_repaired_requeued()))),
+                ("forced_error" = (value = json!(openapi::example_repaired_forced_error()))),
             )),
         (status = 400, description = "`invalid_request`: malformed JSON, wrong types, an unknown `action`, a blank `reason` or `message`, or a bad `Idempotency-Key` header.",
             body = crate::http::error::ErrorBody),
@@ -144,13 +89,11 @@ async fn repair(
 #[utoipa::path(
     post,
     path = "/a2a/retry-stale",
-    operation_id = "retry_stale",
-    tag = "operator",
     request_body(content = RetryPolicy, description = "The scan's bounds; absent fields take their defaults (`{}` is a dry run with the defaults).",
         example = json!({"enabled": true, "min_lease_age_ms": 300000, "max_attempts": 3, "max_requeues": 1, "scan_limit": 100})),
     responses(
-        (status = 200, description = "What the scan did (or, in a dry run, found).", body = super::openapi::AutoRetried,
-            example = super::openapi::example_auto_retried),
+        (status = 200, description = "What the scan did (or, in a dry run, found).", body = openapi::AutoRetried,
+            example = openapi::example_auto_retried),
         (status = 400, description = "`invalid_request`: malformed JSON, wrong types, `scan_limit` outside 1..=1000, `min_lease_age_ms` out of range, or a bad `Idempotency-Key` header.",
             body = crate::http::error::ErrorBody),
         (status = 403, description = "`capability_missing`: the token does not grant `a2a.operator` (or, with `enabled: true`, `a2a.repair.requeue`).",
@@ -182,11 +125,9 @@ async fn retry_stale(
 #[utoipa::path(
     post,
     path = "/a2a/scheduler/tick",
-    operation_id = "scheduler_tick",
-    tag = "operator",
     responses(
-        (status = 200, description = "What the scan did.", body = super::openapi::AutoRetried,
-            example = super::openapi::example_auto_retried),
+        (status = 200, description = "What the scan did.", body = openapi::AutoRetried,
+            example = openapi::example_auto_retried),
         (status = 400, description = "`invalid_request`: a bad `Idempotency-Key` header.",
             body = crate::http::error::ErrorBody),
         (status = 403, description = "`capability_missing`: the token does not grant `a2a.operator` (or, when the configured policy is enabled, `a2a.repair.requeue`).",
@@ -226,10 +167,8 @@ fn auto_retried(done: &crate::mailbox::Done<crate::mailbox::retry::RetryReport>)
 #[utoipa::path(
     post,
     path = "/a2a/compact",
-    operation_id = "compact",
-    tag = "operator",
     responses(
-        (status = 200, description = "The number of rows dropped.", body = super::openapi::Compacted,
+        (status = 200, description = "The number of rows dropped.", body = openapi::Compacted,
             example = json!({"kind": "a2a_compacted", "dropped": 42})),
         (status = 400, description = "`invalid_request`: a bad `Idempotency-Key` header.",
             body = crate::http::error::ErrorBody),
@@ -249,6 +188,56 @@ async fn compact(
 }
 
 #[derive(Deserialize)]
+struct QueueQuery {
+    limit: Option<i64>,
+    min_lease_age_ms: Option<i64>,
+    deadline_within_ms: Option<i64>,
+    state: Option<QueueState>,
+}
+
+/// A read-only snapshot of the queue.
+///
+/// Visibility-filtered: queued tasks first (FIFO), then in-flight ones oldest lease first, and
+/// the pending results. `min_lease_age_ms` drops only young in-flight entries;
+/// `deadline_within_ms` keeps tasks with `deadline_ms <= now + W` (tasks without a deadline are
+/// dropped); `state` keeps one state. The filters never touch `results`; `limit` bounds `tasks`
+/// and `results` each.
+#[utoipa::path(
+    get,
+    path = "/a2a/queue",
+    params(
+        LimitQuery,
+        ("min_lease_age_ms" = Option<i64>, Query, description = "Keep only in-flight entries whose last heartbeat is at least this old (queued entries are kept).",
+            minimum = 0, maximum = 9223372036854775807_i64, example = 300000),
+        ("deadline_within_ms" = Option<i64>, Query, description = "Keep only tasks whose `deadline_ms` is at most now + this many milliseconds.",
+            minimum = 0, maximum = 9223372036854775807_i64, example = 60000),
+        ("state" = Option<QueueState>, Query, description = "Keep only `queued` or only `in_flight` entries."),
+    ),
+    responses(
+        (status = 200, description = "The snapshot.", body = openapi::Queue, example = openapi::example_queue),
+        (status = 400, description = "`invalid_request`: a negative or non-integer filter, or an unknown `state`.", body = crate::http::error::ErrorBody),
+    )
+)]
+async fn queue(
+    state: State,
+    caller: Caller,
+    q: web::Query<QueueQuery>,
+) -> Result<HttpResponse, MailboxError> {
+    let filter = QueueFilter {
+        limit: limit(q.limit),
+        min_lease_age_ms: non_negative("min_lease_age_ms", q.min_lease_age_ms)?,
+        deadline_within_ms: non_negative("deadline_within_ms", q.deadline_within_ms)?,
+        state: q.state,
+    };
+    let snap = state.mailbox.queue(&caller, &filter).await?;
+    Ok(HttpResponse::Ok().json(json!({
+        "kind": "a2a_queue",
+        "tasks": snap.tasks,
+        "results": snap.results,
+    })))
+}
+
+#[derive(Deserialize)]
 struct AuditQuery {
     limit: Option<i64>,
     since_ms: Option<u64>,
@@ -263,8 +252,6 @@ struct AuditQuery {
 #[utoipa::path(
     get,
     path = "/audit/recent",
-    operation_id = "audit_recent",
-    tag = "operator",
     params(
         ("limit" = Option<i64>, Query, description = "How many rows to answer at most. Defaults to 10; any other value is clamped to 1..=1000 (out-of-range values are not refused).", minimum = -9223372036854775808_i64, maximum = 9223372036854775807_i64, example = 10),
         ("since_ms" = Option<u64>, Query, description = "Keep rows with `timestamp_ms >= since_ms`.",
@@ -272,8 +259,8 @@ struct AuditQuery {
         ("kind" = Option<String>, Query, description = "Keep rows of this slug only.", example = "a2a_repair_applied"),
     ),
     responses(
-        (status = 200, description = "Audit rows, newest first.", body = super::openapi::AuditEvents,
-            example = super::openapi::example_audit_events),
+        (status = 200, description = "Audit rows, newest first.", body = openapi::AuditEvents,
+            example = openapi::example_audit_events),
         (status = 400, description = "`invalid_request`: a non-integer `limit` or `since_ms`, or `since_ms` out of range.",
             body = crate::http::error::ErrorBody),
     )

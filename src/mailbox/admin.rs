@@ -5,7 +5,7 @@ use serde_json::{json, Map, Value};
 use utoipa::ToSchema;
 
 use super::audit::audit;
-use super::{now_ms, Done, IdemRequest, Mailbox};
+use super::{now_ms, rule, Done, IdemRequest, Mailbox};
 use crate::auth::{Caller, ScopeCtx};
 use crate::error::MailboxError;
 use crate::store::{AuditQuery, AuditRow, Tx};
@@ -53,14 +53,8 @@ impl Mailbox {
         idem: Option<&IdemRequest>,
     ) -> Result<Done<u64>, MailboxError> {
         caller.require("a2a.compact", &ScopeCtx::default())?;
-        let this = self.clone();
-        let c = caller.clone();
-        self.write(
-            caller,
-            idem,
-            Box::new(move |tx| Box::pin(async move { this.compact_in(tx, &c).await })),
-        )
-        .await
+        self.write(caller, idem, rule!(|this, tx, c| this.compact_in(tx, &c)))
+            .await
     }
 
     async fn compact_in(&self, tx: &mut Tx, caller: &Caller) -> Result<Done<u64>, MailboxError> {

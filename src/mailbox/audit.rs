@@ -51,6 +51,29 @@ pub(crate) async fn audit(
     tx.audit(now, issuer, kind, &fields.to_string()).await
 }
 
+/// The `a2a_repair_applied` row: written by an operator's repair and by the retry gate alike.
+#[derive(serde::Serialize)]
+pub(crate) struct RepairApplied<'a> {
+    pub task_id: &'a str,
+    pub action: &'a str,
+    pub reason: &'a str,
+    pub lease_id: Option<String>,
+    pub duplicate_risk: Option<&'a str>,
+    pub attempt: u32,
+}
+
+impl RepairApplied<'_> {
+    pub(crate) async fn record(
+        &self,
+        tx: &mut Tx,
+        now: i64,
+        issuer: &str,
+    ) -> Result<(), MailboxError> {
+        let fields = serde_json::to_value(self).map_err(MailboxError::internal)?;
+        audit(tx, now, issuer, "a2a_repair_applied", fields).await
+    }
+}
+
 /// Checks a capability, records the check in the caller's audit feed, and turns a refusal into
 /// a 403 code.
 pub(crate) async fn audited_check(

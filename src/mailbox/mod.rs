@@ -116,14 +116,25 @@ impl<T> Done<T> {
     }
 }
 
-/// A write's rule: runs inside the transaction it is given.
+/// A write's rule: runs inside the transaction it is given, with the mailbox and the caller.
 pub(crate) type Rule<T> = Box<
     dyn for<'t> FnOnce(
             &'t mut Tx,
+            Mailbox,
+            Caller,
         )
             -> futures_util::future::BoxFuture<'t, Result<Done<T>, MailboxError>>
         + Send,
 >;
+
+/// `rule!(|mailbox, tx, caller| mailbox.op_in(tx, &caller, ..))` builds a [`Rule`]; whatever
+/// else the body names is moved into it.
+macro_rules! rule {
+    (|$this:ident, $tx:ident, $caller:ident| $body:expr) => {
+        Box::new(move |$tx, $this, $caller| Box::pin(async move { $body.await }))
+    };
+}
+pub(crate) use rule;
 
 #[derive(Clone)]
 pub struct Mailbox {
@@ -197,7 +208,7 @@ impl Mailbox {
                 return Ok(stored);
             }
         }
-        let outcome = match rule(tx).await {
+        let outcome = match rule(tx, self.clone(), caller.clone()).await {
             Err(e) if !e.is_refusal() => return Err(e),
             outcome => outcome,
         };

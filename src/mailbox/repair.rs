@@ -1,12 +1,11 @@
 //! Explicit lease repair (§5) and heartbeats.
 
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::audit::audit;
-use super::{check_lease, not_found, now_ms, visible_to, Done, IdemRequest, Mailbox, Wake};
+use super::audit::RepairApplied;
+use super::{check_lease, not_found, now_ms, rule, visible_to, Done, IdemRequest, Mailbox, Wake};
 use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
 use crate::domain::{A2ATaskResult, Lease, ResultStatus, TaskState};
 use crate::error::{ErrorCode, MailboxError};
@@ -103,13 +102,11 @@ impl Mailbox {
         idem: Option<&IdemRequest>,
         req: &RepairRequest,
     ) -> Result<Done<RepairOutcome>, MailboxError> {
-        let this = self.clone();
-        let c = caller.clone();
         let req = req.clone();
         self.write(
             caller,
             idem,
-            Box::new(move |tx| Box::pin(async move { this.repair_in(tx, &c, &req).await })),
+            rule!(|this, tx, c| this.repair_in(tx, &c, &req)),
         )
         .await
     }
@@ -200,20 +197,15 @@ impl Mailbox {
                 }
             }
         };
-        audit(
-            tx,
-            now,
-            caller.sub.as_str(),
-            "a2a_repair_applied",
-            json!({
-                "task_id": id,
-                "action": action,
-                "reason": req.reason,
-                "lease_id": lease_guard,
-                "duplicate_risk": duplicate_risk,
-                "attempt": attempt,
-            }),
-        )
+        RepairApplied {
+            task_id: &id,
+            action,
+            reason: &req.reason,
+            lease_id: lease_guard.map(|l| l.to_string()),
+            duplicate_risk,
+            attempt,
+        }
+        .record(tx, now, caller.sub.as_str())
         .await?;
         Ok(Done::changed(outcome).waking(Wake::Everyone))
     }
@@ -226,14 +218,10 @@ impl Mailbox {
         task_id: Uuid,
         lease_id: Uuid,
     ) -> Result<Done<Option<Lease>>, MailboxError> {
-        let this = self.clone();
-        let c = caller.clone();
         self.write(
             caller,
             idem,
-            Box::new(move |tx| {
-                Box::pin(async move { this.heartbeat_in(tx, &c, task_id, lease_id).await })
-            }),
+            rule!(|this, tx, c| this.heartbeat_in(tx, &c, task_id, lease_id)),
         )
         .await
     }

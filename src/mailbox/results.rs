@@ -7,7 +7,8 @@ use uuid::Uuid;
 
 use super::audit::{audit, audited_check, respond_audit_halves};
 use super::{
-    check_lease, now_ms, visible_to, Done, IdemRequest, Mailbox, Parked, Polled, WaitFor, Wake,
+    check_lease, now_ms, rule, visible_to, Done, IdemRequest, Mailbox, Parked, Polled, WaitFor,
+    Wake,
 };
 use crate::auth::{Caller, CapCheck, ScopeCtx};
 use crate::domain::{A2ATaskResult, PostResult, TaskState};
@@ -34,13 +35,11 @@ impl Mailbox {
                 return Ok(done);
             }
         }
-        let this = self.clone();
-        let c = caller.clone();
         let input = input.clone();
         self.write(
             caller,
             idem,
-            Box::new(move |tx| Box::pin(async move { this.post_result_in(tx, &c, &input).await })),
+            rule!(|this, tx, c| this.post_result_in(tx, &c, &input)),
         )
         .await
     }

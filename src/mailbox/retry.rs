@@ -13,8 +13,8 @@ use serde_json::json;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::audit::audit;
-use super::{now_ms, Done, IdemRequest, Mailbox, Wake};
+use super::audit::{audit, RepairApplied};
+use super::{now_ms, rule, Done, IdemRequest, Mailbox, Wake};
 use crate::auth::{Caller, CapCheck, ScopeCtx};
 use crate::domain::{DuplicateSafety, TaskState};
 use crate::error::MailboxError;
@@ -196,15 +196,11 @@ impl Mailbox {
         // Only one scan at a time in this process; others coalesce into it.
         let guard = self.scan_lock.try_lock();
         let busy = guard.is_err();
-        let this = self.clone();
-        let c = caller.clone();
         let policy = policy.clone();
         self.write(
             caller,
             idem,
-            Box::new(move |tx| {
-                Box::pin(async move { this.retry_in(tx, &c, &policy, kind, busy).await })
-            }),
+            rule!(|this, tx, c| this.retry_in(tx, &c, &policy, kind, busy)),
         )
         .await
     }
@@ -348,20 +344,19 @@ impl Mailbox {
                 skip(SkipReason::NotInFlight);
                 continue;
             }
-            audit(
-                tx,
-                now,
-                caller.sub.as_str(),
-                "a2a_repair_applied",
-                json!({
-                    "task_id": row.id,
-                    "action": "auto_requeue",
-                    "reason": format!("retry gate: lease idle for {age} ms (min_lease_age_ms {})", policy.min_lease_age_ms),
-                    "lease_id": lease_id,
-                    "duplicate_risk": "idempotent",
-                    "attempt": attempt,
-                }),
-            )
+            let reason = format!(
+                "retry gate: lease idle for {age} ms (min_lease_age_ms {})",
+                policy.min_lease_age_ms
+            );
+            RepairApplied {
+                task_id: &row.id,
+                action: "auto_requeue",
+                reason: &reason,
+                lease_id: Some(lease_id.clone()),
+                duplicate_risk: Some("idempotent"),
+                attempt,
+            }
+            .record(tx, now, caller.sub.as_str())
             .await?;
             self.metrics.inc(&self.metrics.requeues_auto);
             report.requeued.push(Requeued {

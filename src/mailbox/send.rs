@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use uuid::Uuid;
 
 use super::audit::{audit, audited_check, capability_audit};
-use super::{now_ms, Done, IdemRequest, Mailbox, Wake};
+use super::{now_ms, rule, Done, IdemRequest, Mailbox, Wake};
 use crate::auth::{Caller, CapCheck, ScopeCtx};
 use crate::domain::A2ATask;
 use crate::error::{ErrorCode, MailboxError};
@@ -54,13 +54,11 @@ impl Mailbox {
                 return Ok(done);
             }
         }
-        let this = self.clone();
-        let c = caller.clone();
         let raw = raw.clone();
         self.write(
             caller,
             idem,
-            Box::new(move |tx| Box::pin(async move { this.send_in(tx, &c, &raw).await })),
+            rule!(|this, tx, c| this.send_in(tx, &c, &raw)),
         )
         .await
     }

@@ -39,18 +39,8 @@ impl Store {
                     .await
             }
             Inner::Sqlite(_) => {
-                let a = args![
-                    t.id,
-                    t.sender,
-                    t.recipient,
-                    t.body,
-                    t.deadline_ms,
-                    t.duplicate_safety,
-                    t.idem_key,
-                    crate::clock::now_ms(),
-                    audit_body
-                ]
-                .to_vec();
+                let mut a = t.columns();
+                a.extend_from_slice(args![crate::clock::now_ms(), audit_body]);
                 let changed: Vec<(i64,)> = self
                     .transact(Box::new(move |tx| {
                         Box::pin(

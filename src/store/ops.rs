@@ -3,7 +3,7 @@
 //! they answer are the mailbox's (`src/mailbox/`).
 
 use super::records::{CacheHit, Compacted, KeyRecord, QueueHead, TaskOrigin, TaskRow};
-use super::runner::{args, Tx};
+use super::runner::{args, Tx, Val};
 use super::statements as sql;
 use crate::error::MailboxError;
 
@@ -20,6 +20,23 @@ pub struct NewTask<'a> {
     pub duplicate_safety: Option<&'a str>,
     pub idem_key: Option<&'a str>,
     pub cache_key: Option<&'a str>,
+}
+
+impl NewTask<'_> {
+    /// The task's own columns in the order every insert binds them first: id, sender,
+    /// recipient, body, deadline_ms, duplicate_safety, idem_key.
+    pub(crate) fn columns(&self) -> Vec<Val> {
+        args![
+            self.id,
+            self.sender,
+            self.recipient,
+            self.body,
+            self.deadline_ms,
+            self.duplicate_safety,
+            self.idem_key
+        ]
+        .to_vec()
+    }
 }
 
 /// A result to store, as stored.
@@ -45,22 +62,9 @@ impl Tx {
     /// Inserts a queued task unless its id exists: whether it was inserted.
     pub async fn insert_task(&mut self, t: &NewTask<'_>, now: i64) -> Result<bool> {
         let stmt = self.sql().insert_task;
-        let n = self
-            .execute(
-                stmt,
-                args![
-                    t.id,
-                    t.sender,
-                    t.recipient,
-                    t.body,
-                    t.deadline_ms,
-                    t.duplicate_safety,
-                    t.idem_key,
-                    t.cache_key,
-                    now
-                ],
-            )
-            .await?;
+        let mut a = t.columns();
+        a.extend_from_slice(args![t.cache_key, now]);
+        let n = self.execute(stmt, &a).await?;
         Ok(n == 1)
     }
 
@@ -72,26 +76,16 @@ impl Tx {
         now: i64,
     ) -> Result<bool> {
         let stmt = self.sql().insert_answered;
-        let n = self
-            .execute(
-                stmt,
-                args![
-                    t.id,
-                    t.sender,
-                    t.recipient,
-                    t.body,
-                    t.deadline_ms,
-                    t.duplicate_safety,
-                    t.idem_key,
-                    t.cache_key,
-                    hit.source_task_id.as_str(),
-                    hit.status.as_str(),
-                    hit.content.as_str(),
-                    hit.error_message.as_deref(),
-                    now
-                ],
-            )
-            .await?;
+        let mut a = t.columns();
+        a.extend_from_slice(args![
+            t.cache_key,
+            hit.source_task_id.as_str(),
+            hit.status.as_str(),
+            hit.content.as_str(),
+            hit.error_message.as_deref(),
+            now
+        ]);
+        let n = self.execute(stmt, &a).await?;
         Ok(n == 1)
     }
 

@@ -1,0 +1,142 @@
+//! `retry-stale`: the retry gate, as a dry run or for real.
+
+use clap::Args;
+use serde_json::json;
+
+use super::{entries, pretty, Api, ClientArgs};
+use crate::clock::now_ms;
+use crate::mailbox::retry::{Candidate, RetryPolicy};
+
+#[derive(Args, Debug)]
+pub struct RetryStaleArgs {
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// Actually requeue. Without it the command only says what it would do.
+    #[arg(long)]
+    pub enable: bool,
+    #[arg(long, default_value_t = 300_000)]
+    pub min_lease_age_ms: u64,
+    #[arg(long, default_value_t = 3)]
+    pub max_attempts: u32,
+    #[arg(long, default_value_t = 1)]
+    pub max_requeues: u32,
+    #[arg(long, default_value_t = 100)]
+    pub scan_limit: u32,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn retry_stale(a: RetryStaleArgs) -> anyhow::Result<String> {
+    let api = Api::new(&a.client)?;
+    let policy = RetryPolicy {
+        enabled: a.enable,
+        min_lease_age_ms: a.min_lease_age_ms,
+        max_attempts: a.max_attempts,
+        max_requeues: a.max_requeues,
+        scan_limit: a.scan_limit,
+    };
+    let body = api
+        .post("/a2a/retry-stale", &serde_json::to_value(&policy)?)
+        .await?;
+    let report = &body["report"];
+    if a.enable {
+        if a.json {
+            return pretty(&body);
+        }
+        let mut out = format!(
+            "considered {} in-flight task(s); requeued {}, skipped {}\n",
+            report["considered"],
+            report["requeued"].as_array().map_or(0, Vec::len),
+            report["skipped"].as_array().map_or(0, Vec::len)
+        );
+        for r in report["requeued"].as_array().into_iter().flatten() {
+            out.push_str(&format!(
+                "requeued  {}  lease {}  attempt {}  key {}\n",
+                r["task_id"].as_str().unwrap_or("?"),
+                r["lease_id"].as_str().unwrap_or("?"),
+                r["attempt"],
+                r["idempotency_key"].as_str().unwrap_or("?")
+            ));
+        }
+        for s in report["skipped"].as_array().into_iter().flatten() {
+            out.push_str(&format!(
+                "skipped   {}  {}\n",
+                s["task_id"].as_str().unwrap_or("?"),
+                s["reason"].as_str().unwrap_or("?")
+            ));
+        }
+        return Ok(out.trim_end().to_owned());
+    }
+    // Dry run: the server changed nothing. Say what an enabled scan would do, applying the same
+    // rules to the same oldest-lease-first snapshot.
+    let snap = api
+        .get(
+            "/a2a/queue",
+            &[
+                ("state", "in_flight".to_owned()),
+                ("limit", a.scan_limit.to_string()),
+            ],
+        )
+        .await?;
+    let enabled = RetryPolicy {
+        enabled: true,
+        ..policy.clone()
+    };
+    let now = now_ms();
+    let mut would_requeue = vec![];
+    let mut would_skip = vec![];
+    for e in entries(&snap)? {
+        let lease = e.lease_id.map(|l| l.to_string());
+        let c = Candidate {
+            in_flight: true,
+            lease_id: lease.as_deref(),
+            lease_age_ms: now - e.heartbeat_at_ms.unwrap_or(0) as i64,
+            idempotency_key: e.task.idempotency.as_ref().map(|i| i.key.as_str()),
+            duplicate_safety: e
+                .task
+                .idempotency
+                .as_ref()
+                .map(|i| i.duplicate_safety.as_str()),
+            attempt: e.attempt,
+        };
+        match enabled.verdict(&c, would_requeue.len() as u32) {
+            Ok(()) => would_requeue.push(json!({
+                "task_id": e.task.id, "lease_id": e.lease_id, "attempt": e.attempt,
+                "idempotency_key": c.idempotency_key,
+            })),
+            Err((reason, age)) => would_skip.push(json!({
+                "task_id": e.task.id, "reason": reason, "attempt": e.attempt, "lease_age_ms": age,
+            })),
+        }
+    }
+    if a.json {
+        return pretty(&json!({
+            "kind": "a2a_retry_dry_run",
+            "changed": false,
+            "report": report,
+            "would_requeue": would_requeue,
+            "would_skip": would_skip,
+        }));
+    }
+    let mut out = format!(
+        "dry run: nothing changed. With --enable this scan would requeue {} of {} in-flight task(s):\n",
+        would_requeue.len(),
+        would_requeue.len() + would_skip.len()
+    );
+    for r in &would_requeue {
+        out.push_str(&format!(
+            "would requeue  {}  lease {}  attempt {}\n",
+            r["task_id"].as_str().unwrap_or("?"),
+            r["lease_id"].as_str().unwrap_or("?"),
+            r["attempt"]
+        ));
+    }
+    for s in &would_skip {
+        out.push_str(&format!(
+            "would skip     {}  {}\n",
+            s["task_id"].as_str().unwrap_or("?"),
+            s["reason"].as_str().unwrap_or("?")
+        ));
+    }
+    Ok(out.trim_end().to_owned())
+}

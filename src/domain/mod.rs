@@ -1,0 +1,97 @@
+//! Wire types of the contract (API.md §2) and their validation.
+//!
+//! Deserialisation enforces the shape (types, enums, AgentId syntax); [`A2ATask::validate`] and
+//! friends enforce the rules serde cannot express (non-blank strings, ranges).
+
+mod agent;
+mod result;
+mod state;
+mod task;
+
+use crate::error::MailboxError;
+
+pub use agent::{AgentId, AGENT_ID_PATTERN};
+pub use result::{A2ATaskResult, PostResult, ResultStatus};
+pub use state::{Lease, QueueEntry, QueueState, TaskState, TaskStatus};
+pub use task::{A2ATask, Content, DuplicateSafety, Idempotency};
+
+/// Largest value a `*_ms` field may carry: timestamps are stored as signed 64-bit integers.
+pub const MAX_MS: u64 = i64::MAX as u64;
+
+/// The OpenAPI `pattern` of a non-blank string: it contains a character that is not white space
+/// (Unicode `White_Space`, what [`str::trim`] removes). The schema attributes below repeat it
+/// literally (utoipa takes only literals); a unit test holds them equal.
+pub const NON_BLANK_PATTERN: &str =
+    r"[^\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]";
+
+/// Non-blank and free of NUL (U+0000): for strings kept in text columns, which cannot hold NUL
+/// on PostgreSQL (`idempotency.key`, a `force_error` message).
+pub const NON_BLANK_TEXT_PATTERN: &str = r"^[^\u0000]*[^\u0000\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\u0000]*$";
+
+/// Free of NUL (U+0000): `error_message`.
+pub const NO_NUL_PATTERN: &str = r"^[^\u0000]*$";
+
+/// Keys and messages are stored as text columns, which cannot hold U+0000 on PostgreSQL: such
+/// strings are refused on both engines alike (400).
+pub fn no_nul(field: &str, value: Option<&str>) -> Result<(), MailboxError> {
+    if value.is_some_and(|v| v.contains('\0')) {
+        return Err(MailboxError::invalid(format!(
+            "{field} must not contain the NUL character (U+0000)"
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_blank_pattern_matches_trim() {
+        // The pattern's class is exactly the characters `trim` removes, written as ECMA-262 and
+        // Python `re` both read them.
+        let ws: Vec<u32> = (0..=0x10FFFF_u32)
+            .filter_map(char::from_u32)
+            .filter(|c| c.is_whitespace())
+            .map(u32::from)
+            .collect();
+        let esc = |c: u32| match c {
+            0x09 => r"\t".to_owned(),
+            0x0A => r"\n".to_owned(),
+            0x0C => r"\f".to_owned(),
+            0x0D => r"\r".to_owned(),
+            0x20 => " ".to_owned(),
+            c if c < 0x100 => format!(r"\x{c:02X}"),
+            c => format!(r"\u{c:04X}"),
+        };
+        let mut class = String::new();
+        let mut i = 0;
+        while i < ws.len() {
+            let mut j = i;
+            while j + 1 < ws.len() && ws[j + 1] == ws[j] + 1 && ws[i] > 0x7F {
+                j += 1;
+            }
+            if j >= i + 2 {
+                class.push_str(&format!("{}-{}", esc(ws[i]), esc(ws[j])));
+                i = j + 1;
+            } else {
+                class.push_str(&esc(ws[i]));
+                i += 1;
+            }
+        }
+        assert_eq!(NON_BLANK_PATTERN, format!("[^{class}]"));
+        assert_eq!(
+            NON_BLANK_TEXT_PATTERN,
+            format!(r"^[^\u0000]*[^\u0000{class}][^\u0000]*$")
+        );
+        // And the schema carries it.
+        let schema = serde_json::to_string(&<A2ATask as utoipa::PartialSchema>::schema()).unwrap();
+        assert!(schema.contains(&serde_json::to_string(NON_BLANK_PATTERN).unwrap()));
+        let schema =
+            serde_json::to_string(&<Idempotency as utoipa::PartialSchema>::schema()).unwrap();
+        assert!(schema.contains(&serde_json::to_string(NON_BLANK_TEXT_PATTERN).unwrap()));
+        let schema =
+            serde_json::to_string(&<PostResult as utoipa::PartialSchema>::schema()).unwrap();
+        assert!(schema.contains(&serde_json::to_string(NO_NUL_PATTERN).unwrap()));
+    }
+}

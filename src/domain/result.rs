@@ -1,0 +1,78 @@
+//! A result: as the recipient posts it and as the sender drains it.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use super::{no_nul, Content};
+use crate::error::MailboxError;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ResultStatus {
+    Ok,
+    Error,
+    Partial,
+}
+
+impl ResultStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResultStatus::Ok => "ok",
+            ResultStatus::Error => "error",
+            ResultStatus::Partial => "partial",
+        }
+    }
+    pub fn parse(s: &str) -> Option<ResultStatus> {
+        match s {
+            "ok" => Some(ResultStatus::Ok),
+            "error" => Some(ResultStatus::Error),
+            "partial" => Some(ResultStatus::Partial),
+            _ => None,
+        }
+    }
+}
+
+/// A result as it is delivered to the sender. It never carries a `lease_id`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct A2ATaskResult {
+    pub task_id: Uuid,
+    pub status: ResultStatus,
+    /// Always emitted; `[]` when empty.
+    #[serde(default)]
+    #[schema(required = true)]
+    pub content: Vec<Content>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = r"^[^\u0000]*$")]
+    pub error_message: Option<String>,
+}
+
+/// The body of `POST /a2a/results`: a result plus an optional fencing `lease_id`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct PostResult {
+    pub task_id: Uuid,
+    pub status: ResultStatus,
+    #[serde(default)]
+    pub content: Vec<Content>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = r"^[^\u0000]*$")]
+    pub error_message: Option<String>,
+    /// Optional fencing guard: when given it must be the task's current lease id (409 `lease_mismatch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_id: Option<Uuid>,
+}
+
+impl PostResult {
+    pub fn validate(&self) -> Result<(), MailboxError> {
+        no_nul("error_message", self.error_message.as_deref())
+    }
+
+    pub fn result(&self) -> A2ATaskResult {
+        A2ATaskResult {
+            task_id: self.task_id,
+            status: self.status,
+            content: self.content.clone(),
+            error_message: self.error_message.clone(),
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! Reading a request: JSON bodies that must be objects, the `Idempotency-Key` header, path ids
+//! and the shared query parameters (`wait_ms`, `limit`, non-negative filters).
+
+use std::time::Duration;
+
+use actix_web::HttpRequest;
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::error::MailboxError;
+use crate::mailbox::IdemRequest;
+
+/// The longest long-poll a request may ask for (`wait_ms`).
+pub const MAX_WAIT_MS: u64 = 30_000;
+/// `limit` when a list request names none.
+pub const DEFAULT_LIMIT: i64 = 10;
+/// The largest `limit` a list request gets; larger values are clamped, not refused.
+pub const MAX_LIMIT: i64 = 1000;
+
+/// Parses a JSON body that must be an object (serde would also fill a struct from an array).
+pub(crate) fn typed<T: serde::de::DeserializeOwned>(
+    what: &str,
+    body: &Value,
+) -> Result<T, MailboxError> {
+    object(what, body)?;
+    serde_json::from_value(body.clone())
+        .map_err(|e| MailboxError::invalid(format!("invalid {what}: {e}")))
+}
+
+/// Refuses a body that is not a JSON object.
+pub(crate) fn object(what: &str, body: &Value) -> Result<(), MailboxError> {
+    if body.is_object() {
+        Ok(())
+    } else {
+        Err(MailboxError::invalid(format!(
+            "the {what} must be a JSON object"
+        )))
+    }
+}
+
+/// The request's `Idempotency-Key`, bound to its method, path and body.
+pub(crate) fn idem_request(
+    req: &HttpRequest,
+    body: &Value,
+) -> Result<Option<IdemRequest>, MailboxError> {
+    match req.headers().get("Idempotency-Key") {
+        None => Ok(None),
+        Some(v) => {
+            let key = v.to_str().map_err(|_| {
+                MailboxError::invalid("the Idempotency-Key header must be visible ASCII")
+            })?;
+            IdemRequest::new(key, req.method().as_str(), req.path(), body).map(Some)
+        }
+    }
+}
+
+/// A task id in the path.
+pub(crate) fn path_uuid(raw: &str) -> Result<Uuid, MailboxError> {
+    Uuid::parse_str(raw).map_err(|_| MailboxError::invalid(format!("{raw:?} is not a UUID")))
+}
+
+/// A long-poll's `wait_ms`: absent means answer at once; above [`MAX_WAIT_MS`] is refused.
+pub(crate) fn wait(wait_ms: Option<u64>) -> Result<Duration, MailboxError> {
+    match wait_ms.unwrap_or(0) {
+        w if w <= MAX_WAIT_MS => Ok(Duration::from_millis(w)),
+        w => Err(MailboxError::invalid(format!(
+            "wait_ms {w} is out of range 0..={MAX_WAIT_MS}"
+        ))),
+    }
+}
+
+/// A list's `limit`, defaulted and clamped to 1..=[`MAX_LIMIT`].
+pub(crate) fn limit(limit: Option<i64>) -> i64 {
+    limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT)
+}
+
+/// A filter that must not be negative.
+pub(crate) fn non_negative(name: &str, v: Option<i64>) -> Result<Option<i64>, MailboxError> {
+    match v {
+        Some(v) if v < 0 => Err(MailboxError::invalid(format!(
+            "{name} must not be negative"
+        ))),
+        v => Ok(v),
+    }
+}
+
+/// `?limit=` alone: the one description of a list's `limit`.
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct LimitQuery {
+    /// How many entries to answer at most. Defaults to 10; any other value is clamped to 1..=1000 (out-of-range values are not refused).
+    #[param(minimum = -9223372036854775808_i64, maximum = 9223372036854775807_i64, example = 10)]
+    pub limit: Option<i64>,
+}
+
+/// `?wait_ms=`: the one description of a long-poll.
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct WaitQuery {
+    /// Long-poll: how long to wait for something to arrive, in milliseconds (0..=30000, default 0: answer at once). Answers as soon as something arrives (a commit on another instance sharing the PostgreSQL database is seen within about 5 ms: each instance sends at most one NOTIFY per 5 ms; a waiting request also re-checks at least once a second). On PostgreSQL a request waiting on this instance is answered by the very transaction that queues its task or stores its result; if that transaction is running when `wait_ms` runs out, the answer waits for it, so a lease or drain it committed is never lost. Larger values → 400 `invalid_request`.
+    #[param(minimum = 0, maximum = 30000, example = 1000)]
+    pub wait_ms: Option<u64>,
+}

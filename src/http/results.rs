@@ -1,0 +1,119 @@
+//! Result routes: post a result, drain the next, peek.
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use serde_json::{json, Value};
+
+use super::params::{idem_request, limit, typed, wait, LimitQuery, WaitQuery};
+use super::respond::{answer, routes};
+use super::{openapi, State};
+use crate::auth::Caller;
+use crate::domain::PostResult;
+use crate::error::MailboxError;
+
+/// This module's operations in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(post_result, drain_next_result, recent_results))]
+pub(super) struct Paths;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    routes!(cfg;
+        POST "/a2a/results" => post_result,
+        GET "/a2a/results/next" => drain_next_result,
+        GET "/a2a/results/recent" => recent_results,
+    );
+}
+
+/// Post the result of a leased task.
+///
+/// Checks, in order: the task must exist and be visible (404 `unknown_task`, before any
+/// capability check); the token must grant `a2a.respond.<sender>` (403); the caller must hold
+/// the lease or be an operator (403 `not_lessee`); the task must be in flight (409
+/// `not_in_flight`); a given `lease_id` must be the current lease (409 `lease_mismatch`). Once a
+/// task is answered, the same result posted again by the one who answered it (or an operator) is
+/// a 200 replay, and a different one is 409 `result_conflict`.
+#[utoipa::path(
+    post,
+    path = "/a2a/results",
+    request_body(content = PostResult, description = "The result, with an optional fencing `lease_id`.",
+        example = openapi::example_post_result),
+    responses(
+        (status = 201, description = "Stored for the sender.", body = openapi::ResultPosted),
+        (status = 200, description = "Replay: this task was already answered with this result; the first answer again.",
+            body = openapi::ResultPosted),
+        (status = 400, description = "`invalid_request`: malformed JSON, wrong types, or a bad `Idempotency-Key` header.",
+            body = crate::http::error::ErrorBody),
+        (status = 403, description = "`capability_missing` / `capability_scope_mismatch`: the token does not grant `a2a.respond.<sender>` for this task. `not_lessee`: the caller does not hold the task's lease (or did not answer it).",
+            body = crate::http::error::ErrorBody),
+        (status = 404, description = "`unknown_task`: no task with this id is visible to the caller.", body = crate::http::error::ErrorBody),
+        (status = 409, description = "`not_in_flight`: the task is queued (never leased, or requeued). `lease_mismatch`: `lease_id` is not the current lease. `result_conflict`: the task was already answered with a different result.",
+            body = crate::http::error::ErrorBody),
+    )
+)]
+async fn post_result(
+    state: State,
+    caller: Caller,
+    req: HttpRequest,
+    body: web::Json<Value>,
+) -> Result<HttpResponse, MailboxError> {
+    let input: PostResult = typed("result", &body)?;
+    input.validate()?;
+    let idem = idem_request(&req, &body)?;
+    let done = state
+        .mailbox
+        .post_result(&caller, idem.as_ref(), &input)
+        .await?;
+    let body = json!({"kind": "a2a_result_posted", "task_id": done.value.task_id});
+    Ok(answer(&done, body))
+}
+
+/// Drain the oldest pending result of a task the caller sent.
+///
+/// The drained task becomes `resolved`. Results never echo a `lease_id`.
+#[utoipa::path(
+    get,
+    path = "/a2a/results/next",
+    params(WaitQuery),
+    responses(
+        (status = 200, description = "The drained result, or `null` when none arrived within `wait_ms`.",
+            body = openapi::ResultOpt,
+            examples(
+                ("drained" = (value = json!(openapi::example_result_opt()))),
+                ("empty" = (value = json!({"kind": "a2a_result_opt", "result": null}))),
+            )),
+        (status = 400, description = "`invalid_request`: `wait_ms` is not an integer in 0..=30000.", body = crate::http::error::ErrorBody),
+    )
+)]
+async fn drain_next_result(
+    state: State,
+    caller: Caller,
+    q: web::Query<WaitQuery>,
+) -> Result<HttpResponse, MailboxError> {
+    let result = state
+        .mailbox
+        .drain_result(&caller, wait(q.wait_ms)?)
+        .await?;
+    Ok(HttpResponse::Ok().json(json!({"kind": "a2a_result_opt", "result": result})))
+}
+
+/// Peek at pending results of the caller's tasks, oldest first. Never consumes.
+#[utoipa::path(
+    get,
+    path = "/a2a/results/recent",
+    params(LimitQuery),
+    responses(
+        (status = 200, description = "Pending results, oldest first.", body = openapi::Results,
+            example = openapi::example_results),
+        (status = 400, description = "`invalid_request`: `limit` is not a 64-bit integer.", body = crate::http::error::ErrorBody),
+    )
+)]
+async fn recent_results(
+    state: State,
+    caller: Caller,
+    q: web::Query<LimitQuery>,
+) -> Result<HttpResponse, MailboxError> {
+    let results = state
+        .mailbox
+        .recent_results(&caller, limit(q.limit))
+        .await?;
+    Ok(HttpResponse::Ok().json(json!({"kind": "a2a_results", "results": results})))
+}

@@ -1,0 +1,87 @@
+//! System routes: liveness, readiness, version and metrics. None needs a token.
+
+use actix_web::{web, HttpResponse};
+use serde_json::json;
+
+use super::respond::routes;
+use super::{openapi, State};
+use crate::error::MailboxError;
+
+/// This module's operations in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(healthz, readyz, version, metrics))]
+pub(super) struct Paths;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    routes!(cfg;
+        GET "/healthz" => healthz,
+        GET "/readyz" => readyz,
+        GET "/version" => version,
+        GET "/metrics" => metrics,
+    );
+}
+
+/// Liveness: the process serves requests.
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    responses(
+        (status = 200, description = "The process serves requests.", body = openapi::Health,
+            example = json!({"kind": "health", "status": "ok"})),
+    )
+)]
+async fn healthz() -> HttpResponse {
+    HttpResponse::Ok().json(json!({"kind": "health", "status": "ok"}))
+}
+
+/// Readiness: the database answers.
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    responses(
+        (status = 200, description = "The database answers.", body = openapi::Ready,
+            example = json!({"kind": "ready", "status": "ok"})),
+    )
+)]
+async fn readyz(state: State) -> Result<HttpResponse, MailboxError> {
+    state.mailbox.store.ping().await?;
+    Ok(HttpResponse::Ok().json(json!({"kind": "ready", "status": "ok"})))
+}
+
+/// The service's name, version and storage engine.
+#[utoipa::path(
+    get,
+    path = "/version",
+    responses(
+        (status = 200, description = "Name, version and storage engine.", body = openapi::Version,
+            example = json!({"kind": "version", "name": "a2a-mailbox", "version": "0.1.0", "engine": "sqlite"})),
+    )
+)]
+async fn version(state: State) -> HttpResponse {
+    HttpResponse::Ok().json(json!({
+        "kind": "version",
+        "name": env!("CARGO_PKG_NAME"),
+        "version": env!("CARGO_PKG_VERSION"),
+        "engine": state.mailbox.store.engine().name(),
+    }))
+}
+
+/// Prometheus metrics: queue depth per state, oldest queued age, oldest lease age, leases,
+/// requeues, cache hits, request latency; on PostgreSQL also the group commit (batches run, and
+/// by operation: batches that carried it, the requests they carried, requests waiting for the
+/// next batch).
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    responses(
+        (status = 200, description = "Prometheus text exposition format 0.0.4.",
+            content_type = "text/plain", body = String,
+            example = "# TYPE a2a_queue_depth gauge\na2a_queue_depth{state=\"queued\"} 3\n"),
+    )
+)]
+async fn metrics(state: State) -> Result<HttpResponse, MailboxError> {
+    let gauges = state.mailbox.gauges().await?;
+    Ok(HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4")
+        .body(state.mailbox.metrics.render(&gauges)))
+}

@@ -1,0 +1,229 @@
+//! Task routes: send, lease the next, peek, read one, and extend a lease.
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::params::{idem_request, limit, object, path_uuid, typed, wait, LimitQuery, WaitQuery};
+use super::respond::{answer, routes};
+use super::{openapi, State};
+use crate::auth::Caller;
+use crate::domain::AgentId;
+use crate::error::MailboxError;
+
+/// This module's operations in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(send_task, lease_next_task, recent_tasks, get_task, heartbeat))]
+pub(super) struct Paths;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    routes!(cfg;
+        POST "/a2a/tasks" => send_task,
+        GET "/a2a/tasks/next" => lease_next_task,
+        GET "/a2a/tasks/recent" => recent_tasks,
+        GET "/a2a/tasks/{id}" => get_task,
+        POST "/a2a/tasks/{id}/heartbeat" => heartbeat,
+    );
+}
+
+/// Send a task to another agent.
+///
+/// Gates, in order: the task's `sender` must be the token subject (403 `sender_mismatch`); the
+/// token must grant `a2a.send.<recipient>` (403 `capability_missing` /
+/// `capability_scope_mismatch`); then the body is validated (400). The task id is chosen by the
+/// sender and reused on every retry: the same id with the same body answers 200 with the first
+/// answer (`Idempotent-Replayed: true`), even after the task was leased or resolved; the same id
+/// with another body, or from another sender, is 409 `task_id_conflict`. An `idempotent` task
+/// with a key whose result is in the receiver-side result cache is never queued: a copy of the
+/// cached result is queued for the sender at once and the answer carries `replayed_from`.
+#[utoipa::path(
+    post,
+    path = "/a2a/tasks",
+    request_body(content = crate::domain::A2ATask, description = "The task. Unknown fields are ignored.",
+        example = openapi::example_task),
+    responses(
+        (status = 201, description = "Queued; or, with `replayed_from`, answered at once from the result cache.",
+            body = openapi::TaskQueued,
+            examples(
+                ("queued" = (value = json!({"kind": "a2a_task_queued", "task_id": openapi::EXAMPLE_TASK_ID}))),
+                ("result_cache_hit" = (value = json!({"kind": "a2a_task_queued", "task_id": openapi::EXAMPLE_TASK_ID,
+                    "replayed_from": "9d2b6c1a-3e4f-4a5b-8c7d-0e1f2a3b4c5d"}))),
+            )),
+        (status = 200, description = "Replay: this task id was already sent with this body; the first answer again.",
+            body = openapi::TaskQueued),
+        (status = 400, description = "`invalid_request`: malformed JSON, wrong types, a bad AgentId, a blank `task_kind` or `idempotency.key`, `deadline_ms` out of range, or a bad `Idempotency-Key` header.",
+            body = crate::http::error::ErrorBody),
+        (status = 403, description = "`sender_mismatch`: `sender` is not the token subject. `capability_missing` / `capability_scope_mismatch`: the token does not grant `a2a.send.<recipient>` for this request.",
+            body = crate::http::error::ErrorBody),
+        (status = 409, description = "`task_id_conflict`: the id is used by a different task (another body or another sender).",
+            body = crate::http::error::ErrorBody),
+    )
+)]
+async fn send_task(
+    state: State,
+    caller: Caller,
+    req: HttpRequest,
+    body: web::Json<Value>,
+) -> Result<HttpResponse, MailboxError> {
+    object("task", &body)?;
+    let idem = idem_request(&req, &body)?;
+    let done = state.mailbox.send(&caller, idem.as_ref(), &body).await?;
+    let body = openapi::TaskQueued {
+        kind: openapi::TaskQueuedKind::Tag,
+        task_id: done.value.task_id,
+        replayed_from: done.value.replayed_from,
+    };
+    Ok(answer(&done, body))
+}
+
+#[derive(Deserialize)]
+struct NextTaskQuery {
+    recipient: Option<String>,
+    wait_ms: Option<u64>,
+}
+
+/// Lease the oldest queued task of a recipient.
+///
+/// Leases the OLDEST queued task addressed to `recipient` (default: the caller) with a new
+/// `lease_id`; `attempt` goes up by one. Two concurrent callers never get the same task. Queued
+/// tasks past their deadline are never leased: they are resolved with an error result for their
+/// sender instead. Leasing for another recipient needs `a2a.lease.<recipient>`. The lease stays
+/// until its holder posts a result, an operator repairs it, or the retry gate requeues it.
+#[utoipa::path(
+    get,
+    path = "/a2a/tasks/next",
+    params(
+        ("recipient" = Option<AgentId>, Query, description = "Whose queue to lease from; defaults to the token subject.",
+            min_length = 1, max_length = 128, pattern = r"^[A-Za-z0-9_.-]+(@[A-Za-z0-9_.-]+)?$", example = "billing@acme"),
+        WaitQuery,
+    ),
+    responses(
+        (status = 200, description = "The leased task and its lease, or both `null` when nothing arrived within `wait_ms`.",
+            body = openapi::TaskOpt,
+            examples(
+                ("leased" = (value = json!(openapi::example_task_opt()))),
+                ("empty" = (value = json!({"kind": "a2a_task_opt", "task": null, "lease": null}))),
+            )),
+        (status = 400, description = "`invalid_request`: `recipient` is not an AgentId, or `wait_ms` is not an integer in 0..=30000.",
+            body = crate::http::error::ErrorBody),
+        (status = 403, description = "`capability_missing` / `capability_scope_mismatch`: leasing for another recipient needs `a2a.lease.<recipient>`.",
+            body = crate::http::error::ErrorBody),
+    )
+)]
+async fn lease_next_task(
+    state: State,
+    caller: Caller,
+    q: web::Query<NextTaskQuery>,
+) -> Result<HttpResponse, MailboxError> {
+    let recipient = match &q.recipient {
+        Some(r) => AgentId::parse(r).map_err(MailboxError::invalid)?,
+        None => caller.sub.clone(),
+    };
+    let wait = wait(q.wait_ms)?;
+    let leased = state
+        .mailbox
+        .lease_next(&caller, recipient.as_str(), wait)
+        .await?;
+    let (task, lease) = match leased {
+        Some((t, l)) => (Some(t), Some(l)),
+        None => (None, None),
+    };
+    Ok(HttpResponse::Ok().json(json!({"kind": "a2a_task_opt", "task": task, "lease": lease})))
+}
+
+/// Peek at queued tasks.
+///
+/// Queued tasks visible to the caller (sent by it or addressed to it; operators see all), oldest
+/// first. Never consumes.
+#[utoipa::path(
+    get,
+    path = "/a2a/tasks/recent",
+    params(LimitQuery),
+    responses(
+        (status = 200, description = "Queued tasks, oldest first.", body = openapi::Tasks,
+            example = openapi::example_tasks),
+        (status = 400, description = "`invalid_request`: `limit` is not a 64-bit integer.", body = crate::http::error::ErrorBody),
+    )
+)]
+async fn recent_tasks(
+    state: State,
+    caller: Caller,
+    q: web::Query<LimitQuery>,
+) -> Result<HttpResponse, MailboxError> {
+    let tasks = state.mailbox.recent_tasks(&caller, limit(q.limit)).await?;
+    Ok(HttpResponse::Ok().json(json!({"kind": "a2a_tasks", "tasks": tasks})))
+}
+
+/// Read one task's status.
+///
+/// For clients resuming from a checkpoint: the task, its state, attempt counter, current lease
+/// and result. A task that is not visible to the caller answers exactly like a missing one.
+#[utoipa::path(
+    get,
+    path = "/a2a/tasks/{id}",
+    params(("id" = Uuid, Path, description = "The task id.", example = "0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90")),
+    responses(
+        (status = 200, description = "The task's status.", body = openapi::TaskStatusBody,
+            example = openapi::example_task_status),
+        (status = 400, description = "`invalid_request`: the id is not a UUID.", body = crate::http::error::ErrorBody),
+        (status = 404, description = "`not_found`: no task with this id is visible to the caller.", body = crate::http::error::ErrorBody),
+    )
+)]
+async fn get_task(
+    state: State,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, MailboxError> {
+    let id = path_uuid(&id)?;
+    let status = state.mailbox.task_status(&caller, id).await?;
+    let mut body = serde_json::to_value(status).map_err(MailboxError::internal)?;
+    body["kind"] = json!("a2a_task_status");
+    Ok(HttpResponse::Ok().json(body))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(as = A2AHeartbeatRequest)]
+struct HeartbeatBody {
+    lease_id: uuid::Uuid,
+}
+
+/// Extend a lease.
+///
+/// Lessee only: refreshes the lease's `heartbeat_at_ms`, which is what lease age (and so the
+/// retry gate's `min_lease_age_ms`) is measured from.
+#[utoipa::path(
+    post,
+    path = "/a2a/tasks/{id}/heartbeat",
+    params(("id" = uuid::Uuid, Path, description = "The task id.", example = "0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90")),
+    request_body(content = HeartbeatBody, description = "The lease being extended.",
+        example = json!({"lease_id": openapi::EXAMPLE_LEASE_ID})),
+    responses(
+        (status = 200, description = "The refreshed lease.", body = openapi::LeaseExtended,
+            example = openapi::example_lease_extended),
+        (status = 400, description = "`invalid_request`: the id is not a UUID, the body has no UUID `lease_id`, or a bad `Idempotency-Key` header.",
+            body = crate::http::error::ErrorBody),
+        (status = 403, description = "`not_lessee`: the caller sees the task but does not hold its lease.",
+            body = crate::http::error::ErrorBody),
+        (status = 404, description = "`not_found`: no task with this id is visible to the caller.",
+            body = crate::http::error::ErrorBody),
+        (status = 409, description = "`not_in_flight`: the task is not leased. `lease_mismatch`: `lease_id` is not the current lease.",
+            body = crate::http::error::ErrorBody),
+    )
+)]
+async fn heartbeat(
+    state: State,
+    caller: Caller,
+    req: HttpRequest,
+    id: web::Path<String>,
+    body: web::Json<Value>,
+) -> Result<HttpResponse, MailboxError> {
+    let id = path_uuid(&id)?;
+    let hb: HeartbeatBody = typed("heartbeat", &body)?;
+    let idem = idem_request(&req, &body)?;
+    let done = state
+        .mailbox
+        .heartbeat(&caller, idem.as_ref(), id, hb.lease_id)
+        .await?;
+    let body = json!({"kind": "a2a_lease_extended", "lease": done.value});
+    Ok(answer(&done, body))
+}

@@ -27,6 +27,10 @@ pub enum ErrorCode {
     LeaseMismatch,
     ResultConflict,
     IdempotencyInFlight,
+    /// The task is already answered: there is nothing to cancel.
+    NotCancelable,
+    /// The task was canceled: its former lessee should stop working on it.
+    TaskCanceled,
     PayloadTooLarge,
     UnsupportedMediaType,
     IdempotencyKeyReused,
@@ -37,7 +41,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order of the contract's table.
-    pub const ALL: [ErrorCode; 19] = [
+    pub const ALL: [ErrorCode; 21] = [
         ErrorCode::InvalidRequest,
         ErrorCode::Unauthenticated,
         ErrorCode::SenderMismatch,
@@ -51,6 +55,8 @@ impl ErrorCode {
         ErrorCode::LeaseMismatch,
         ErrorCode::ResultConflict,
         ErrorCode::IdempotencyInFlight,
+        ErrorCode::NotCancelable,
+        ErrorCode::TaskCanceled,
         ErrorCode::PayloadTooLarge,
         ErrorCode::UnsupportedMediaType,
         ErrorCode::IdempotencyKeyReused,
@@ -76,6 +82,8 @@ impl ErrorCode {
             LeaseMismatch => "lease_mismatch",
             ResultConflict => "result_conflict",
             IdempotencyInFlight => "idempotency_in_flight",
+            NotCancelable => "not_cancelable",
+            TaskCanceled => "task_canceled",
             PayloadTooLarge => "payload_too_large",
             UnsupportedMediaType => "unsupported_media_type",
             IdempotencyKeyReused => "idempotency_key_reused",

@@ -42,7 +42,9 @@ enum Command {
     ForceError(cli::ForceErrorArgs),
     /// Run the retry gate (a dry run unless --enable).
     RetryStale(cli::RetryStaleArgs),
-    /// Drop resolved tasks and expired idempotency records.
+    /// Cancel a queued or in-flight task (its sender, or an operator).
+    Cancel(cli::CancelArgs),
+    /// Drop resolved and canceled tasks and expired idempotency records.
     Compact(cli::CompactArgs),
 }
 
@@ -295,6 +297,7 @@ fn main() -> std::process::ExitCode {
                     Command::Requeue(a) => print(cli::requeue(a).await),
                     Command::ForceError(a) => print(cli::force_error(a).await),
                     Command::RetryStale(a) => print(cli::retry_stale(a).await),
+                    Command::Cancel(a) => print(cli::cancel(a).await),
                     Command::Compact(a) => print(cli::compact(a).await),
                     Command::Token(_) => unreachable!("handled above"),
                 }

@@ -9,6 +9,7 @@ mod common;
 mod api {
     mod auth;
     mod batching;
+    mod cancel;
     mod concurrency;
     mod crash;
     mod deadline;

@@ -25,12 +25,13 @@ fn doc() -> Value {
 }
 
 /// Every (method, path) of the contract (API.md §4), in the document's spelling.
-const CONTRACT_ROUTES: [(&str, &str); 21] = [
+const CONTRACT_ROUTES: [(&str, &str); 22] = [
     ("post", "/a2a/tasks"),
     ("get", "/a2a/tasks/next"),
     ("get", "/a2a/tasks/recent"),
     ("get", "/a2a/tasks/{id}"),
     ("post", "/a2a/tasks/{id}/heartbeat"),
+    ("post", "/a2a/tasks/{id}/cancel"),
     ("post", "/a2a/results"),
     ("get", "/a2a/results/next"),
     ("get", "/a2a/results/recent"),

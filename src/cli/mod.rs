@@ -3,6 +3,7 @@
 //! Every command prints its result on stdout (human text, or the server's JSON with `--json`);
 //! on any failure it prints the error on stderr, nothing on stdout, and exits non-zero.
 
+mod cancel;
 mod compact;
 mod repair;
 mod retry;
@@ -14,6 +15,7 @@ use serde_json::Value;
 
 use crate::domain::QueueEntry;
 
+pub use cancel::{cancel, CancelArgs};
 pub use compact::{compact, CompactArgs};
 pub use repair::{force_error, requeue, ForceErrorArgs, RequeueArgs};
 pub use retry::{retry_stale, RetryStaleArgs};

@@ -12,7 +12,9 @@ use crate::error::MailboxError;
 
 pub use agent::{AgentId, AGENT_ID_PATTERN};
 pub use result::{A2ATaskResult, PostResult, ResultStatus};
-pub use state::{Lease, QueueEntry, QueueState, TaskState, TaskStatus};
+pub use state::{
+    CancelRequest, Cancellation, Lease, QueueEntry, QueueState, TaskState, TaskStatus,
+};
 pub use task::{A2ATask, Content, DuplicateSafety, Idempotency};
 
 /// Largest value a `*_ms` field may carry: timestamps are stored as signed 64-bit integers.

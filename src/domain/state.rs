@@ -4,7 +4,8 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::{A2ATask, A2ATaskResult, AgentId};
+use super::{no_nul, A2ATask, A2ATaskResult, AgentId};
+use crate::error::MailboxError;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Lease {
@@ -23,25 +24,31 @@ pub enum TaskState {
     InFlight,
     ResultPending,
     Resolved,
+    /// Terminal: the sender (or an operator) took it back; it has no result.
+    Canceled,
 }
 
 impl TaskState {
+    /// Every state, in the order of a task's life.
+    pub const ALL: [TaskState; 5] = [
+        TaskState::Queued,
+        TaskState::InFlight,
+        TaskState::ResultPending,
+        TaskState::Resolved,
+        TaskState::Canceled,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             TaskState::Queued => "queued",
             TaskState::InFlight => "in_flight",
             TaskState::ResultPending => "result_pending",
             TaskState::Resolved => "resolved",
+            TaskState::Canceled => "canceled",
         }
     }
     pub fn parse(s: &str) -> Option<TaskState> {
-        match s {
-            "queued" => Some(TaskState::Queued),
-            "in_flight" => Some(TaskState::InFlight),
-            "result_pending" => Some(TaskState::ResultPending),
-            "resolved" => Some(TaskState::Resolved),
-            _ => None,
-        }
+        TaskState::ALL.into_iter().find(|t| t.as_str() == s)
     }
 }
 
@@ -81,6 +88,47 @@ pub struct TaskStatus {
     /// The result; `null` until the task is answered.
     #[schema(required = true)]
     pub result: Option<A2ATaskResult>,
+    /// Who canceled the task, when and why; `null` unless it is `canceled`.
+    #[schema(required = true)]
+    pub cancellation: Option<Cancellation>,
     pub created_at_ms: u64,
     pub updated_at_ms: u64,
+}
+
+/// How a task was canceled (`POST /a2a/tasks/{id}/cancel`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Cancellation {
+    pub canceled_by: AgentId,
+    /// The reason the canceller gave, if any.
+    #[schema(required = true)]
+    pub reason: Option<String>,
+    /// `queued` or `in_flight`: the state the task was canceled in.
+    pub previous_state: TaskState,
+    /// The lease that the cancellation ended (a task canceled in flight); else `null`.
+    #[schema(required = true)]
+    pub lease_id: Option<Uuid>,
+    pub canceled_at_ms: u64,
+}
+
+/// The body of `POST /a2a/tasks/{id}/cancel`; the body may also be left out.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[schema(as = A2ACancelRequest)]
+pub struct CancelRequest {
+    /// Why the task is canceled: kept in its `cancellation` and the audit row. Not blank, no NUL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(
+        pattern = r"^[^\u0000]*[^\u0000\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\u0000]*$",
+        example = "the customer withdrew the request"
+    )]
+    pub reason: Option<String>,
+}
+
+impl CancelRequest {
+    pub fn validate(&self) -> Result<(), MailboxError> {
+        no_nul("reason", self.reason.as_deref())?;
+        if self.reason.as_deref().is_some_and(|r| r.trim().is_empty()) {
+            return Err(MailboxError::invalid("reason must not be blank"));
+        }
+        Ok(())
+    }
 }

@@ -20,9 +20,8 @@ pub fn status(code: ErrorCode) -> StatusCode {
             StatusCode::FORBIDDEN
         }
         NotFound | UnknownTask => StatusCode::NOT_FOUND,
-        TaskIdConflict | NotInFlight | LeaseMismatch | ResultConflict | IdempotencyInFlight => {
-            StatusCode::CONFLICT
-        }
+        TaskIdConflict | NotInFlight | LeaseMismatch | ResultConflict | IdempotencyInFlight
+        | NotCancelable | TaskCanceled => StatusCode::CONFLICT,
         PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
         UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
         IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,

@@ -2,8 +2,9 @@
 
 use futures_util::future::LocalBoxFuture;
 
-use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
-use actix_web::{dev::Payload, web, FromRequest, HttpRequest};
+use actix_web::error::{JsonPayloadError, PathError, PayloadError, QueryPayloadError};
+use actix_web::{dev::Payload, mime, web, FromRequest, HttpMessage, HttpRequest};
+use serde_json::Value;
 
 use super::State;
 use crate::auth::Caller;
@@ -66,18 +67,64 @@ pub fn json_config(limit: usize) -> web::JsonConfig {
         .error_handler(move |err, _req| {
             let e = match &err {
                 JsonPayloadError::OverflowKnownLength { .. }
-                | JsonPayloadError::Overflow { .. } => MailboxError::new(
-                    ErrorCode::PayloadTooLarge,
-                    format!("the request body is larger than {limit} bytes"),
-                ),
-                JsonPayloadError::ContentType => MailboxError::new(
-                    ErrorCode::UnsupportedMediaType,
-                    "the request body must be application/json",
-                ),
+                | JsonPayloadError::Overflow { .. } => too_large(limit),
+                JsonPayloadError::ContentType => not_json(),
                 other => MailboxError::invalid(format!("malformed JSON body: {other}")),
             };
             e.into()
         })
+}
+
+fn too_large(limit: usize) -> MailboxError {
+    MailboxError::new(
+        ErrorCode::PayloadTooLarge,
+        format!("the request body is larger than {limit} bytes"),
+    )
+}
+
+fn not_json() -> MailboxError {
+    MailboxError::new(
+        ErrorCode::UnsupportedMediaType,
+        "the request body must be application/json",
+    )
+}
+
+/// A JSON body that may be left out: an empty body is `None`; anything else must be JSON
+/// (`application/json`, within the size limit), with the same answers as every JSON body.
+pub struct OptionalJson(pub Option<Value>);
+
+impl FromRequest for OptionalJson {
+    type Error = MailboxError;
+    type Future = LocalBoxFuture<'static, Result<OptionalJson, MailboxError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let limit = req
+            .app_data::<State>()
+            .map_or(usize::MAX, |s| s.max_body_bytes);
+        let json = req
+            .mime_type()
+            .ok()
+            .flatten()
+            .is_some_and(|m| m.subtype() == mime::JSON || m.suffix() == Some(mime::JSON));
+        let bytes = web::Bytes::from_request(req, payload);
+        Box::pin(async move {
+            let bytes = bytes
+                .await
+                .map_err(|e| match e.as_error::<PayloadError>() {
+                    Some(PayloadError::Overflow) => too_large(limit),
+                    _ => MailboxError::invalid(format!("unreadable request body: {e}")),
+                })?;
+            if bytes.is_empty() {
+                return Ok(OptionalJson(None));
+            }
+            if !json {
+                return Err(not_json());
+            }
+            serde_json::from_slice(&bytes)
+                .map(|v| OptionalJson(Some(v)))
+                .map_err(|e| MailboxError::invalid(format!("malformed JSON body: {e}")))
+        })
+    }
 }
 
 pub fn query_config() -> web::QueryConfig {

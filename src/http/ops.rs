@@ -161,8 +161,8 @@ fn auto_retried(done: &crate::mailbox::Done<crate::mailbox::retry::RetryReport>)
 
 /// Compact the database.
 ///
-/// Deletes resolved tasks and their drained results, and result-cache entries and
-/// `Idempotency-Key` records whose window has passed. Never drops queued tasks, in-flight
+/// Deletes resolved tasks with their drained results, canceled tasks, and the result-cache
+/// entries and `Idempotency-Key` records whose window has passed. Never drops queued tasks, in-flight
 /// leases, pending results or live result-cache entries. Takes no body. Needs `a2a.compact`.
 #[utoipa::path(
     post,

@@ -45,7 +45,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         (status = 403, description = "`capability_missing` / `capability_scope_mismatch`: the token does not grant `a2a.respond.<sender>` for this task. `not_lessee`: the caller does not hold the task's lease (or did not answer it).",
             body = crate::http::error::ErrorBody),
         (status = 404, description = "`unknown_task`: no task with this id is visible to the caller.", body = crate::http::error::ErrorBody),
-        (status = 409, description = "`not_in_flight`: the task is queued (never leased, or requeued). `lease_mismatch`: `lease_id` is not the current lease. `result_conflict`: the task was already answered with a different result.",
+        (status = 409, description = "`task_canceled`: the task was canceled (the lessee should stop working on it). `not_in_flight`: the task is queued (never leased, or requeued). `lease_mismatch`: `lease_id` is not the current lease. `result_conflict`: the task was already answered with a different result.",
             body = crate::http::error::ErrorBody),
     )
 )]

@@ -4,16 +4,24 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::extract::OptionalJson;
 use super::params::{idem_request, limit, object, path_uuid, typed, wait, LimitQuery, WaitQuery};
 use super::respond::{answer, routes};
 use super::{openapi, State};
 use crate::auth::Caller;
-use crate::domain::AgentId;
+use crate::domain::{AgentId, CancelRequest};
 use crate::error::MailboxError;
 
 /// This module's operations in the OpenAPI document.
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(send_task, lease_next_task, recent_tasks, get_task, heartbeat))]
+#[openapi(paths(
+    send_task,
+    lease_next_task,
+    recent_tasks,
+    get_task,
+    heartbeat,
+    cancel_task
+))]
 pub(super) struct Paths;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -23,6 +31,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         GET "/a2a/tasks/recent" => recent_tasks,
         GET "/a2a/tasks/{id}" => get_task,
         POST "/a2a/tasks/{id}/heartbeat" => heartbeat,
+        POST "/a2a/tasks/{id}/cancel" => cancel_task,
     );
 }
 
@@ -206,7 +215,7 @@ struct HeartbeatBody {
             body = crate::http::error::ErrorBody),
         (status = 404, description = "`not_found`: no task with this id is visible to the caller.",
             body = crate::http::error::ErrorBody),
-        (status = 409, description = "`not_in_flight`: the task is not leased. `lease_mismatch`: `lease_id` is not the current lease.",
+        (status = 409, description = "`task_canceled`: the task was canceled (stop working on it). `not_in_flight`: the task is not leased. `lease_mismatch`: `lease_id` is not the current lease.",
             body = crate::http::error::ErrorBody),
     )
 )]
@@ -225,5 +234,62 @@ async fn heartbeat(
         .heartbeat(&caller, idem.as_ref(), id, hb.lease_id)
         .await?;
     let body = json!({"kind": "a2a_lease_extended", "lease": done.value});
+    Ok(answer(&done, body))
+}
+
+/// Cancel a task.
+///
+/// The task's sender, or an operator (`a2a.operator`), takes back a `queued` or `in_flight`
+/// task: it becomes `canceled`, which is terminal and has no result; an in-flight task's lease
+/// ends at once, and its lessee's next heartbeat or result answers 409 `task_canceled`. Canceling
+/// a canceled task answers the first answer again (`Idempotent-Replayed: true`); an answered
+/// task (`result_pending`, `resolved`) is 409 `not_cancelable`. Gates, in order: the task is
+/// visible (404 `not_found`), the caller is its sender or an operator (403 `sender_mismatch`),
+/// then its state. The body (`{"reason"}`) may be left out. Writes a `capability_check` row
+/// (scope `a2a-cancel:<task_id>`) and, when it cancels, an `a2a_task_canceled` row.
+#[utoipa::path(
+    post,
+    path = "/a2a/tasks/{id}/cancel",
+    params(("id" = uuid::Uuid, Path, description = "The task id.", example = "0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90")),
+    request_body(content = Option<CancelRequest>, description = "Why; the body may be left out (or be `null`).",
+        example = json!({"reason": "the customer withdrew the request"})),
+    responses(
+        (status = 200, description = "Canceled, now or by an earlier call (then `Idempotent-Replayed: true`).",
+            body = openapi::TaskCanceled, example = openapi::example_task_canceled),
+        (status = 400, description = "`invalid_request`: the id is not a UUID, the body is not a JSON object, `reason` is blank or not a string, or a bad `Idempotency-Key` header.",
+            body = crate::http::error::ErrorBody),
+        (status = 403, description = "`sender_mismatch`: the caller sees the task but is neither its sender nor an operator.",
+            body = crate::http::error::ErrorBody),
+        (status = 404, description = "`not_found`: no task with this id is visible to the caller.",
+            body = crate::http::error::ErrorBody),
+        (status = 409, description = "`not_cancelable`: the task is already answered (`result_pending` or `resolved`).",
+            body = crate::http::error::ErrorBody),
+    )
+)]
+async fn cancel_task(
+    state: State,
+    caller: Caller,
+    req: HttpRequest,
+    id: web::Path<String>,
+    body: OptionalJson,
+) -> Result<HttpResponse, MailboxError> {
+    let id = path_uuid(&id)?;
+    // No body, or JSON `null`, is a cancel without a reason.
+    let body = match body.0 {
+        None | Some(Value::Null) => json!({}),
+        Some(v) => v,
+    };
+    let input: CancelRequest = typed("cancel request", &body)?;
+    input.validate()?;
+    let idem = idem_request(&req, &body)?;
+    let done = state
+        .mailbox
+        .cancel(&caller, idem.as_ref(), id, input.reason)
+        .await?;
+    let body = openapi::TaskCanceled {
+        kind: openapi::TaskCanceledKind::Tag,
+        task_id: done.value.task_id,
+        cancellation: done.value.cancellation.clone(),
+    };
     Ok(answer(&done, body))
 }

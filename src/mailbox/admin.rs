@@ -44,8 +44,8 @@ pub struct AuditFilter {
 }
 
 impl Mailbox {
-    /// `POST /a2a/compact`: drops resolved tasks (with their drained results) and the result
-    /// cache entries and `Idempotency-Key` records whose window has passed. Never touches queued
+    /// `POST /a2a/compact`: drops resolved tasks (with their drained results), canceled tasks,
+    /// and the result-cache entries and `Idempotency-Key` records whose window has passed. Never touches queued
     /// tasks, leases, pending results or live cache entries.
     pub async fn compact(
         &self,

@@ -10,12 +10,18 @@ use crate::store::Tx;
 /// result).
 pub(crate) const CAPABILITY_CHECK: &str = "capability_check";
 
-/// The body of a `capability_check` audit row.
+/// The body of a `capability_check` audit row that required one action.
 pub(crate) fn capability_audit(scope_id: &str, action: &str, passed: bool) -> Value {
-    let missing: &[&str] = if passed { &[] } else { &[action] };
+    actions_audit(scope_id, &[action], passed)
+}
+
+/// The body of a `capability_check` audit row: the actions required (none, for a sender acting
+/// on its own task), and which of them were missing.
+pub(crate) fn actions_audit(scope_id: &str, required: &[&str], passed: bool) -> Value {
+    let missing: &[&str] = if passed { &[] } else { required };
     json!({
         "scope_id": scope_id,
-        "required_actions": [action],
+        "required_actions": required,
         "missing_actions": missing,
         "passed": passed,
     })

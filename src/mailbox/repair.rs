@@ -5,6 +5,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::audit::RepairApplied;
+use super::cancel::task_canceled;
 use super::{check_lease, not_found, now_ms, rule, visible_to, Done, IdemRequest, Mailbox, Wake};
 use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
 use crate::domain::{A2ATaskResult, Lease, ResultStatus, TaskState};
@@ -239,6 +240,9 @@ impl Mailbox {
             Some(row) if visible_to(&row, caller) => row,
             _ => return Err(not_found(task_id)),
         };
+        if row.state() == TaskState::Canceled {
+            return Err(task_canceled(&row));
+        }
         if row.state() != TaskState::InFlight {
             return Err(MailboxError::new(
                 ErrorCode::NotInFlight,

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::audit::{audit, audited_check, respond_audit_halves};
+use super::cancel::{refuse_if_canceled_for, task_canceled};
 use super::{
     check_lease, now_ms, rule, visible_to, Done, IdemRequest, Mailbox, Parked, Polled, WaitFor,
     Wake,
@@ -149,7 +150,9 @@ impl Mailbox {
                 ));
             }
         };
-        // 2. The capability to answer the sender.
+        // 2. The agent whose lease a cancellation ended hears it first.
+        refuse_if_canceled_for(&row, caller)?;
+        // 3. The capability to answer the sender.
         let lease_id = input.lease_id.map(|l| l.to_string());
         let ctx = ScopeCtx {
             peer: Some(&row.sender),
@@ -171,7 +174,7 @@ impl Mailbox {
             task_id: input.task_id,
         };
         match row.state() {
-            // 3a. Answered already: only the one who answered (or an operator) may replay.
+            // 4a. Answered already: only the one who answered (or an operator) may replay.
             TaskState::ResultPending | TaskState::Resolved => {
                 if row.result_by.as_deref() != Some(me) && !caller.is_operator() {
                     return Err(not_lessee(&id));
@@ -185,11 +188,12 @@ impl Mailbox {
                     ))
                 }
             }
+            TaskState::Canceled => Err(task_canceled(&row)),
             TaskState::Queued => Err(MailboxError::new(
                 ErrorCode::NotInFlight,
                 format!("task {id} is queued, not leased: there is no lease to answer"),
             )),
-            // 3b. In flight: the lessee (or an operator), under the current lease.
+            // 4b. In flight: the lessee (or an operator), under the current lease.
             TaskState::InFlight => {
                 if row.leased_to.as_deref() != Some(me) && !caller.is_operator() {
                     return Err(not_lessee(&id));

@@ -217,13 +217,28 @@ impl Tx {
         Ok(self.fetch_all(sql::IN_FLIGHT_BY_AGE, args![limit]).await?)
     }
 
-    /// Deletes resolved tasks and what expired.
+    /// Deletes resolved and canceled tasks and what expired.
     pub async fn compact(&mut self, now: i64) -> Result<Compacted> {
         Ok(Compacted {
             resolved_tasks: self.execute(sql::DELETE_RESOLVED, &[]).await?,
             result_cache_entries: self.execute(sql::DELETE_EXPIRED_CACHE, args![now]).await?,
             idempotency_keys: self.execute(sql::DELETE_EXPIRED_KEYS, args![now]).await?,
         })
+    }
+
+    /// Cancels a queued or in-flight task (its lease columns keep the ended lease): whether it
+    /// was canceled.
+    pub async fn cancel(
+        &mut self,
+        id: &str,
+        by: &str,
+        reason: Option<&str>,
+        now: i64,
+    ) -> Result<bool> {
+        Ok(self
+            .execute(sql::CANCEL, args![id, by, reason, now])
+            .await?
+            == 1)
     }
 
     /// Writes one audit row (its body is JSON text).

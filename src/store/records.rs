@@ -5,8 +5,8 @@ use sqlx::FromRow;
 use uuid::Uuid;
 
 use crate::domain::{
-    A2ATask, A2ATaskResult, AgentId, Content, Lease, QueueEntry, QueueState, ResultStatus,
-    TaskState, TaskStatus,
+    A2ATask, A2ATaskResult, AgentId, Cancellation, Content, Lease, QueueEntry, QueueState,
+    ResultStatus, TaskState, TaskStatus,
 };
 use crate::error::MailboxError;
 
@@ -33,6 +33,10 @@ pub struct TaskRow {
     pub result_by: Option<String>,
     pub created_at_ms: i64,
     pub updated_at_ms: i64,
+    pub canceled_by: Option<String>,
+    pub cancel_reason: Option<String>,
+    pub canceled_from: Option<String>,
+    pub canceled_at_ms: Option<i64>,
 }
 
 fn corrupt(what: &str, id: &str) -> MailboxError {
@@ -92,9 +96,34 @@ impl TaskRow {
             attempt: self.attempt as u32,
             lease: self.lease()?,
             result: self.result()?,
+            cancellation: self.cancellation()?,
             created_at_ms: ms(self.created_at_ms),
             updated_at_ms: ms(self.updated_at_ms),
         })
+    }
+
+    /// How the task was canceled; `None` unless it is canceled.
+    pub fn cancellation(&self) -> Result<Option<Cancellation>, MailboxError> {
+        if self.state() != TaskState::Canceled {
+            return Ok(None);
+        }
+        let by = self.canceled_by.as_deref().unwrap_or_default();
+        let previous_state = self
+            .canceled_from
+            .as_deref()
+            .and_then(TaskState::parse)
+            .ok_or_else(|| corrupt("cancellation", &self.id))?;
+        let lease_id = match previous_state {
+            TaskState::InFlight => self.lease_id.as_deref().map(parse_uuid).transpose()?,
+            _ => None,
+        };
+        Ok(Some(Cancellation {
+            canceled_by: AgentId::parse(by).map_err(|_| corrupt("canceller", &self.id))?,
+            reason: self.cancel_reason.clone(),
+            previous_state,
+            lease_id,
+            canceled_at_ms: ms(self.canceled_at_ms.unwrap_or(0)),
+        }))
     }
 
     pub fn queue_entry(&self) -> Result<QueueEntry, MailboxError> {

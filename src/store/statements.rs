@@ -6,7 +6,8 @@ macro_rules! task_cols {
     () => {
         "id, sender, recipient, body, state, attempt, lease_id, leased_to, leased_at_ms, \
          heartbeat_at_ms, deadline_ms, duplicate_safety, idem_key, cache_key, replayed_from, \
-         result_status, result_content, result_error, result_by, created_at_ms, updated_at_ms"
+         result_status, result_content, result_error, result_by, created_at_ms, updated_at_ms, \
+         canceled_by, cancel_reason, canceled_from, canceled_at_ms"
     };
 }
 pub(crate) use task_cols;
@@ -111,7 +112,11 @@ pub(crate) const PENDING_OF_SENDER: &str = concat!(
 pub(crate) const COUNT_IN_STATE: &str = "SELECT COUNT(*) AS n FROM tasks WHERE state = $1";
 pub(crate) const OLDEST_LEASE: &str =
     "SELECT heartbeat_at_ms AS at FROM tasks WHERE state = 'in_flight' ORDER BY heartbeat_at_ms LIMIT 1";
-pub(crate) const DELETE_RESOLVED: &str = "DELETE FROM tasks WHERE state = 'resolved'";
+pub(crate) const DELETE_RESOLVED: &str =
+    "DELETE FROM tasks WHERE state IN ('resolved', 'canceled')";
+pub(crate) const CANCEL: &str = "UPDATE tasks SET state = 'canceled', canceled_by = $2, \
+    cancel_reason = $3, canceled_from = state, canceled_at_ms = $4, updated_at_ms = $4 \
+    WHERE id = $1 AND state IN ('queued', 'in_flight')";
 pub(crate) const DELETE_EXPIRED_CACHE: &str = "DELETE FROM result_cache WHERE expires_at_ms <= $1";
 pub(crate) const DELETE_EXPIRED_KEYS: &str =
     "DELETE FROM idempotency_keys WHERE expires_at_ms <= $1";

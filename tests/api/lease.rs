@@ -183,6 +183,7 @@ async fn task_status_shows_queued_then_in_flight_with_the_lease(app: TestApp) {
             "attempt",
             "lease",
             "result",
+            "cancellation",
             "created_at_ms",
             "updated_at_ms",
         ] {

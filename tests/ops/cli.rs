@@ -200,3 +200,36 @@ async fn retry_stale_dry_run_says_what_it_would_do_and_changes_nothing(app: Test
     );
 }
 both_engines!(retry_stale_dry_run_says_what_it_would_do_and_changes_nothing);
+
+async fn cancel_takes_back_an_in_flight_task(app: TestApp) {
+    let (id, lease) = send_and_lease(&app, &task("alice", "bob")).await;
+    let out = ok(
+        &cli(
+            &app,
+            &app.alice(),
+            &["cancel", &id, "--reason", "withdrawn"],
+        )
+        .await,
+        "cancel",
+    );
+    assert_eq!(
+        out.trim(),
+        format!("canceled {id} (was in_flight; lease {lease} ended)")
+    );
+    assert_eq!(app.status_ok(&id).await["state"], "canceled");
+    let again = ok(
+        &cli(&app, &app.alice(), &["cancel", &id, "--json"]).await,
+        "cancel again",
+    );
+    let v: Value = serde_json::from_str(&again).unwrap();
+    assert_eq!(v["cancellation"]["reason"], "withdrawn");
+    // Not the sender: non-zero, the refusal on stderr.
+    let o = cli(&app, &app.bob(), &["cancel", &id]).await;
+    assert_ne!(o.code, 0);
+    assert!(
+        o.stdout.is_empty() && o.stderr.contains("sender_mismatch"),
+        "{}",
+        o.stderr
+    );
+}
+both_engines!(cancel_takes_back_an_in_flight_task);

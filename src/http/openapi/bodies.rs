@@ -6,7 +6,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::examples::EXAMPLE_TASK_ID;
-use crate::domain::{A2ATask, A2ATaskResult, Lease, QueueEntry, TaskStatus};
+use crate::domain::{A2ATask, A2ATaskResult, Cancellation, Lease, QueueEntry, TaskStatus};
 use crate::mailbox::admin::AuditEvent;
 use crate::mailbox::repair::RepairOutcome;
 use crate::mailbox::retry::RetryReport;
@@ -42,6 +42,10 @@ kind_tag!(
 kind_tag!(
     /// Always `"a2a_task_status"`.
     TaskStatusKind = "a2a_task_status"
+);
+kind_tag!(
+    /// Always `"a2a_task_canceled"`.
+    TaskCanceledKind = "a2a_task_canceled"
 );
 kind_tag!(
     /// Always `"a2a_result_posted"`.
@@ -146,6 +150,14 @@ pub struct TaskStatusBody {
     pub status: TaskStatus,
 }
 
+/// `POST /a2a/tasks/{id}/cancel`: the task is canceled (now, or already by an earlier call).
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+pub struct TaskCanceled {
+    pub kind: TaskCanceledKind,
+    pub task_id: Uuid,
+    pub cancellation: Cancellation,
+}
+
 /// `POST /a2a/results`: the result is stored for the sender.
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 #[schema(example = json!({"kind": "a2a_result_posted", "task_id": EXAMPLE_TASK_ID}))]
@@ -204,7 +216,7 @@ pub struct AutoRetried {
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 pub struct Compacted {
     pub kind: CompactedKind,
-    /// Resolved tasks, expired result-cache entries and expired `Idempotency-Key` records.
+    /// Resolved and canceled tasks, expired result-cache entries and expired `Idempotency-Key` records.
     pub dropped: u64,
 }
 

@@ -63,6 +63,8 @@ fn example_message(code: ErrorCode) -> &'static str {
         IdempotencyInFlight => {
             "the first request with this Idempotency-Key is still running; retry later"
         }
+        NotCancelable => "the task is already answered; there is nothing to cancel",
+        TaskCanceled => "the task was canceled by its sender; stop working on it",
         PayloadTooLarge => "the request body is larger than 1048576 bytes",
         UnsupportedMediaType => "the request body must be application/json",
         IdempotencyKeyReused => "this Idempotency-Key was already used for a different request",

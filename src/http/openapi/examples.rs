@@ -63,8 +63,23 @@ pub fn example_task_status() -> Value {
         "attempt": 1,
         "lease": example_lease(),
         "result": null,
+        "cancellation": null,
         "created_at_ms": 1736239990000_u64,
         "updated_at_ms": 1736240000000_u64
+    })
+}
+
+pub fn example_task_canceled() -> Value {
+    json!({
+        "kind": "a2a_task_canceled",
+        "task_id": EXAMPLE_TASK_ID,
+        "cancellation": {
+            "canceled_by": "research@acme",
+            "reason": "the customer withdrew the request",
+            "previous_state": "in_flight",
+            "lease_id": EXAMPLE_LEASE_ID,
+            "canceled_at_ms": 1736240005000_u64
+        }
     })
 }
 

@@ -1,0 +1,144 @@
+//! Cancellation (§12): the sender (or an operator) takes back a queued or in-flight task. The
+//! gates of a cancel, in order, and what each state answers.
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use uuid::Uuid;
+
+use super::audit::{actions_audit, audit, CAPABILITY_CHECK};
+use super::{not_found, now_ms, rule, visible_to, Done, IdemRequest, Mailbox};
+use crate::auth::Caller;
+use crate::domain::{Cancellation, TaskState};
+use crate::error::{ErrorCode, MailboxError};
+use crate::store::{TaskRow, Tx};
+
+/// A canceled task and how it was canceled.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Canceled {
+    pub task_id: Uuid,
+    pub cancellation: Cancellation,
+}
+
+impl Mailbox {
+    /// `POST /a2a/tasks/{id}/cancel`.
+    pub async fn cancel(
+        &self,
+        caller: &Caller,
+        idem: Option<&IdemRequest>,
+        task_id: Uuid,
+        reason: Option<String>,
+    ) -> Result<Done<Canceled>, MailboxError> {
+        self.write(
+            caller,
+            idem,
+            rule!(|this, tx, c| this.cancel_in(tx, &c, task_id, reason.as_deref())),
+        )
+        .await
+    }
+
+    async fn cancel_in(
+        &self,
+        tx: &mut Tx,
+        caller: &Caller,
+        task_id: Uuid,
+        reason: Option<&str>,
+    ) -> Result<Done<Canceled>, MailboxError> {
+        let now = now_ms();
+        let me = caller.sub.as_str();
+        let id = task_id.to_string();
+        // 1. An invisible task answers like a missing one.
+        let row = match tx.task_for_update(&id).await? {
+            Some(row) if visible_to(&row, caller) => row,
+            _ => return Err(not_found(task_id)),
+        };
+        // 2. Its sender may cancel it; anyone else needs `a2a.operator`. Either way the check is
+        // audited: the sender's needs no action.
+        let scope_id = format!("a2a-cancel:{id}");
+        let (required, passed): (&[&str], bool) = if row.sender == me {
+            (&[], true)
+        } else {
+            (&["a2a.operator"], caller.is_operator())
+        };
+        let body = actions_audit(&scope_id, required, passed);
+        audit(tx, now, me, CAPABILITY_CHECK, body).await?;
+        if !passed {
+            return Err(MailboxError::new(
+                ErrorCode::SenderMismatch,
+                format!(
+                    "only the sender {} or an operator (a2a.operator) may cancel task {id}",
+                    row.sender
+                ),
+            ));
+        }
+        // 3. What the task's state allows.
+        match row.state() {
+            TaskState::Queued | TaskState::InFlight => {
+                if !tx.cancel(&id, me, reason, now).await? {
+                    return Err(MailboxError::internal(format!(
+                        "task {id} changed under its row lock"
+                    )));
+                }
+                let row = tx
+                    .task_for_update(&id)
+                    .await?
+                    .ok_or_else(|| MailboxError::internal("a canceled task vanished"))?;
+                let canceled = canceled(&row, task_id)?;
+                let c = &canceled.cancellation;
+                audit(
+                    tx,
+                    now,
+                    me,
+                    "a2a_task_canceled",
+                    json!({
+                        "task_id": id,
+                        "previous_state": c.previous_state,
+                        "lease_id": c.lease_id,
+                        "reason": c.reason,
+                    }),
+                )
+                .await?;
+                Ok(Done::changed(canceled))
+            }
+            TaskState::Canceled => Ok(Done::replay(canceled(&row, task_id)?)),
+            TaskState::ResultPending | TaskState::Resolved => Err(MailboxError::new(
+                ErrorCode::NotCancelable,
+                format!(
+                    "task {id} is already answered ({}): there is nothing to cancel",
+                    row.state
+                ),
+            )),
+        }
+    }
+}
+
+fn canceled(row: &TaskRow, task_id: Uuid) -> Result<Canceled, MailboxError> {
+    let cancellation = row
+        .cancellation()?
+        .ok_or_else(|| MailboxError::internal(format!("task {task_id} has no cancellation")))?;
+    Ok(Canceled {
+        task_id,
+        cancellation,
+    })
+}
+
+/// 409 `task_canceled`: what the agent whose lease a cancellation ended hears on its next
+/// heartbeat or result, right after the visibility check (§12), so that it stops working.
+pub(crate) fn task_canceled(row: &TaskRow) -> MailboxError {
+    MailboxError::new(
+        ErrorCode::TaskCanceled,
+        format!(
+            "task {} was canceled by {}; stop working on it",
+            row.id,
+            row.canceled_by.as_deref().unwrap_or("its sender")
+        ),
+    )
+}
+
+/// The cancellation gate of a lessee's call: `task_canceled` when the caller held the lease
+/// that a cancellation ended.
+pub(crate) fn refuse_if_canceled_for(row: &TaskRow, caller: &Caller) -> Result<(), MailboxError> {
+    if row.state() == TaskState::Canceled && row.leased_to.as_deref() == Some(caller.sub.as_str()) {
+        return Err(task_canceled(row));
+    }
+    Ok(())
+}

@@ -41,6 +41,7 @@ from a2a_mailbox_client.api.operator import (
 from a2a_mailbox_client.api.results import drain_next_result, post_result, recent_results
 from a2a_mailbox_client.api.system import docs, docs_index, healthz, metrics, openapi_json, readyz, version
 from a2a_mailbox_client.api.tasks import (
+    cancel_task,
     get_task,
     heartbeat,
     lease_next_task,
@@ -50,6 +51,7 @@ from a2a_mailbox_client.api.tasks import (
 from a2a_mailbox_client.errors import UnexpectedStatus
 from a2a_mailbox_client.models import (
     A2AAutoRetryPolicy,
+    A2ACancelRequest,
     A2AHeartbeatRequest,
     A2ARepairRequest,
     A2ATask,
@@ -82,6 +84,7 @@ from a2a_mailbox_client.models import (
     Results,
     ResultStatus,
     SkipReason,
+    TaskCanceled,
     TaskOpt,
     TaskQueued,
     Tasks,
@@ -553,6 +556,41 @@ def main() -> int:
     check(
         err.result is not None and err.result.task_id == job_id and err.result.status == ResultStatus.ERROR,
         "sender gets the error",
+    )
+
+    # --- cancellation
+    step("cancel a queued task; again: 200 replay; the recipient: 403; an answered task: 409")
+    doomed_id = uuid.uuid4()
+    doomed = A2ATask(id=doomed_id, sender=sender_id, recipient=worker_id, intent_text="Never mind")
+    expect(send_task.sync_detailed(client=sender, body=doomed), 201, TaskQueued, "send doomed")
+    expect_error(
+        cancel_task.sync_detailed(doomed_id, client=worker, body=A2ACancelRequest()),
+        403,
+        ErrorCode.SENDER_MISMATCH,
+        "only the sender cancels",
+    )
+    r = cancel_task.sync_detailed(doomed_id, client=sender, body=A2ACancelRequest(reason="plans changed"))
+    canceled = expect(r, 200, TaskCanceled, "cancel")
+    c = canceled.cancellation
+    check(
+        canceled.task_id == doomed_id
+        and c.previous_state == TaskState.QUEUED
+        and c.reason == "plans changed"
+        and c.lease_id is None
+        and c.canceled_by == sender_id
+        and not replayed(r),
+        "cancellation",
+    )
+    r = cancel_task.sync_detailed(doomed_id, client=sender, body=A2ACancelRequest())
+    again = expect(r, 200, TaskCanceled, "cancel again")
+    check(replayed(r) and again.cancellation.canceled_at_ms == c.canceled_at_ms, "cancel replay")
+    st = expect(get_task.sync_detailed(doomed_id, client=sender), 200, TaskStatusBody, "canceled status")
+    check(st.state == TaskState.CANCELED and st.cancellation is not None and st.lease is None, "canceled")
+    expect_error(
+        cancel_task.sync_detailed(task_id, client=sender, body=A2ACancelRequest()),
+        409,
+        ErrorCode.NOT_CANCELABLE,
+        "an answered task",
     )
 
     # --- retry gate, scheduler, compaction, audit

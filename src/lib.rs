@@ -15,3 +15,4 @@ pub mod mailbox;
 pub mod metrics;
 pub mod server;
 pub mod store;
+pub mod transport;

@@ -58,9 +58,14 @@ struct ServeArgs {
     mailbox: MailboxArgs,
     #[command(flatten)]
     scheduler: SchedulerArgs,
-    /// host:port to listen on (port 0 picks a free port).
+    /// Where to listen: a comma-separated list of `host:port` (port 0 picks a free port) and
+    /// `unix:/absolute/path` (a Unix domain socket).
     #[arg(long, env = "A2A_MAILBOX_BIND", default_value = "127.0.0.1:8080")]
-    bind: String,
+    bind: a2a_mailbox::transport::Binds,
+    /// File mode of a Unix socket, in octal.
+    #[arg(long, env = "A2A_MAILBOX_UNIX_MODE", default_value = "0660",
+        value_parser = a2a_mailbox::transport::parse_mode)]
+    unix_mode: u32,
     /// Largest accepted request body, in bytes (larger bodies get 413).
     #[arg(long, env = "A2A_MAILBOX_MAX_BODY_BYTES", default_value_t = 1024 * 1024)]
     max_body_bytes: usize,
@@ -202,7 +207,8 @@ async fn run_serve(a: ServeArgs) -> anyhow::Result<()> {
     let verifier = a.jwt.verifier(secret.as_deref())?;
     serve(ServerSettings {
         database_url: a.db.database_url.clone(),
-        bind: a.bind,
+        binds: a.bind.0,
+        unix_mode: a.unix_mode,
         pool: PoolSettings {
             max_connections: a.db.db_max_connections,
             acquire_timeout: Duration::from_millis(a.db.db_acquire_timeout_ms),

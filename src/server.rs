@@ -15,10 +15,13 @@ use crate::mailbox::retry::{RetryPolicy, ScanKind};
 use crate::mailbox::{Mailbox, MailboxConfig};
 use crate::metrics::Metrics;
 use crate::store::{Engine, PoolSettings, Store};
+use crate::transport::{self, Bind};
 
 pub struct ServerSettings {
     pub database_url: String,
-    pub bind: String,
+    /// Where to listen (`A2A_MAILBOX_BIND`), and the mode of any Unix socket file.
+    pub binds: Vec<Bind>,
+    pub unix_mode: u32,
     pub pool: PoolSettings,
     pub verifier: Verifier,
     pub mailbox: MailboxConfig,
@@ -84,8 +87,10 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
         verifier: s.verifier,
         max_body_bytes: max_body,
         scheduler_policy: s.scheduler_policy,
+        transports: std::sync::OnceLock::new(),
     }));
-    let server = HttpServer::new(move || {
+    let app_state = state.clone();
+    let mut server = HttpServer::new(move || {
         App::new()
             .app_data(state.clone())
             .app_data(http::json_config(max_body))
@@ -98,12 +103,43 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
             .default_service(web::to(http::not_found_route))
     })
     .shutdown_timeout(5)
-    .workers(workers)
-    .bind(&s.bind)?;
-    for addr in server.addrs() {
-        println!("a2a-mailbox listening on http://{addr}");
+    .workers(workers);
+    // Every entry of `A2A_MAILBOX_BIND`, as `/version` names it (`tcp:ADDR`, `unix:PATH`).
+    let (mut transports, mut sockets) = (Vec::new(), Vec::new());
+    for bind in &s.binds {
+        match bind {
+            Bind::Tcp(addr) => {
+                let before = server.addrs().len();
+                server = server
+                    .bind(addr)
+                    .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
+                transports.extend(server.addrs()[before..].iter().map(|a| format!("tcp:{a}")));
+            }
+            Bind::Unix(path) => {
+                transport::claim_socket_path(path)?;
+                server = server
+                    .bind_uds(path)
+                    .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", path.display()))?;
+                transport::set_mode(path, s.unix_mode)?;
+                transports.push(format!("unix:{}", path.display()));
+                sockets.push(path.clone());
+            }
+        }
     }
-    server.run().await?;
+    for t in &transports {
+        match t.strip_prefix("tcp:") {
+            Some(addr) => println!("a2a-mailbox listening on http://{addr}"),
+            None => println!("a2a-mailbox listening on {t}"),
+        }
+    }
+    let _ = app_state.transports.set(transports);
+    let outcome = server.run().await;
+    for path in &sockets {
+        if let Err(e) = std::fs::remove_file(path) {
+            tracing::warn!(path = %path.display(), error = %e, "could not remove the socket file");
+        }
+    }
+    outcome?;
     store.close().await;
     Ok(())
 }

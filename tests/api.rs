@@ -23,6 +23,7 @@ mod api {
     mod results;
     mod send;
     mod strictness;
+    mod transports;
     mod unavailable;
     mod validation;
     mod wal;

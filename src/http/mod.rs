@@ -31,6 +31,8 @@ pub struct AppState {
     pub max_body_bytes: usize,
     /// The policy `POST /a2a/scheduler/tick` runs (from `A2A_MAILBOX_AUTO_RETRY_*`).
     pub scheduler_policy: crate::mailbox::retry::RetryPolicy,
+    /// What the service listens on (`tcp:ADDR`, `unix:PATH`), set once it is bound.
+    pub transports: std::sync::OnceLock<Vec<String>>,
 }
 
 pub type State = web::Data<Arc<AppState>>;

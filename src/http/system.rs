@@ -48,13 +48,14 @@ async fn readyz(state: State) -> Result<HttpResponse, MailboxError> {
     Ok(HttpResponse::Ok().json(json!({"kind": "ready", "status": "ok"})))
 }
 
-/// The service's name, version and storage engine.
+/// The service's name, version, storage engine and the transports it listens on.
 #[utoipa::path(
     get,
     path = "/version",
     responses(
         (status = 200, description = "Name, version and storage engine.", body = openapi::Version,
-            example = json!({"kind": "version", "name": "a2a-mailbox", "version": "0.1.0", "engine": "sqlite"})),
+            example = json!({"kind": "version", "name": "a2a-mailbox", "version": "0.1.0", "engine": "sqlite",
+                "transports": ["tcp:127.0.0.1:8080", "unix:/run/a2a/mailbox.sock"]})),
     )
 )]
 async fn version(state: State) -> HttpResponse {
@@ -63,6 +64,7 @@ async fn version(state: State) -> HttpResponse {
         "name": env!("CARGO_PKG_NAME"),
         "version": env!("CARGO_PKG_VERSION"),
         "engine": state.mailbox.store.engine().name(),
+        "transports": state.transports.get().cloned().unwrap_or_default(),
     }))
 }
 

@@ -66,7 +66,8 @@ pub enum Engine {
     Postgres,
 }
 
-/// Extra environment for the server (e.g. a JWT audience or a small body limit).
+/// Extra environment for the server (e.g. a JWT audience or a small body limit); `{dir}` in a
+/// value stands for the test's own temporary directory.
 #[derive(Clone, Debug, Default)]
 pub struct AppConfig {
     env: Vec<(String, String)>,
@@ -698,7 +699,7 @@ impl TestApp {
                 std::env::var("A2A_MAILBOX_TEST_LOG").unwrap_or_else(|_| "info".into()),
             );
         for (k, v) in &self.config.env {
-            cmd.env(k, v);
+            cmd.env(k, v.replace("{dir}", &self.dir.display().to_string()));
         }
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())

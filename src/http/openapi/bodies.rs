@@ -250,4 +250,7 @@ pub struct Version {
     #[schema(example = "0.1.0")]
     pub version: String,
     pub engine: EngineName,
+    /// What this instance listens on: `tcp:HOST:PORT` and `unix:/PATH` (API.md §15).
+    #[schema(example = json!(["tcp:127.0.0.1:8080", "unix:/run/a2a/mailbox.sock"]))]
+    pub transports: Vec<String>,
 }

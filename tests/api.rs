@@ -17,6 +17,7 @@ mod api {
     mod idempotency_layers;
     mod instances;
     mod lease;
+    mod listing;
     mod longpoll;
     mod queue;
     mod recent;

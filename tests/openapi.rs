@@ -25,13 +25,15 @@ fn doc() -> Value {
 }
 
 /// Every (method, path) of the contract (API.md §4), in the document's spelling.
-const CONTRACT_ROUTES: [(&str, &str); 22] = [
+const CONTRACT_ROUTES: [(&str, &str); 24] = [
     ("post", "/a2a/tasks"),
     ("get", "/a2a/tasks/next"),
     ("get", "/a2a/tasks/recent"),
     ("get", "/a2a/tasks/{id}"),
     ("post", "/a2a/tasks/{id}/heartbeat"),
     ("post", "/a2a/tasks/{id}/cancel"),
+    ("get", "/a2a/tasks"),
+    ("get", "/a2a/tasks/{id}/children"),
     ("post", "/a2a/results"),
     ("get", "/a2a/results/next"),
     ("get", "/a2a/results/recent"),
@@ -341,4 +343,33 @@ async fn document_and_docs_are_served_offline() {
         init.contains("\"validatorUrl\": \"none\"") || init.contains("\"validatorUrl\":\"none\""),
         "{init}"
     );
+}
+
+#[test]
+fn every_schema_reference_resolves() {
+    fn refs(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::String(r)) = m.get("$ref") {
+                    out.push(r.clone());
+                }
+                m.values().for_each(|v| refs(v, out));
+            }
+            Value::Array(a) => a.iter().for_each(|v| refs(v, out)),
+            _ => {}
+        }
+    }
+    let doc = doc();
+    let mut found = Vec::new();
+    refs(&doc, &mut found);
+    assert!(!found.is_empty());
+    for r in found {
+        let name = r
+            .strip_prefix("#/components/schemas/")
+            .unwrap_or_else(|| panic!("unexpected reference {r}"));
+        assert!(
+            doc["components"]["schemas"].get(name).is_some(),
+            "{r} is referenced but not defined"
+        );
+    }
 }

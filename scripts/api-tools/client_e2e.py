@@ -42,9 +42,11 @@ from a2a_mailbox_client.api.results import drain_next_result, post_result, recen
 from a2a_mailbox_client.api.system import docs, docs_index, healthz, metrics, openapi_json, readyz, version
 from a2a_mailbox_client.api.tasks import (
     cancel_task,
+    children,
     get_task,
     heartbeat,
     lease_next_task,
+    list_tasks,
     recent_tasks,
     send_task,
 )
@@ -83,9 +85,12 @@ from a2a_mailbox_client.models import (
     ResultPosted,
     Results,
     ResultStatus,
+    Role,
     SkipReason,
     TaskCanceled,
+    TaskChildren,
     TaskOpt,
+    TaskPage,
     TaskQueued,
     Tasks,
     TaskState,
@@ -591,6 +596,34 @@ def main() -> int:
         409,
         ErrorCode.NOT_CANCELABLE,
         "an answered task",
+    )
+
+    # --- listing and the task graph
+    step("list tasks newest first with filters and cursors; a parent's children and their counts")
+    kids = []
+    for i in range(3):
+        kid = A2ATask(
+            id=uuid.uuid4(), sender=sender_id, recipient=worker_id, intent_text=f"part {i}", parent=doomed_id
+        )
+        expect(send_task.sync_detailed(client=sender, body=kid), 201, TaskQueued, f"send child {i}")
+        kids.append(kid.id)
+    first = expect(list_tasks.sync_detailed(client=sender, parent=str(doomed_id), limit=2), 200, TaskPage, "page 1")
+    check(len(first.tasks) == 2 and isinstance(first.next_cursor, str), "a first page of two with a cursor")
+    rest = expect(
+        list_tasks.sync_detailed(client=sender, parent=str(doomed_id), limit=2, cursor=first.next_cursor),
+        200,
+        TaskPage,
+        "page 2",
+    )
+    check(rest.next_cursor is None, "the last page has no cursor")
+    walked = [t.task.id for t in first.tasks + rest.tasks]
+    check(walked == list(reversed(kids)), f"children newest first: {walked}")
+    mine = expect(list_tasks.sync_detailed(client=sender, state="canceled", role=Role.SENDER), 200, TaskPage, "role")
+    check([t.task.id for t in mine.tasks] == [doomed_id], "the canceled task, by state and role")
+    tree = expect(children.sync_detailed(doomed_id, client=sender), 200, TaskChildren, "children")
+    check(tree.parent == doomed_id and tree.counts.queued == 3 and tree.counts.resolved == 0, "counts")
+    expect_error(
+        list_tasks.sync_detailed(client=sender, cursor="nonsense"), 400, ErrorCode.INVALID_REQUEST, "cursor"
     )
 
     # --- retry gate, scheduler, compaction, audit

@@ -87,8 +87,14 @@ mod tests {
             format!(r"^[^\u0000]*[^\u0000{class}][^\u0000]*$")
         );
         // And the schema carries it.
-        let schema = serde_json::to_string(&<A2ATask as utoipa::PartialSchema>::schema()).unwrap();
+        let schema = serde_json::to_string(
+            &<crate::mailbox::repair::RepairRequest as utoipa::PartialSchema>::schema(),
+        )
+        .unwrap();
         assert!(schema.contains(&serde_json::to_string(NON_BLANK_PATTERN).unwrap()));
+        let schema = serde_json::to_string(&<A2ATask as utoipa::PartialSchema>::schema()).unwrap();
+        assert!(schema.contains(&serde_json::to_string(NON_BLANK_TEXT_PATTERN).unwrap()));
+        assert!(schema.contains(&serde_json::to_string(NO_NUL_PATTERN).unwrap()));
         let schema =
             serde_json::to_string(&<Idempotency as utoipa::PartialSchema>::schema()).unwrap();
         assert!(schema.contains(&serde_json::to_string(NON_BLANK_TEXT_PATTERN).unwrap()));

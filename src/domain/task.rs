@@ -62,16 +62,19 @@ pub struct A2ATask {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(
         min_length = 1,
-        pattern = r"[^\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]",
+        pattern = r"^[^\u0000]*[^\u0000\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\u0000]*$",
         example = "refund"
     )]
     pub task_kind: Option<String>,
     /// Structured input; defaults to `[]`.
     #[serde(default)]
     pub content: Vec<Content>,
+    /// The task this one is part of (a fan-out); it may live in another system.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<Uuid>,
+    /// Groups the tasks of one conversation; echoed back. No NUL character.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = r"^[^\u0000]*$", example = "conversation-42")]
     pub context_id: Option<String>,
     /// Absolute deadline in epoch milliseconds; a queued task past it is never leased.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -102,6 +105,9 @@ impl A2ATask {
             "idempotency.key",
             self.idempotency.as_ref().map(|i| i.key.as_str()),
         )?;
+        // Lists filter on these, so they are kept in text columns too.
+        no_nul("task_kind", self.task_kind.as_deref())?;
+        no_nul("context_id", self.context_id.as_deref())?;
         Ok(())
     }
 

@@ -78,13 +78,14 @@ impl ResponseError for MailboxError {
 }
 
 /// 405 `method_not_allowed` with `Allow: <method>`.
-pub fn method_not_allowed(method: &'static str) -> HttpResponse {
+pub fn method_not_allowed(allow: &str) -> HttpResponse {
     let e = MailboxError::new(
         ErrorCode::MethodNotAllowed,
-        format!("this path answers {method} only"),
+        format!("this path answers {allow} only"),
     );
     let mut res = e.error_response();
-    res.headers_mut()
-        .insert(header::ALLOW, header::HeaderValue::from_static(method));
+    if let Ok(v) = header::HeaderValue::from_str(allow) {
+        res.headers_mut().insert(header::ALLOW, v);
+    }
     res
 }

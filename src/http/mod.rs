@@ -4,6 +4,7 @@
 
 pub mod error;
 mod extract;
+mod listing;
 pub mod openapi;
 mod ops;
 mod params;
@@ -41,6 +42,7 @@ pub type State = web::Data<Arc<AppState>>;
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.configure(system::configure)
         .configure(tasks::configure)
+        .configure(listing::configure)
         .configure(results::configure)
         .configure(ops::configure)
         .configure(openapi::configure);

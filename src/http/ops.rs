@@ -23,12 +23,12 @@ pub(super) struct Paths;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     routes!(cfg;
-        GET "/a2a/queue" => queue,
-        POST "/a2a/repair" => repair,
-        POST "/a2a/retry-stale" => retry_stale,
-        POST "/a2a/scheduler/tick" => scheduler_tick,
-        POST "/a2a/compact" => compact,
-        GET "/audit/recent" => audit_recent,
+        "/a2a/queue" => GET queue;
+        "/a2a/repair" => POST repair;
+        "/a2a/retry-stale" => POST retry_stale;
+        "/a2a/scheduler/tick" => POST scheduler_tick;
+        "/a2a/compact" => POST compact;
+        "/audit/recent" => GET audit_recent;
     );
 }
 

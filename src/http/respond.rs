@@ -1,6 +1,7 @@
 //! Answering: one path served by one method, a write's 201/200 with the replay header, the
 //! contract's 404 for unknown paths, and the latency of every request.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use actix_web::body::MessageBody;
@@ -12,28 +13,38 @@ use super::State;
 use crate::error::{ErrorCode, MailboxError};
 use crate::mailbox::Done;
 
-/// One path served by one method; any other method answers 405 `method_not_allowed` with
-/// `Allow`.
+/// One path served by its methods; any other method answers 405 `method_not_allowed` with
+/// `Allow` naming them.
 pub(crate) fn endpoint(
     path: &str,
-    method: &'static str,
-    route: actix_web::Route,
+    routes: Vec<(&'static str, actix_web::Route)>,
 ) -> actix_web::Resource {
-    web::resource(path)
-        .route(route)
-        .default_service(web::to(move || async move {
-            Ok::<HttpResponse, MailboxError>(super::error::method_not_allowed(method))
-        }))
+    let allow: Arc<str> = routes
+        .iter()
+        .map(|(m, _)| *m)
+        .collect::<Vec<_>>()
+        .join(", ")
+        .into();
+    let mut resource = web::resource(path);
+    for (_, route) in routes {
+        resource = resource.route(route);
+    }
+    resource.default_service(web::to(move || {
+        let allow = allow.clone();
+        async move { Ok::<HttpResponse, MailboxError>(super::error::method_not_allowed(&allow)) }
+    }))
 }
 
-/// `routes!(cfg; GET "/path" => handler, POST "/other" => other)` registers each path with its
-/// one method through [`endpoint`].
+/// `routes!(cfg; "/path" => GET handler, POST other; "/next" => GET third)` registers each
+/// path with its methods through [`endpoint`].
 macro_rules! routes {
-    ($cfg:expr; $($method:ident $path:literal => $handler:expr),+ $(,)?) => {
+    ($cfg:expr; $($path:literal => $($method:ident $handler:expr),+);+ $(;)?) => {
         $cfg$(.service($crate::http::respond::endpoint(
             $path,
-            stringify!($method),
-            actix_web::web::method(actix_web::http::Method::$method).to($handler),
+            vec![$((
+                stringify!($method),
+                actix_web::web::method(actix_web::http::Method::$method).to($handler),
+            )),+],
         )))+
     };
 }

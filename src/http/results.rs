@@ -17,9 +17,9 @@ pub(super) struct Paths;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     routes!(cfg;
-        POST "/a2a/results" => post_result,
-        GET "/a2a/results/next" => drain_next_result,
-        GET "/a2a/results/recent" => recent_results,
+        "/a2a/results" => POST post_result;
+        "/a2a/results/next" => GET drain_next_result;
+        "/a2a/results/recent" => GET recent_results;
     );
 }
 

@@ -14,10 +14,10 @@ pub(super) struct Paths;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     routes!(cfg;
-        GET "/healthz" => healthz,
-        GET "/readyz" => readyz,
-        GET "/version" => version,
-        GET "/metrics" => metrics,
+        "/healthz" => GET healthz;
+        "/readyz" => GET readyz;
+        "/version" => GET version;
+        "/metrics" => GET metrics;
     );
 }
 

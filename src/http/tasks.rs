@@ -26,12 +26,12 @@ pub(super) struct Paths;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     routes!(cfg;
-        POST "/a2a/tasks" => send_task,
-        GET "/a2a/tasks/next" => lease_next_task,
-        GET "/a2a/tasks/recent" => recent_tasks,
-        GET "/a2a/tasks/{id}" => get_task,
-        POST "/a2a/tasks/{id}/heartbeat" => heartbeat,
-        POST "/a2a/tasks/{id}/cancel" => cancel_task,
+        "/a2a/tasks" => POST send_task, GET super::listing::list_tasks;
+        "/a2a/tasks/next" => GET lease_next_task;
+        "/a2a/tasks/recent" => GET recent_tasks;
+        "/a2a/tasks/{id}" => GET get_task;
+        "/a2a/tasks/{id}/heartbeat" => POST heartbeat;
+        "/a2a/tasks/{id}/cancel" => POST cancel_task;
     );
 }
 

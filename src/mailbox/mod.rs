@@ -10,6 +10,7 @@ mod audit;
 pub mod cancel;
 mod idempotency;
 mod lease;
+pub mod listing;
 mod longpoll;
 pub mod repair;
 mod results;

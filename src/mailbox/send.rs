@@ -36,6 +36,9 @@ fn stored<'a>(
         duplicate_safety: idem.map(|i| i.duplicate_safety.as_str()),
         idem_key: idem.map(|i| i.key.as_str()),
         cache_key,
+        parent: task.parent.map(|p| p.to_string()),
+        context_id: task.context_id.as_deref(),
+        task_kind: task.task_kind.as_deref(),
     }
 }
 

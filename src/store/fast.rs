@@ -34,6 +34,9 @@ impl Store {
                         deadline_ms: t.deadline_ms,
                         duplicate_safety: t.duplicate_safety.map(str::to_owned),
                         idem_key: t.idem_key.map(str::to_owned),
+                        parent: t.parent.clone(),
+                        context_id: t.context_id.map(str::to_owned),
+                        task_kind: t.task_kind.map(str::to_owned),
                         audit_body: audit_body.to_owned(),
                     })
                     .await

@@ -12,6 +12,7 @@
 
 mod fast;
 mod fault;
+mod listing;
 mod ops;
 mod postgres;
 mod reads;
@@ -25,6 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use fast::{LaneOutcome, Parked};
+pub use listing::{ListColumn, PageAfter, TaskFilter};
 pub use ops::{NewTask, StoredResult};
 pub use reads::AuditQuery;
 pub use records::{
@@ -183,5 +185,42 @@ impl Store {
                     .await
             }
         }
+    }
+
+    /// The engine's plan of a read, one line per plan row (SQLite: `EXPLAIN QUERY PLAN`;
+    /// PostgreSQL: `EXPLAIN`).
+    async fn explain(&self, sql: &str, args: &[Val]) -> Result<String, sqlx::Error> {
+        use sqlx::Row as _;
+        let lines: Vec<String> = match &self.inner {
+            Inner::Sqlite(s) => {
+                let text = format!("EXPLAIN QUERY PLAN {sql}");
+                let rows = bind_all!(sqlx::query::<sqlx::Sqlite>(&text), args)
+                    .fetch_all(&s.read)
+                    .await?;
+                rows.iter()
+                    .map(|r| r.try_get::<String, _>(3))
+                    .collect::<Result<_, _>>()?
+            }
+            Inner::Postgres(p) => {
+                // With sequential scans and sorts priced out, the plan says whether an index
+                // can serve the read in its order, whatever the table's size and statistics.
+                let mut tx = p.pool.begin().await?;
+                sqlx::query("SET LOCAL enable_seqscan = off")
+                    .execute(&mut *tx)
+                    .await?;
+                sqlx::query("SET LOCAL enable_sort = off")
+                    .execute(&mut *tx)
+                    .await?;
+                let text = format!("EXPLAIN {sql}");
+                let rows = bind_all!(sqlx::query::<sqlx::Postgres>(&text), args)
+                    .fetch_all(&mut *tx)
+                    .await?;
+                tx.rollback().await?;
+                rows.iter()
+                    .map(|r| r.try_get::<String, _>(0))
+                    .collect::<Result<_, _>>()?
+            }
+        };
+        Ok(lines.join("\n"))
     }
 }

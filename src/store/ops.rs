@@ -20,11 +20,15 @@ pub struct NewTask<'a> {
     pub duplicate_safety: Option<&'a str>,
     pub idem_key: Option<&'a str>,
     pub cache_key: Option<&'a str>,
+    /// What lists filter on (§13), from the task.
+    pub parent: Option<String>,
+    pub context_id: Option<&'a str>,
+    pub task_kind: Option<&'a str>,
 }
 
 impl NewTask<'_> {
     /// The task's own columns in the order every insert binds them first: id, sender,
-    /// recipient, body, deadline_ms, duplicate_safety, idem_key.
+    /// recipient, body, deadline_ms, duplicate_safety, idem_key, parent, context_id, task_kind.
     pub(crate) fn columns(&self) -> Vec<Val> {
         args![
             self.id,
@@ -33,7 +37,10 @@ impl NewTask<'_> {
             self.body,
             self.deadline_ms,
             self.duplicate_safety,
-            self.idem_key
+            self.idem_key,
+            self.parent.clone(),
+            self.context_id,
+            self.task_kind
         ]
         .to_vec()
     }

@@ -9,7 +9,7 @@ use crate::common::*;
 async fn other_methods_on_a_known_path_are_405_with_allow(app: TestApp) {
     for (method, path, allow) in [
         (Method::DELETE, "/a2a/queue", "GET"),
-        (Method::GET, "/a2a/tasks", "POST"),
+        (Method::DELETE, "/a2a/tasks", "POST, GET"),
         (Method::PUT, "/a2a/results", "POST"),
         (Method::GET, "/a2a/repair", "POST"),
         (Method::POST, "/openapi.json", "GET"),
@@ -80,19 +80,28 @@ async fn nul_characters_in_keys_and_messages_are_400(app: TestApp) {
         "invalid_request",
     );
     assert_eq!(app.status_ok(&id).await["state"], "in_flight");
-    // Strings kept inside JSON may hold any character.
+    // Lists filter on `task_kind` and `context_id`, so they are kept in text columns too.
+    for field in ["task_kind", "context_id"] {
+        let mut t = task("alice", "bob");
+        t[field] = json!("kind\u{0}");
+        assert_error(&app.send(&app.alice(), &t).await, 400, "invalid_request");
+    }
+    // Strings kept only inside the task's JSON may hold any character.
     let mut t = task("alice", "bob");
     t["content"] = json!([{"type": "text", "text": "nul \u{0} inside"}]);
-    t["task_kind"] = json!("kind\u{0}");
     t["intent_text"] = json!("do \u{0} it");
+    t["task_kind"] = json!("kind");
     let id = app.send_ok(&app.alice(), &t).await;
-    assert_eq!(app.status_ok(&id).await["task"]["task_kind"], "kind\u{0}");
+    assert_eq!(
+        app.status_ok(&id).await["task"]["intent_text"],
+        "do \u{0} it"
+    );
 }
 both_engines!(nul_characters_in_keys_and_messages_are_400);
 
-/// The database itself keeps a task's state to the four of the contract (SQLite: a CHECK
-/// constraint; PostgreSQL: the `a2a_task_state` domain of migration 0004), so no writer, not even
-/// one bypassing the API, can leave a task in a state no operation knows.
+/// The database itself keeps a task's state to the five of the contract (a CHECK constraint on
+/// both engines), so no writer, not even one bypassing the API, can leave a task in a state no
+/// operation knows.
 async fn the_database_refuses_a_state_outside_the_contract(app: TestApp) {
     use sqlx::Connection;
     let id = app.send_ok(&app.alice(), &task("alice", "bob")).await;

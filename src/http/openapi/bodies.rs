@@ -8,6 +8,7 @@ use uuid::Uuid;
 use super::examples::EXAMPLE_TASK_ID;
 use crate::domain::{A2ATask, A2ATaskResult, Cancellation, Lease, QueueEntry, TaskStatus};
 use crate::mailbox::admin::AuditEvent;
+use crate::mailbox::listing::ChildCounts;
 use crate::mailbox::repair::RepairOutcome;
 use crate::mailbox::retry::RetryReport;
 
@@ -42,6 +43,14 @@ kind_tag!(
 kind_tag!(
     /// Always `"a2a_task_status"`.
     TaskStatusKind = "a2a_task_status"
+);
+kind_tag!(
+    /// Always `"a2a_task_page"`.
+    TaskPageKind = "a2a_task_page"
+);
+kind_tag!(
+    /// Always `"a2a_task_children"`.
+    TaskChildrenKind = "a2a_task_children"
 );
 kind_tag!(
     /// Always `"a2a_task_canceled"`.
@@ -148,6 +157,29 @@ pub struct TaskStatusBody {
     pub kind: TaskStatusKind,
     #[serde(flatten)]
     pub status: TaskStatus,
+}
+
+/// `GET /a2a/tasks`: one page of tasks, newest first.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+pub struct TaskPage {
+    pub kind: TaskPageKind,
+    pub tasks: Vec<TaskStatus>,
+    /// Pass it as `cursor` for the next page; `null` on the last page.
+    #[schema(required = true)]
+    pub next_cursor: Option<String>,
+}
+
+/// `GET /a2a/tasks/{id}/children`: the children's tally and one page of them.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+pub struct TaskChildren {
+    pub kind: TaskChildrenKind,
+    pub parent: Uuid,
+    /// Every visible child by state, whatever the `state` filter and the page.
+    pub counts: ChildCounts,
+    pub tasks: Vec<TaskStatus>,
+    /// Pass it as `cursor` for the next page; `null` on the last page.
+    #[schema(required = true)]
+    pub next_cursor: Option<String>,
 }
 
 /// `POST /a2a/tasks/{id}/cancel`: the task is canceled (now, or already by an earlier call).

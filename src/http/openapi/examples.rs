@@ -69,6 +69,28 @@ pub fn example_task_status() -> Value {
     })
 }
 
+pub fn example_task_page() -> Value {
+    let mut status = example_task_status();
+    status.as_object_mut().map(|s| s.remove("kind"));
+    json!({
+        "kind": "a2a_task_page",
+        "tasks": [status],
+        "next_cursor": "1736239990000.0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90"
+    })
+}
+
+pub fn example_task_children() -> Value {
+    let mut status = example_task_status();
+    status.as_object_mut().map(|s| s.remove("kind"));
+    json!({
+        "kind": "a2a_task_children",
+        "parent": "9d2b6c1a-3e4f-4a5b-8c7d-0e1f2a3b4c5d",
+        "counts": {"queued": 0, "in_flight": 1, "result_pending": 1, "resolved": 1, "canceled": 0},
+        "tasks": [status],
+        "next_cursor": null
+    })
+}
+
 pub fn example_task_canceled() -> Value {
     json!({
         "kind": "a2a_task_canceled",

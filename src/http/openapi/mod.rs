@@ -83,7 +83,7 @@ answers the stored response with `Idempotent-Replayed: true`; with a different r
 `Retry-After`.",
         license(name = "Apache-2.0", identifier = "Apache-2.0"),
     ),
-    components(schemas(ErrorCode)),
+    components(schemas(ErrorCode, crate::mailbox::listing::Role)),
     tags(
         (name = "tasks", description = "Sending, leasing and reading tasks."),
         (name = "results", description = "Posting and draining results."),
@@ -99,6 +99,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
     let mut doc = ApiDoc::openapi();
     for (tag, part) in [
         ("tasks", super::tasks::Paths::openapi()),
+        ("tasks", super::listing::Paths::openapi()),
         ("results", super::results::Paths::openapi()),
         ("operator", super::ops::Paths::openapi()),
         ("system", super::system::Paths::openapi()),
@@ -137,29 +138,32 @@ pub fn document_json() -> String {
 static DOCUMENT_JSON: LazyLock<String> = LazyLock::new(document_json);
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(endpoint(OPENAPI_PATH, "GET", web::get().to(openapi_json)))
-        .service(endpoint(DOCS_PATH, "GET", web::get().to(docs)))
-        // The Swagger UI answers GET; any other method on its pages is a 405 like everywhere.
-        .service(
-            web::resource("/docs/{_:.*}")
-                .guard(actix_web::guard::Not(actix_web::guard::Get()))
-                .to(|| async {
-                    Ok::<HttpResponse, crate::error::MailboxError>(
-                        super::error::method_not_allowed("GET"),
-                    )
-                }),
-        )
-        .service(
-            SwaggerUi::new("/docs/{_:.*}").config(
-                Config::new([OPENAPI_PATH])
-                    // No badge: it would ask a public validator about the document.
-                    .validator_url("none")
-                    .persist_authorization(true)
-                    .display_request_duration(true)
-                    .filter(true)
-                    .try_it_out_enabled(true),
-            ),
-        );
+    cfg.service(endpoint(
+        OPENAPI_PATH,
+        vec![("GET", web::get().to(openapi_json))],
+    ))
+    .service(endpoint(DOCS_PATH, vec![("GET", web::get().to(docs))]))
+    // The Swagger UI answers GET; any other method on its pages is a 405 like everywhere.
+    .service(
+        web::resource("/docs/{_:.*}")
+            .guard(actix_web::guard::Not(actix_web::guard::Get()))
+            .to(|| async {
+                Ok::<HttpResponse, crate::error::MailboxError>(super::error::method_not_allowed(
+                    "GET",
+                ))
+            }),
+    )
+    .service(
+        SwaggerUi::new("/docs/{_:.*}").config(
+            Config::new([OPENAPI_PATH])
+                // No badge: it would ask a public validator about the document.
+                .validator_url("none")
+                .persist_authorization(true)
+                .display_request_duration(true)
+                .filter(true)
+                .try_it_out_enabled(true),
+        ),
+    );
 }
 
 /// The OpenAPI 3.1 document of this service.

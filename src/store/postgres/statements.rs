@@ -21,15 +21,17 @@ pub(crate) static STATEMENTS: Statements = Statements {
                 result_error = 'deadline exceeded', result_at_ms = $2, \
                 result_seq = nextval('a2a_result_seq'), updated_at_ms = $2 WHERE id = $1",
     insert_task: "INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, \
-                    deadline_ms, duplicate_safety, idem_key, cache_key, created_at_ms, updated_at_ms) \
-                  VALUES ($1, $2, $3, $4, 'queued', 0, nextval('a2a_queue_seq'), $5, $6, $7, $8, $9, $9) \
+                    deadline_ms, duplicate_safety, idem_key, parent, context_id, task_kind, \
+                    cache_key, created_at_ms, updated_at_ms) \
+                  VALUES ($1, $2, $3, $4, 'queued', 0, nextval('a2a_queue_seq'), $5, $6, $7, $8, \
+                    $9, $10, $11, $12, $12) \
                   ON CONFLICT (id) DO NOTHING",
     insert_answered: "INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, \
-                        deadline_ms, duplicate_safety, idem_key, cache_key, replayed_from, \
-                        result_status, result_content, result_error, result_at_ms, result_seq, \
-                        created_at_ms, updated_at_ms) \
-                      VALUES ($1, $2, $3, $4, 'result_pending', 0, 0, $5, $6, $7, $8, $9, $10, $11, \
-                        $12, $13, nextval('a2a_result_seq'), $13, $13) \
+                        deadline_ms, duplicate_safety, idem_key, parent, context_id, task_kind, \
+                        cache_key, replayed_from, result_status, result_content, result_error, \
+                        result_at_ms, result_seq, created_at_ms, updated_at_ms) \
+                      VALUES ($1, $2, $3, $4, 'result_pending', 0, 0, $5, $6, $7, $8, $9, $10, \
+                        $11, $12, $13, $14, $15, $16, nextval('a2a_result_seq'), $16, $16) \
                       ON CONFLICT (id) DO NOTHING",
     task_for_update: concat!("SELECT ", task_cols!(), " FROM tasks WHERE id = $1 FOR UPDATE"),
     store_result: "UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
@@ -85,7 +87,7 @@ pub(crate) static STATEMENTS: Statements = Statements {
 pub(crate) const STEP_MANY: &str =
     "SELECT o_kind, o_ord, o_text, o_status, o_content, o_error FROM a2a_step_many(\
      $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, \
-     $21, $22, $23)";
+     $21, $22, $23, $24, $25, $26)";
 
 /// Wakes the long-polls of the other instances on this database.
 pub(crate) const NOTIFY_PEERS: &str = "SELECT pg_notify('a2a_mailbox', $1)";

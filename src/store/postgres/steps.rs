@@ -25,6 +25,9 @@ pub struct SendArgs {
     pub deadline_ms: Option<i64>,
     pub duplicate_safety: Option<String>,
     pub idem_key: Option<String>,
+    pub parent: Option<String>,
+    pub context_id: Option<String>,
+    pub task_kind: Option<String>,
     pub audit_body: String,
 }
 
@@ -306,6 +309,9 @@ fn step_many<'c>(
         .bind(column(&sends, |a| a.deadline_ms))
         .bind(column(&sends, |a| a.duplicate_safety.clone()))
         .bind(column(&sends, |a| a.idem_key.clone()))
+        .bind(column(&sends, |a| a.parent.clone()))
+        .bind(column(&sends, |a| a.context_id.clone()))
+        .bind(column(&sends, |a| a.task_kind.clone()))
         .bind(column(&sends, |a| a.audit_body.clone()))
         .bind(column(&claims, |a| a.recipient.clone()))
         .bind(column(&claims, |a| a.lease_id.clone()))

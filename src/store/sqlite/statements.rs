@@ -35,18 +35,21 @@ pub(crate) static STATEMENTS: Statements = Statements {
     ),
     insert_task: concat!(
         "INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, deadline_ms, \
-            duplicate_safety, idem_key, cache_key, created_at_ms, updated_at_ms) \
+            duplicate_safety, idem_key, parent, context_id, task_kind, cache_key, created_at_ms, \
+            updated_at_ms) \
          VALUES ($1, $2, $3, $4, 'queued', 0, ",
         next_queue_seq!(),
-        ", $5, $6, $7, $8, $9, $9) ON CONFLICT (id) DO NOTHING"
+        ", $5, $6, $7, $8, $9, $10, $11, $12, $12) ON CONFLICT (id) DO NOTHING"
     ),
     insert_answered: concat!(
         "INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, deadline_ms, \
-            duplicate_safety, idem_key, cache_key, replayed_from, result_status, result_content, \
-            result_error, result_at_ms, result_seq, created_at_ms, updated_at_ms) \
-         VALUES ($1, $2, $3, $4, 'result_pending', 0, 0, $5, $6, $7, $8, $9, $10, $11, $12, $13, ",
+            duplicate_safety, idem_key, parent, context_id, task_kind, cache_key, replayed_from, \
+            result_status, result_content, result_error, result_at_ms, result_seq, created_at_ms, \
+            updated_at_ms) \
+         VALUES ($1, $2, $3, $4, 'result_pending', 0, 0, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
+            $14, $15, $16, ",
         next_result_seq!(),
-        ", $13, $13) ON CONFLICT (id) DO NOTHING"
+        ", $16, $16) ON CONFLICT (id) DO NOTHING"
     ),
     task_for_update: concat!("SELECT ", task_cols!(), " FROM tasks WHERE id = $1"),
     store_result: concat!(
@@ -111,12 +114,12 @@ pub(crate) static STATEMENTS: Statements = Statements {
 /// audit body; `changes()` carries the insert's outcome to the audit insert.
 pub(crate) const SEND_FAST: &str = concat!(
     "INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, deadline_ms, \
-        duplicate_safety, idem_key, created_at_ms, updated_at_ms) \
+        duplicate_safety, idem_key, parent, context_id, task_kind, created_at_ms, updated_at_ms) \
      VALUES ($1, $2, $3, $4, 'queued', 0, ",
     next_queue_seq!(),
-    ", $5, $6, $7, $8, $8) ON CONFLICT (id) DO NOTHING; \
+    ", $5, $6, $7, $8, $9, $10, $11, $11) ON CONFLICT (id) DO NOTHING; \
      INSERT INTO audit (timestamp_ms, issuer, kind, body) \
-       SELECT $8, $2, 'capability_check', $9 WHERE changes() = 1; \
+       SELECT $11, $2, 'capability_check', $12 WHERE changes() = 1; \
      SELECT changes()"
 );
 

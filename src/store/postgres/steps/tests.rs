@@ -9,6 +9,9 @@ fn send(to: &str) -> Step {
         deadline_ms: None,
         duplicate_safety: None,
         idem_key: None,
+        parent: None,
+        context_id: None,
+        task_kind: None,
         audit_body: "{}".into(),
     })
 }

@@ -1,0 +1,157 @@
+//! The task list (API.md §13) as the store runs it: one keyset page, newest first (creation
+//! time, then id, both descending), after equality filters that each lead an index of
+//! `migrations/*/0003_listing.sql`; and the tally of a filter's tasks by state. What a caller may
+//! see and what a role means are the mailbox's; here they arrive as plain filters.
+
+use super::records::TaskRow;
+use super::runner::Val;
+use super::statements::task_cols;
+use super::Store;
+use crate::error::MailboxError;
+
+type Result<T> = std::result::Result<T, MailboxError>;
+
+/// A column a list may filter on by equality.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListColumn {
+    Sender,
+    Recipient,
+    Parent,
+    ContextId,
+    TaskKind,
+}
+
+impl ListColumn {
+    fn name(self) -> &'static str {
+        match self {
+            ListColumn::Sender => "sender",
+            ListColumn::Recipient => "recipient",
+            ListColumn::Parent => "parent",
+            ListColumn::ContextId => "context_id",
+            ListColumn::TaskKind => "task_kind",
+        }
+    }
+}
+
+/// Which tasks a list keeps. Every condition holds at once.
+#[derive(Clone, Debug, Default)]
+pub struct TaskFilter {
+    /// Only tasks this agent sent, receives or holds the lease of (`None`: every task).
+    pub visible_to: Option<String>,
+    /// Only tasks in one of these states (empty: any state).
+    pub states: Vec<&'static str>,
+    /// `column = value`, each.
+    pub equal: Vec<(ListColumn, String)>,
+    /// `created_at_ms > after` and `< before`.
+    pub created_after_ms: Option<i64>,
+    pub created_before_ms: Option<i64>,
+}
+
+/// Where a page starts: just after this task in the newest-first order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PageAfter {
+    pub created_at_ms: i64,
+    pub id: String,
+}
+
+/// A statement and its bound parameters, numbered `$1`.. as it grows.
+struct Sql {
+    text: String,
+    args: Vec<Val>,
+}
+
+impl Sql {
+    fn bind(&mut self, v: impl Into<Val>) -> String {
+        self.args.push(v.into());
+        format!("${}", self.args.len())
+    }
+
+    /// Appends the filter's conditions (`WHERE` included).
+    fn filter(&mut self, f: &TaskFilter) {
+        self.text.push_str(" WHERE 1 = 1");
+        if let Some(me) = &f.visible_to {
+            let p = self.bind(me.as_str());
+            self.text.push_str(&format!(
+                " AND (sender = {p} OR recipient = {p} OR leased_to = {p})"
+            ));
+        }
+        if !f.states.is_empty() {
+            let list: Vec<String> = f.states.iter().map(|s| self.bind(*s)).collect();
+            self.text
+                .push_str(&format!(" AND state IN ({})", list.join(", ")));
+        }
+        for (col, value) in &f.equal {
+            let p = self.bind(value.as_str());
+            self.text.push_str(&format!(" AND {} = {p}", col.name()));
+        }
+        if let Some(after) = f.created_after_ms {
+            let p = self.bind(after);
+            self.text.push_str(&format!(" AND created_at_ms > {p}"));
+        }
+        if let Some(before) = f.created_before_ms {
+            let p = self.bind(before);
+            self.text.push_str(&format!(" AND created_at_ms < {p}"));
+        }
+    }
+}
+
+/// The page statement: the newest `limit` tasks of `filter` after `after`.
+fn page_sql(filter: &TaskFilter, after: Option<&PageAfter>, limit: i64) -> Sql {
+    let mut q = Sql {
+        text: format!("SELECT {} FROM tasks", task_cols!()),
+        args: Vec::new(),
+    };
+    q.filter(filter);
+    if let Some(a) = after {
+        let (ms, id) = (q.bind(a.created_at_ms), q.bind(a.id.as_str()));
+        q.text
+            .push_str(&format!(" AND (created_at_ms, id) < ({ms}, {id})"));
+    }
+    let l = q.bind(limit);
+    q.text
+        .push_str(&format!(" ORDER BY created_at_ms DESC, id DESC LIMIT {l}"));
+    q
+}
+
+#[derive(sqlx::FromRow)]
+struct StateCount {
+    state: String,
+    n: i64,
+}
+
+impl Store {
+    /// The newest `limit` tasks of `filter` after `after`.
+    pub async fn task_page(
+        &self,
+        filter: &TaskFilter,
+        after: Option<&PageAfter>,
+        limit: i64,
+    ) -> Result<Vec<TaskRow>> {
+        let q = page_sql(filter, after, limit);
+        Ok(self.read_all(&q.text, &q.args).await?)
+    }
+
+    /// How many of `filter`'s tasks are in each state (states without tasks left out).
+    pub async fn count_by_state(&self, filter: &TaskFilter) -> Result<Vec<(String, i64)>> {
+        let mut q = Sql {
+            text: "SELECT state, COUNT(*) AS n FROM tasks".to_owned(),
+            args: Vec::new(),
+        };
+        q.filter(filter);
+        q.text.push_str(" GROUP BY state");
+        let rows: Vec<StateCount> = self.read_all(&q.text, &q.args).await?;
+        Ok(rows.into_iter().map(|r| (r.state, r.n)).collect())
+    }
+
+    /// The query plan of a page (`EXPLAIN QUERY PLAN` on SQLite, `EXPLAIN` on PostgreSQL), one
+    /// line per row: what the tests read to hold that a page is an index range scan.
+    pub async fn explain_task_page(
+        &self,
+        filter: &TaskFilter,
+        after: Option<&PageAfter>,
+        limit: i64,
+    ) -> Result<String> {
+        let q = page_sql(filter, after, limit);
+        Ok(self.explain(&q.text, &q.args).await?)
+    }
+}

@@ -44,6 +44,10 @@ enum Command {
     RetryStale(cli::RetryStaleArgs),
     /// Cancel a queued or in-flight task (its sender, or an operator).
     Cancel(cli::CancelArgs),
+    /// List tasks newest first, with filters (`--all` follows the cursors).
+    Tasks(cli::TasksArgs),
+    /// List a task's children, with their tally by state.
+    Children(cli::ChildrenArgs),
     /// Drop resolved and canceled tasks and expired idempotency records.
     Compact(cli::CompactArgs),
 }
@@ -304,6 +308,8 @@ fn main() -> std::process::ExitCode {
                     Command::ForceError(a) => print(cli::force_error(a).await),
                     Command::RetryStale(a) => print(cli::retry_stale(a).await),
                     Command::Cancel(a) => print(cli::cancel(a).await),
+                    Command::Tasks(a) => print(cli::tasks(a).await),
+                    Command::Children(a) => print(cli::children(a).await),
                     Command::Compact(a) => print(cli::compact(a).await),
                     Command::Token(_) => unreachable!("handled above"),
                 }

@@ -8,6 +8,7 @@ mod compact;
 mod repair;
 mod retry;
 mod status;
+mod tasks;
 
 use anyhow::{bail, Context};
 use clap::Args;
@@ -20,6 +21,7 @@ pub use compact::{compact, CompactArgs};
 pub use repair::{force_error, requeue, ForceErrorArgs, RequeueArgs};
 pub use retry::{retry_stale, RetryStaleArgs};
 pub use status::{status, StatusArgs};
+pub use tasks::{children, tasks, ChildrenArgs, TasksArgs};
 
 #[derive(Args, Debug, Clone)]
 pub struct ClientArgs {

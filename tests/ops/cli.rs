@@ -233,3 +233,49 @@ async fn cancel_takes_back_an_in_flight_task(app: TestApp) {
     );
 }
 both_engines!(cancel_takes_back_an_in_flight_task);
+
+async fn tasks_and_children_list_with_filters_and_cursors(app: TestApp) {
+    let alice = app.alice();
+    let parent = app.send_ok(&alice, &task("alice", "bob")).await;
+    let mut kids = Vec::new();
+    for _ in 0..3 {
+        let mut t = task("alice", "bob");
+        t["parent"] = json!(parent);
+        kids.push(app.send_ok(&alice, &t).await);
+    }
+    app.post(
+        &format!("/a2a/tasks/{}/cancel", kids[0]),
+        &alice,
+        &json!({}),
+    )
+    .await
+    .expect(200);
+    // Pages of one, followed to the end.
+    let out = ok(
+        &cli(&app, &alice, &["tasks", "--limit", "1", "--all", "--json"]).await,
+        "tasks --all",
+    );
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["tasks"].as_array().unwrap().len(), 4, "{out}");
+    let out = ok(
+        &cli(&app, &alice, &["tasks", "--state", "canceled"]).await,
+        "tasks --state",
+    );
+    assert!(
+        out.starts_with(&kids[0]) && out.contains("canceled"),
+        "{out}"
+    );
+    assert_eq!(out.lines().count(), 1, "{out}");
+    let out = ok(&cli(&app, &alice, &["children", &parent]).await, "children");
+    assert!(
+        out.starts_with(&format!(
+            "children of {parent}: queued 2, in_flight 0, result_pending 0, resolved 0, canceled 1"
+        )),
+        "{out}"
+    );
+    assert_eq!(out.lines().count(), 4, "{out}");
+    let o = cli(&app, &alice, &["tasks", "--state", "done"]).await;
+    assert_ne!(o.code, 0);
+    assert!(o.stderr.contains("invalid_request"), "{}", o.stderr);
+}
+both_engines!(tasks_and_children_list_with_filters_and_cursors);

@@ -120,6 +120,9 @@ pub struct MailboxError {
     /// The stored answer of an earlier identical request (an `Idempotency-Key` replay).
     #[serde(skip)]
     pub replayed: bool,
+    /// In a batch, the position of the item that was refused (§14).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<usize>,
 }
 
 impl MailboxError {
@@ -129,6 +132,7 @@ impl MailboxError {
             message: message.into(),
             retry_after: None,
             replayed: false,
+            index: None,
         }
     }
     pub fn invalid(message: impl Into<String>) -> MailboxError {
@@ -146,6 +150,11 @@ impl MailboxError {
     pub fn internal(cause: impl fmt::Display) -> MailboxError {
         tracing::error!(error = %cause, "internal error");
         MailboxError::new(ErrorCode::Internal, "internal error")
+    }
+    /// The refusal of item `index` of a batch.
+    pub fn at_index(mut self, index: usize) -> MailboxError {
+        self.index = Some(index);
+        self
     }
     pub fn retry_after(mut self, wait: Duration) -> MailboxError {
         self.retry_after = Some(wait);

@@ -8,6 +8,7 @@ mod common;
 
 mod api {
     mod auth;
+    mod batch;
     mod batching;
     mod cancel;
     mod concurrency;

@@ -25,7 +25,7 @@ fn doc() -> Value {
 }
 
 /// Every (method, path) of the contract (API.md §4), in the document's spelling.
-const CONTRACT_ROUTES: [(&str, &str); 24] = [
+const CONTRACT_ROUTES: [(&str, &str); 25] = [
     ("post", "/a2a/tasks"),
     ("get", "/a2a/tasks/next"),
     ("get", "/a2a/tasks/recent"),
@@ -34,6 +34,7 @@ const CONTRACT_ROUTES: [(&str, &str); 24] = [
     ("post", "/a2a/tasks/{id}/cancel"),
     ("get", "/a2a/tasks"),
     ("get", "/a2a/tasks/{id}/children"),
+    ("post", "/a2a/tasks/batch"),
     ("post", "/a2a/results"),
     ("get", "/a2a/results/next"),
     ("get", "/a2a/results/recent"),

@@ -42,6 +42,7 @@ from a2a_mailbox_client.api.results import drain_next_result, post_result, recen
 from a2a_mailbox_client.api.system import docs, docs_index, healthz, metrics, openapi_json, readyz, version
 from a2a_mailbox_client.api.tasks import (
     cancel_task,
+    send_batch,
     children,
     get_task,
     heartbeat,
@@ -57,6 +58,7 @@ from a2a_mailbox_client.models import (
     A2AHeartbeatRequest,
     A2ARepairRequest,
     A2ATask,
+    A2ATaskBatch,
     AuditEvents,
     AutoRetried,
     Compacted,
@@ -95,6 +97,7 @@ from a2a_mailbox_client.models import (
     Tasks,
     TaskState,
     TaskStatusBody,
+    TasksQueued,
     TextContent,
     TextContentType,
     Version,
@@ -597,6 +600,27 @@ def main() -> int:
         ErrorCode.NOT_CANCELABLE,
         "an answered task",
     )
+
+    # --- batch send
+    step("batch send: three tasks in one transaction; again: 200 replay; one refused item names its index")
+    parts = [
+        A2ATask(id=uuid.uuid4(), sender=sender_id, recipient=worker_id, intent_text=f"batch {i}") for i in range(3)
+    ]
+    r = send_batch.sync_detailed(client=sender, body=A2ATaskBatch(tasks=parts))
+    sent = expect(r, 201, TasksQueued, "batch")
+    check([t.task_id for t in sent.tasks] == [p.id for p in parts], "batch answers in request order")
+    check(all(t.replayed is False for t in sent.tasks), "batch created every task")
+    r = send_batch.sync_detailed(client=sender, body=A2ATaskBatch(tasks=parts))
+    again = expect(r, 200, TasksQueued, "batch again")
+    check(replayed(r) and all(t.replayed for t in again.tasks), "batch replay")
+    stranger = A2ATask(id=uuid.uuid4(), sender="someone@else", recipient=worker_id, intent_text="no")
+    refused = expect_error(
+        send_batch.sync_detailed(client=sender, body=A2ATaskBatch(tasks=[parts[0], stranger])),
+        403,
+        ErrorCode.SENDER_MISMATCH,
+        "batch refusal",
+    )
+    check(refused.index == 1, f"the refused item's index: {refused.index}")
 
     # --- listing and the task graph
     step("list tasks newest first with filters and cursors; a parent's children and their counts")

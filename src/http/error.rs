@@ -47,6 +47,9 @@ pub struct ErrorBody {
     /// `true` when the same request may succeed later (`storage_unavailable`,
     /// `idempotency_in_flight`).
     pub retriable: bool,
+    /// In a batch (`POST /a2a/tasks/batch`), the position of the item that was refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<usize>,
 }
 
 impl ErrorBody {
@@ -56,6 +59,7 @@ impl ErrorBody {
             code: e.code,
             message: e.message.clone(),
             retriable: e.code.retriable(),
+            index: e.index,
         }
     }
 }

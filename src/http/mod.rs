@@ -2,6 +2,7 @@
 //! module registers its routes (`configure`) and lists its operations for the OpenAPI document
 //! (`Paths`).
 
+mod batch;
 pub mod error;
 mod extract;
 mod listing;
@@ -41,6 +42,7 @@ pub type State = web::Data<Arc<AppState>>;
 /// Every route of the service.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.configure(system::configure)
+        .configure(batch::configure)
         .configure(tasks::configure)
         .configure(listing::configure)
         .configure(results::configure)

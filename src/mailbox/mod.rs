@@ -7,6 +7,7 @@
 
 pub mod admin;
 mod audit;
+pub mod batch;
 pub mod cancel;
 mod idempotency;
 mod lease;

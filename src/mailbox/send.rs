@@ -113,7 +113,7 @@ impl Mailbox {
         Ok(Some(queued(task.id, None, &task)))
     }
 
-    async fn send_in(
+    pub(super) async fn send_in(
         &self,
         tx: &mut Tx,
         caller: &Caller,

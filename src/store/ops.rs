@@ -248,6 +248,24 @@ impl Tx {
             == 1)
     }
 
+    /// Marks where an all-or-nothing group of writes starts (a savepoint).
+    pub async fn begin_group(&mut self) -> Result<()> {
+        self.execute(sql::SAVEPOINT, &[]).await?;
+        Ok(())
+    }
+
+    /// Undoes every write since [`Tx::begin_group`]; the group stays open.
+    pub async fn undo_group(&mut self) -> Result<()> {
+        self.execute(sql::ROLLBACK_TO_SAVEPOINT, &[]).await?;
+        Ok(())
+    }
+
+    /// Keeps the group's writes (they commit with the transaction).
+    pub async fn end_group(&mut self) -> Result<()> {
+        self.execute(sql::RELEASE_SAVEPOINT, &[]).await?;
+        Ok(())
+    }
+
     /// Writes one audit row (its body is JSON text).
     pub async fn audit(&mut self, now: i64, issuer: &str, kind: &str, body: &str) -> Result<()> {
         self.execute(sql::INSERT_AUDIT, args![now, issuer, kind, body])

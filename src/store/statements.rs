@@ -139,4 +139,7 @@ pub(crate) const KEY_RECORD: &str =
      WHERE caller = $1 AND idem_key = $2";
 pub(crate) const COMPLETE_KEY: &str =
     "UPDATE idempotency_keys SET state = 'complete', response = $3 WHERE caller = $1 AND idem_key = $2";
+pub(crate) const SAVEPOINT: &str = "SAVEPOINT all_or_nothing";
+pub(crate) const ROLLBACK_TO_SAVEPOINT: &str = "ROLLBACK TO SAVEPOINT all_or_nothing";
+pub(crate) const RELEASE_SAVEPOINT: &str = "RELEASE SAVEPOINT all_or_nothing";
 pub(crate) const PING: &str = "SELECT CAST(1 AS BIGINT)";

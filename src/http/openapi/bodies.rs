@@ -45,6 +45,10 @@ kind_tag!(
     TaskStatusKind = "a2a_task_status"
 );
 kind_tag!(
+    /// Always `"a2a_tasks_queued"`.
+    TasksQueuedKind = "a2a_tasks_queued"
+);
+kind_tag!(
     /// Always `"a2a_task_page"`.
     TaskPageKind = "a2a_task_page"
 );
@@ -157,6 +161,26 @@ pub struct TaskStatusBody {
     pub kind: TaskStatusKind,
     #[serde(flatten)]
     pub status: TaskStatus,
+}
+
+/// One task of a batch's answer, in request order.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[schema(as = A2ABatchItem)]
+pub struct BatchItemBody {
+    pub task_id: Uuid,
+    /// The task already existed with this body: its first answer again.
+    pub replayed: bool,
+    /// Answered at once from the result cache with a copy of this task's result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replayed_from: Option<Uuid>,
+}
+
+/// `POST /a2a/tasks/batch`: one item per task, in request order.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+pub struct TasksQueued {
+    pub kind: TasksQueuedKind,
+    #[schema(value_type = Vec<BatchItemBody>)]
+    pub tasks: Vec<crate::mailbox::batch::BatchItem>,
 }
 
 /// `GET /a2a/tasks`: one page of tasks, newest first.

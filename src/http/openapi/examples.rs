@@ -69,6 +69,23 @@ pub fn example_task_status() -> Value {
     })
 }
 
+pub fn example_batch() -> Value {
+    let mut second = example_task();
+    second["id"] = json!("7d4f0c2e-1b3a-4c5d-9e8f-a0b1c2d3e4f5");
+    second["recipient"] = json!("ledger@acme");
+    json!({"tasks": [example_task(), second]})
+}
+
+pub fn example_tasks_queued() -> Value {
+    json!({
+        "kind": "a2a_tasks_queued",
+        "tasks": [
+            {"task_id": EXAMPLE_TASK_ID, "replayed": false},
+            {"task_id": "7d4f0c2e-1b3a-4c5d-9e8f-a0b1c2d3e4f5", "replayed": true}
+        ]
+    })
+}
+
 pub fn example_task_page() -> Value {
     let mut status = example_task_status();
     status.as_object_mut().map(|s| s.remove("kind"));

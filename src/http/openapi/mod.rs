@@ -100,6 +100,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
     for (tag, part) in [
         ("tasks", super::tasks::Paths::openapi()),
         ("tasks", super::listing::Paths::openapi()),
+        ("tasks", super::batch::Paths::openapi()),
         ("results", super::results::Paths::openapi()),
         ("operator", super::ops::Paths::openapi()),
         ("system", super::system::Paths::openapi()),

@@ -1,0 +1,88 @@
+//! The batch route (§14): many tasks in one transaction, all or nothing.
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::params::{idem_request, typed};
+use super::respond::{answer, routes};
+use super::{openapi, State};
+use crate::auth::Caller;
+use crate::domain::A2ATask;
+use crate::error::MailboxError;
+use crate::mailbox::batch::MAX_BATCH;
+
+/// This module's operations in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(send_batch))]
+pub(super) struct Paths;
+
+/// Registered before `/a2a/tasks/{id}`, which would take `batch` for an id.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    routes!(cfg;
+        "/a2a/tasks/batch" => POST send_batch;
+    );
+}
+
+/// The body of `POST /a2a/tasks/batch`.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(as = A2ATaskBatch)]
+struct BatchBody {
+    /// 1 to 500 tasks, each as the body of `POST /a2a/tasks`.
+    #[schema(value_type = Vec<A2ATask>, min_items = 1, max_items = 500)]
+    tasks: Vec<Value>,
+}
+
+/// Send many tasks at once.
+///
+/// One transaction: every task passes the gates of a single send (`POST /a2a/tasks`), in array
+/// order, and the first that fails decides the answer (its status and code, with `index`, its
+/// position) and nothing is stored. Two tasks with one id → 400 with the index of the second. A
+/// task whose id exists with the same body is a replay of that item (`replayed: true`); with
+/// another body, 409 `task_id_conflict` for the whole batch. A result-cache hit creates its task
+/// already answered, as a single send would. Tasks of one batch for one recipient are leased in
+/// array order. An `Idempotency-Key` covers the whole batch.
+#[utoipa::path(
+    post,
+    path = "/a2a/tasks/batch",
+    request_body(content = BatchBody, description = "The tasks, in the order they are queued.",
+        example = openapi::example_batch),
+    responses(
+        (status = 201, description = "Stored: at least one task was created. One item per task, in request order.",
+            body = openapi::TasksQueued, example = openapi::example_tasks_queued),
+        (status = 200, description = "Every task already existed with this body: the first answers again.",
+            body = openapi::TasksQueued),
+        (status = 400, description = "`invalid_request`: no tasks or more than 500, a task id twice (`index` names the second), an invalid task (`index` names it), or a bad `Idempotency-Key` header.",
+            body = crate::http::error::ErrorBody),
+        (status = 403, description = "`sender_mismatch` / `capability_missing` / `capability_scope_mismatch`: a task's gates refused it (`index` names it); nothing was stored.",
+            body = crate::http::error::ErrorBody),
+        (status = 409, description = "`task_id_conflict`: a task's id is used by a different task (`index` names it); nothing was stored.",
+            body = crate::http::error::ErrorBody),
+    )
+)]
+async fn send_batch(
+    state: State,
+    caller: Caller,
+    req: HttpRequest,
+    body: web::Json<Value>,
+) -> Result<HttpResponse, MailboxError> {
+    let batch: BatchBody = typed("batch", &body)?;
+    if batch.tasks.len() > MAX_BATCH {
+        return Err(MailboxError::invalid(format!(
+            "a batch holds at most {MAX_BATCH} tasks, not {}",
+            batch.tasks.len()
+        )));
+    }
+    let idem = idem_request(&req, &body)?;
+    let done = state
+        .mailbox
+        .send_batch(&caller, idem.as_ref(), batch.tasks)
+        .await?;
+    Ok(answer(
+        &done,
+        openapi::TasksQueued {
+            kind: openapi::TasksQueuedKind::Tag,
+            tasks: done.value.clone(),
+        },
+    ))
+}

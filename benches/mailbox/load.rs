@@ -636,6 +636,23 @@ impl DepthStage {
                 bail!("{who} found no task at depth {d}");
             }
         }
+        // One page of the task list (newest first, 50 tasks) and the page after it: its cost
+        // must not grow with the tasks that are not on it.
+        let list_n = if s.smoke { 3 } else { 200 };
+        let (mut list_first, mut list_next) = (Samples::default(), Samples::default());
+        for _ in 0..list_n {
+            let t = Instant::now();
+            let page = operator.get("/a2a/tasks?limit=50", 200).await?;
+            list_first.push(t.elapsed());
+            let Some(cursor) = page["next_cursor"].as_str() else {
+                bail!("depth {d}: the first page of the task list has no cursor");
+            };
+            let t = Instant::now();
+            operator
+                .get(&format!("/a2a/tasks?limit=50&cursor={cursor}"), 200)
+                .await?;
+            list_next.push(t.elapsed());
+        }
         let queued_after = store.queued().await?;
         let maintenance = if engine == Engine::Postgres {
             store.pg_maintenance().await?
@@ -658,6 +675,7 @@ impl DepthStage {
             "lonely_lease": lonely.summary(),
             "metrics_scrape": metrics.summary(),
             "queue_view_limit_10": queue_view.summary(),
+            "list_page_limit_50": {"first": list_first.summary(), "next": list_next.summary()},
             "server_vmhwm_kib": server.vm_kib("VmHWM"),
             "server_vmrss_kib": server.vm_kib("VmRSS"),
             "cpu": cpu.report(measured),

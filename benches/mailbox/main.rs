@@ -10,6 +10,7 @@
 //! generator takes at most one of the machine's cores away from the server and the databases.
 //! Each simulated agent has its own `reqwest::Client` (its own keep-alive pool).
 
+mod batch;
 mod db;
 mod load;
 mod peer;
@@ -78,12 +79,12 @@ pub struct Args {
     /// during the measurement; without it the planner still has the empty table's statistics.
     #[arg(long)]
     pub no_vacuum_analyze_after_load: bool,
-    /// Phases to run, comma-separated: baselines,lifecycle,agents,depth,peer (`agents`: the
-    /// lifecycle again, with waiting agents).
+    /// Phases to run, comma-separated: baselines,lifecycle,agents,batch,depth,peer (`agents`: the
+    /// lifecycle again, with waiting agents; `batch`: 500 single sends against one batch of 500).
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "baselines,lifecycle,agents,depth,peer"
+        default_value = "baselines,lifecycle,agents,batch,depth,peer"
     )]
     pub phases: Vec<String>,
     /// PostgreSQL server (the admin database is used to create and drop fresh databases).
@@ -365,6 +366,15 @@ fn smoke_check(s: &Settings, summary: &Value) -> Result<()> {
                 format!("{}: lifecycle with waiting agents ran every task", e.name()),
             );
         }
+        if s.phase("batch") {
+            let b = &r["batch"];
+            check(
+                b["batch_over_single_median"].as_f64() > Some(0.0)
+                    && b["queued_after"].as_u64()
+                        == Some(1 + (1 + b["rounds"].as_u64().unwrap_or(0) * 2) * 20),
+                format!("{}: batch phase sent every task", e.name()),
+            );
+        }
         if s.phase("depth") {
             let d = r["depth"].as_array().cloned().unwrap_or_default();
             check(
@@ -436,6 +446,9 @@ async fn run_engine(s: &Settings, engine: Engine) -> Result<Value> {
         store.drop_it(s).await?;
     }
 
+    if s.phase("batch") {
+        out["batch"] = batch::batch(s, engine).await?;
+    }
     if s.phase("depth") {
         out["depth"] = load::depth(s, engine).await?;
     }

@@ -8,7 +8,7 @@ use super::params::{limit, path_uuid};
 use super::respond::routes;
 use super::{openapi, State};
 use crate::auth::Caller;
-use crate::domain::{AgentId, TaskState, MAX_MS};
+use crate::domain::{no_nul, AgentId, TaskState, MAX_MS};
 use crate::error::MailboxError;
 use crate::mailbox::listing::{ListRequest, Role};
 
@@ -29,7 +29,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 #[into_params(parameter_in = Query)]
 pub(super) struct ListQuery {
     /// Keep tasks in these states: one or more of `queued`, `in_flight`, `result_pending`, `resolved`, `canceled`, comma-separated.
-    #[param(example = "queued,in_flight")]
+    #[param(
+        pattern = r"^(queued|in_flight|result_pending|resolved|canceled)(,(queued|in_flight|result_pending|resolved|canceled))*$",
+        example = "queued,in_flight"
+    )]
     state: Option<String>,
     /// `sender`: tasks the caller sent; `recipient`: tasks addressed to the caller; `any` (the default): every task visible to the caller (for an operator, every task).
     role: Option<Role>,
@@ -43,10 +46,10 @@ pub(super) struct ListQuery {
     #[param(value_type = Option<uuid::Uuid>, example = "0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90")]
     parent: Option<String>,
     /// Keep tasks of this conversation.
-    #[param(example = "conversation-42")]
+    #[param(pattern = r"^[^\u0000]*$", example = "conversation-42")]
     context_id: Option<String>,
     /// Keep tasks of this kind.
-    #[param(example = "refund")]
+    #[param(pattern = r"^[^\u0000]*$", example = "refund")]
     task_kind: Option<String>,
     /// Keep tasks created after this instant (`created_at_ms >` it), in epoch milliseconds.
     #[param(minimum = 0, maximum = 9223372036854775807_u64)]
@@ -54,7 +57,11 @@ pub(super) struct ListQuery {
     /// Keep tasks created before this instant (`created_at_ms <` it), in epoch milliseconds.
     #[param(minimum = 0, maximum = 9223372036854775807_u64)]
     created_before_ms: Option<u64>,
-    /// The `next_cursor` of the previous page, unchanged (opaque). Walking every page with the same filters returns each task that existed at the first call exactly once.
+    /// The `next_cursor` of the previous page, unchanged (opaque; its form may change). Walking every page with the same filters returns each task that existed at the first call exactly once. Empty: the first page.
+    #[param(
+        pattern = r"^([0-9]{1,18}\.[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})?$",
+        example = "1736239990000.0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90"
+    )]
     cursor: Option<String>,
     /// How many tasks a page holds at most. Defaults to 10; any other value is clamped to 1..=1000 (out-of-range values are not refused).
     #[param(minimum = -9223372036854775808_i64, maximum = 9223372036854775807_i64, example = 10)]
@@ -73,6 +80,8 @@ impl ListQuery {
             Some(v) if v > MAX_MS => Err(MailboxError::invalid(format!("{name} is out of range"))),
             v => Ok(v.map(|v| v as i64)),
         };
+        no_nul("context_id", self.context_id.as_deref())?;
+        no_nul("task_kind", self.task_kind.as_deref())?;
         let mut states = Vec::new();
         for s in self.state.iter().flat_map(|s| s.split(',')) {
             let state = TaskState::parse(s.trim()).ok_or_else(|| {
@@ -90,9 +99,10 @@ impl ListQuery {
             parent: self.parent.as_deref().map(path_uuid).transpose()?,
             context_id: self.context_id.clone(),
             task_kind: self.task_kind.clone(),
+            // An empty cursor is the first page, like none.
+            cursor: self.cursor.clone().filter(|c| !c.is_empty()),
             created_after_ms: ms("created_after_ms", self.created_after_ms)?,
             created_before_ms: ms("created_before_ms", self.created_before_ms)?,
-            cursor: self.cursor.clone(),
             limit: limit(self.limit),
         })
     }

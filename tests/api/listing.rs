@@ -288,12 +288,17 @@ async fn bad_list_input_is_refused(app: TestApp) {
         "?created_after_ms=-1",
         "?created_before_ms=18446744073709551615",
         "?limit=many",
+        "?context_id=a%00b",
+        "?task_kind=a%00b",
     ] {
         let r = app.get(&format!("/a2a/tasks{query}"), &alice).await;
         assert_error(&r, 400, "invalid_request");
     }
     let r = app.get("/a2a/tasks/nope/children", &alice).await;
     assert_error(&r, 400, "invalid_request");
+    // An empty cursor is the first page.
+    let (ids, _, _) = page(&app, &alice, "/a2a/tasks?cursor=").await;
+    assert_eq!(ids.len(), 1);
     let r = app
         .raw(
             reqwest::Method::DELETE,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The documented API in CI (issue #5): the committed OpenAPI document against real servers.
+# The documented API in CI: the committed OpenAPI document against real servers.
 #
 #   bash .ci/api-tools.sh            # both steps
 #   bash .ci/api-tools.sh client     # only the generated Python client

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Smoke run of the benchmark harness (issue #6): both engines, small numbers, debug build.
+# Smoke run of the benchmark harness: both engines, small numbers, debug build.
 # It asserts that every phase ran and that the JSON summary was written; it asserts NO timing.
 #
 # Usage (from .ci/run, after `cargo test` so the debug artefacts are reused):

@@ -147,7 +147,7 @@ fn pair_agents(server: &Server, pairs: usize) -> Result<Vec<(Agent, Agent)>> {
 /// How a pair drives its task lives.
 #[derive(Clone, Copy, PartialEq)]
 enum Shape {
-    /// [`one_life`] after [`one_life`]: the closed loop of the issue.
+    /// [`one_life`] after [`one_life`]: the closed loop.
     Chain,
     /// [`agent_pair`]: a worker and a sender working at once, waiting in long-polls.
     Agents,

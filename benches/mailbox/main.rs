@@ -1,4 +1,4 @@
-//! The a2a-mailbox benchmark harness (issue #6). See BENCHMARKS.md for what it measures and how
+//! The a2a-mailbox benchmark harness. See BENCHMARKS.md for what it measures and how
 //! to read the numbers.
 //!
 //! Full run (release build of the server and of this harness):

@@ -1,4 +1,4 @@
-//! The machine description, ratios to the same-run baselines, the targets of issue #6 and the
+//! The machine description, ratios to the same-run baselines, the targets and the
 //! Markdown table.
 
 use std::fmt::Write as _;
@@ -150,7 +150,7 @@ fn target(
     })
 }
 
-/// The four targets of issue #6, evaluated on this run.
+/// The four targets of the harness, evaluated on this run.
 pub fn targets(sum: &Value) -> Value {
     let mut out = Vec::new();
     let smoke = sum["smoke"].as_bool() == Some(true);

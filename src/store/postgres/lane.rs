@@ -46,14 +46,13 @@ use crate::metrics::Metrics;
 mod run;
 
 /// Lanes (batches running at once). One: requests arriving while a batch runs wait for it and
-/// then go together. Measured (BENCHMARKS.md, 16 sender/worker pairs, A/B on one machine): one
-/// lane for all kinds costs a third less CPU per task than one lane per kind (0.77 against 2.0
-/// transactions per task life) and moves ≈ 7 % more tasks per second; two batches in flight, or
-/// a second one only for a backlog, split the waiting requests into smaller batches and gave no
-/// more throughput for more CPU (with self-driving lanes: 1,180-1,630 tasks/s for two against
-/// 1,808-1,986 for one; with the lane on the HTTP worker: 1,759-2,168
-/// against 2,438-2,623). Parked polls (below) rely on it: a poll is parked or riding in
-/// THE running batch, never in two.
+/// then go together. Measured in same-machine A/B runs of the closed loop (16 sender/worker
+/// pairs): one lane for all kinds took about a third less CPU per task than one lane per kind
+/// (0.77 against 2.0 transactions per task life) and moved about 7 % more tasks per second; two
+/// batches in flight, or a second one only for a backlog, split the waiting requests into
+/// smaller batches and gave less throughput for more CPU (roughly two thirds of one lane's tasks
+/// per second). Parked polls (below) rely on it: a poll is parked or riding in THE running
+/// batch, never in two.
 pub const IN_FLIGHT: usize = 1;
 /// Elements per batch at most, riders aside.
 pub const MAX_BATCH: usize = 64;

@@ -4,7 +4,8 @@
 # One pgbench client plays the lane: each transaction is ONE call of `a2a_step_many` carrying k
 # whole task lives (k sends, k results for the tasks the previous call leased, k claims that
 # lease this call's sends, k drains that take this call's results: 4k elements), on a scratch
-# database with the mailbox's migrations. Run with the commit's WAL flush (synchronous_commit
+# database with the mailbox's migrations and its group-commit function (src/store/postgres/
+# step_many.sql, with the kind numbers of `StepKind` in steps.rs written in as the server does). Run with the commit's WAL flush (synchronous_commit
 # on, as the mailbox runs) and without it (off, only to take the flush apart), for k = 1, 2, 4
 # and 8, and a trivial statement for the round trip. Prints latency per call.
 #
@@ -32,6 +33,9 @@ fresh() {
     for f in "$here"/migrations/postgres/*.sql; do
         psql -q -v ON_ERROR_STOP=1 "$base/$db" -f "$f" >/dev/null
     done
+    sed -e 's/__KIND_SEND__/0/g' -e 's/__KIND_CLAIM__/1/g' -e 's/__KIND_RESULT__/2/g' \
+        -e 's/__KIND_DRAIN__/3/g' "$here/src/store/postgres/step_many.sql" >"$work/step_many.sql"
+    psql -q -v ON_ERROR_STOP=1 "$base/$db" -f "$work/step_many.sql" >/dev/null
 }
 
 # k task lives per call, of the kinds in $2 (s: sends, c: claims, r: results, d: drains; the
@@ -43,28 +47,31 @@ script() {
     ids="" prev=""
     for i in $(seq 1 "$k"); do
         echo "\\set n$i random(1, 1000000000000)"
-        ids="$ids${ids:+,}'x'||:client_id||'-'||:n$i"
-        prev="$prev${prev:+,}'x'||:client_id||'-'||:p$i"
+        ids="$ids${ids:+,}'x'||(:client_id)::text||'-'||(:n$i)::text"
+        prev="$prev${prev:+,}'x'||(:client_id)::text||'-'||(:p$i)::text"
     done
     echo "SELECT count(*) FROM a2a_step_many("
     if [[ $kinds == *s* ]]; then
-        echo " ARRAY[$ids], $(arr "'s'||:client_id"), $(arr "'r'||:client_id"), $(arr "repeat('b',230)"),"
-        echo " $(arr NULL)::bigint[], $(arr NULL)::text[], $(arr NULL)::text[], $(arr "repeat('a',150)"),"
+        echo " ARRAY[$ids], $(arr "'s'||(:client_id)::text"), $(arr "'r'||(:client_id)::text"), $(arr "repeat('b',230)"),"
+        echo " $(arr NULL)::bigint[], $(arr NULL)::text[], $(arr NULL)::text[],"
+        echo " $(arr NULL)::text[], $(arr NULL)::text[], $(arr NULL)::text[], $(arr "repeat('a',150)"),"
     else
-        echo " $e, $e, $e, $e, $eb, $e, $e, $e,"
+        echo " $e, $e, $e, $e, $eb, $e, $e, $e, $e, $e, $e,"
     fi
     if [[ $kinds == *c* ]]; then
-        echo " $(arr "'r'||:client_id"), $(arr "gen_random_uuid()::text"), $(arr "'w'||:client_id"), $(arr false),"
+        echo " $(arr "'r'||(:client_id)::text"), $(arr "gen_random_uuid()::text"), $(arr "'w'||(:client_id)::text"), $(arr false),"
     else
         echo " $e, $e, $e, $eo,"
     fi
     if [[ $kinds == *r* ]]; then
-        echo " ARRAY[$prev], $(arr "'completed'"), $(arr "'[]'"), $(arr NULL)::text[], $(arr "'w'||:client_id"), $(arr NULL)::text[],"
+        echo " ARRAY[$prev], $(arr "'ok'"), $(arr "'[]'"), $(arr NULL)::text[], $(arr "'w'||(:client_id)::text"), $(arr NULL)::text[],"
+        # The audit body's two halves around the sender (no `:` in them: pgbench reads `:x` as a variable).
+        echo " $(arr "repeat('a',100)"), $(arr "repeat('a',50)"),"
     else
-        echo " $e, $e, $e, $e, $e, $e,"
+        echo " $e, $e, $e, $e, $e, $e, $e, $e,"
     fi
     if [[ $kinds == *d* ]]; then
-        echo " $(arr "'s'||:client_id"), $(arr false), (extract(epoch from now()) * 1000)::bigint);"
+        echo " $(arr "'s'||(:client_id)::text"), $(arr false), (extract(epoch from now()) * 1000)::bigint);"
     else
         echo " $e, $eo, (extract(epoch from now()) * 1000)::bigint);"
     fi

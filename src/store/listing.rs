@@ -143,6 +143,22 @@ impl Store {
         Ok(rows.into_iter().map(|r| (r.state, r.n)).collect())
     }
 
+    /// The plans of the reads a waiting long-poll repeats (is anything queued for this
+    /// recipient, pending for this sender?): they must walk their state's partial index, not
+    /// every task of the agent.
+    pub async fn explain_wakeup_checks(&self) -> Result<String> {
+        let queued = self
+            .explain(super::statements::ANY_QUEUED, super::runner::args!["bob"])
+            .await?;
+        let pending = self
+            .explain(
+                super::statements::ANY_PENDING,
+                super::runner::args!["alice"],
+            )
+            .await?;
+        Ok(format!("{queued}\n{pending}"))
+    }
+
     /// The query plan of a page (`EXPLAIN QUERY PLAN` on SQLite, `EXPLAIN` on PostgreSQL), one
     /// line per row: what the tests read to hold that a page is an index range scan.
     pub async fn explain_task_page(

@@ -61,9 +61,9 @@ pub(crate) const TASK_ORIGIN: &str = "SELECT sender, body, replayed_from FROM ta
 pub(crate) const TASK_LEASE: &str =
     "SELECT sender, state, leased_to, lease_id, cache_key FROM tasks WHERE id = $1";
 pub(crate) const ANY_QUEUED: &str =
-    "SELECT id FROM tasks WHERE state = 'queued' AND recipient = $1 LIMIT 1";
+    "SELECT id FROM tasks WHERE state = 'queued' AND recipient = $1 ORDER BY queue_seq LIMIT 1";
 pub(crate) const ANY_PENDING: &str =
-    "SELECT id FROM tasks WHERE state = 'result_pending' AND sender = $1 LIMIT 1";
+    "SELECT id FROM tasks WHERE state = 'result_pending' AND sender = $1 ORDER BY result_seq LIMIT 1";
 pub(crate) const LEASE_TASK: &str = concat!(
     "UPDATE tasks SET state = 'in_flight', attempt = attempt + 1, lease_id = $2, leased_to = $3, \
         leased_at_ms = $4, heartbeat_at_ms = $4, updated_at_ms = $4 \

@@ -45,7 +45,11 @@ pub const BATCH_KINDS: [&str; 4] = ["send", "claim", "result", "drain"];
 
 impl Metrics {
     pub fn inc(&self, c: &AtomicU64) {
-        c.fetch_add(1, Ordering::Relaxed);
+        self.add(c, 1);
+    }
+
+    pub fn add(&self, c: &AtomicU64, n: u64) {
+        c.fetch_add(n, Ordering::Relaxed);
     }
 
     pub fn observe(&self, method: &str, route: &str, status: u16, seconds: f64) {

@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::{rule, Done, IdemRequest, Mailbox, Wake};
+use super::send::{check_send, Accepted};
+use super::{now_ms, rule, Done, IdemRequest, Mailbox, TaskQueued, Wake};
 use crate::auth::Caller;
 use crate::error::MailboxError;
 use crate::store::Tx;
@@ -57,37 +58,116 @@ impl Mailbox {
         caller: &Caller,
         tasks: &[Value],
     ) -> Result<Done<Vec<BatchItem>>, MailboxError> {
-        tx.begin_group().await?;
-        let mut items = Vec::with_capacity(tasks.len());
+        let now = now_ms();
+        // The gates that need no database, item by item up to the first refusal.
+        let mut accepted = Vec::with_capacity(tasks.len());
+        let mut refused = None;
         for (index, raw) in tasks.iter().enumerate() {
-            match self.send_in(tx, caller, raw).await {
-                Ok(done) => items.push(BatchItem {
-                    task_id: done.value.task_id,
-                    replayed: done.replayed,
-                    replayed_from: done.value.replayed_from,
-                }),
-                Err(e) if e.is_refusal() => {
-                    tx.undo_group().await?;
-                    // The refused item alone again: it writes the audit rows of its refusal
-                    // (it is refused the same way: repeated ids were refused above).
-                    if self.send_in(tx, caller, raw).await.is_ok() {
-                        tx.undo_group().await?;
-                    }
-                    tx.end_group().await?;
-                    return Err(e.at_index(index));
+            let checked = check_send(caller, raw);
+            match checked.outcome {
+                Ok(task) => accepted.push((checked.audits, task)),
+                Err(e) => {
+                    refused = Some((index, checked.audits, e));
+                    break;
                 }
-                Err(e) => return Err(e),
             }
         }
+        // The accepted items' audit rows and stores, set-based; the first refusal in array
+        // order decides: one of the stores (a conflicting id), else the gate that stopped above.
+        tx.begin_group().await?;
+        let rows: Vec<(&str, String)> = accepted
+            .iter()
+            .flat_map(|(audits, _)| audits.iter().map(|(k, v)| (*k, v.to_string())))
+            .collect();
+        tx.audit_many(now, caller.sub.as_str(), &rows).await?;
+        let refusal = match self.store_batch(tx, caller, &accepted, now).await? {
+            Err((index, e)) => (index, &accepted[index].0, e),
+            Ok(items) => match refused.as_ref() {
+                None => {
+                    tx.end_group().await?;
+                    let created = items.iter().any(|i| !i.replayed);
+                    return Ok(Done {
+                        created,
+                        replayed: !created,
+                        ..Done::created(items)
+                    }
+                    .waking(Wake::Everyone));
+                }
+                Some((index, audits, e)) => (*index, audits, e.clone()),
+            },
+        };
+        // Nothing of the batch is kept but the refused item's audit rows, as a single send of
+        // it would leave them.
+        let (index, audits, e) = refusal;
+        tx.undo_group().await?;
+        let rows: Vec<(&str, String)> = audits.iter().map(|(k, v)| (*k, v.to_string())).collect();
+        tx.audit_many(now, caller.sub.as_str(), &rows).await?;
         tx.end_group().await?;
-        let created = items.iter().any(|i| !i.replayed);
-        let all_replayed = !created;
-        Ok(Done {
-            created,
-            replayed: all_replayed,
-            ..Done::created(items)
+        Err(e.at_index(index))
+    }
+
+    /// Stores the accepted items in array order: runs of items without a cache key as one
+    /// insert each, an item with one through the single send's own path. `Ok(Err((index, e)))`
+    /// is the first item refused (its id is another task's).
+    async fn store_batch(
+        &self,
+        tx: &mut Tx,
+        caller: &Caller,
+        accepted: &[(Vec<(&'static str, Value)>, Accepted)],
+        now: i64,
+    ) -> Result<Result<Vec<BatchItem>, (usize, MailboxError)>, MailboxError> {
+        let mut items = Vec::with_capacity(accepted.len());
+        let mut at = 0;
+        while at < accepted.len() {
+            let run = accepted[at..]
+                .iter()
+                .take_while(|(_, a)| a.cache_key.is_none())
+                .count();
+            let outcomes = if run == 0 {
+                vec![self.store_send(tx, caller, &accepted[at].1, now).await]
+            } else {
+                self.insert_run(tx, &accepted[at..at + run], now).await?
+            };
+            for (offset, outcome) in outcomes.into_iter().enumerate() {
+                match outcome {
+                    Ok(done) => items.push(BatchItem {
+                        task_id: done.value.task_id,
+                        replayed: done.replayed,
+                        replayed_from: done.value.replayed_from,
+                    }),
+                    Err(e) if e.is_refusal() => return Ok(Err((at + offset, e))),
+                    Err(e) => return Err(e),
+                }
+            }
+            at += run.max(1);
         }
-        .waking(Wake::Everyone))
+        Ok(Ok(items))
+    }
+
+    /// Items without a cache key, inserted by one statement; an id that exists is answered as
+    /// the single send answers it (a replay, or a conflict).
+    async fn insert_run(
+        &self,
+        tx: &mut Tx,
+        run: &[(Vec<(&'static str, Value)>, Accepted)],
+        now: i64,
+    ) -> Result<Vec<Result<Done<TaskQueued>, MailboxError>>, MailboxError> {
+        let rows: Vec<_> = run.iter().map(|(_, a)| a.stored()).collect();
+        let inserted = tx.insert_tasks(&rows, now).await?;
+        self.metrics
+            .add(&self.metrics.tasks_sent, inserted.len() as u64);
+        let mut outcomes = Vec::with_capacity(run.len());
+        for (_, a) in run {
+            outcomes.push(if inserted.contains(&a.id) {
+                Ok(Done::created(TaskQueued {
+                    task_id: a.task.id,
+                    replayed_from: None,
+                }))
+            } else {
+                self.replay_after_race(tx, &a.task, &a.body).await
+            });
+        }
+        Ok(outcomes)
     }
 }
 

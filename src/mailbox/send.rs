@@ -4,9 +4,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use super::audit::{audit, audited_check, capability_audit};
+use super::audit::{audit, capability_audit, CAPABILITY_CHECK};
 use super::{now_ms, rule, Done, IdemRequest, Mailbox, Wake};
-use crate::auth::{Caller, CapCheck, ScopeCtx};
+use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
 use crate::domain::A2ATask;
 use crate::error::{ErrorCode, MailboxError};
 use crate::store::{parse_uuid, NewTask, Tx};
@@ -19,27 +19,117 @@ pub struct TaskQueued {
     pub replayed_from: Option<Uuid>,
 }
 
-/// The stored form of an accepted task: its canonical JSON, and the columns the rules query.
-fn stored<'a>(
-    task: &'a A2ATask,
-    id: &'a str,
-    body: &'a str,
-    cache_key: Option<&'a str>,
-) -> NewTask<'a> {
-    let idem = task.idempotency.as_ref();
-    NewTask {
-        id,
-        sender: task.sender.as_str(),
-        recipient: task.recipient.as_str(),
-        body,
-        deadline_ms: task.deadline_ms.map(|d| d as i64),
-        duplicate_safety: idem.map(|i| i.duplicate_safety.as_str()),
-        idem_key: idem.map(|i| i.key.as_str()),
-        cache_key,
-        parent: task.parent.map(|p| p.to_string()),
-        context_id: task.context_id.as_deref(),
-        task_kind: task.task_kind.as_deref(),
+/// A task that passed the gates of a send that need no database: the sender, the capability
+/// and the body.
+pub(super) struct Accepted {
+    pub task: A2ATask,
+    pub id: String,
+    /// The canonical JSON of the task as accepted.
+    pub body: String,
+    pub cache_key: Option<String>,
+}
+
+impl Accepted {
+    fn new(task: A2ATask) -> Result<Accepted, MailboxError> {
+        let body = serde_json::to_string(&task).map_err(MailboxError::internal)?;
+        Ok(Accepted {
+            id: task.id.to_string(),
+            cache_key: task.cache_key(),
+            body,
+            task,
+        })
     }
+
+    /// The stored form: its canonical JSON, and the columns the rules query.
+    pub fn stored(&self) -> NewTask<'_> {
+        let task = &self.task;
+        let idem = task.idempotency.as_ref();
+        NewTask {
+            id: &self.id,
+            sender: task.sender.as_str(),
+            recipient: task.recipient.as_str(),
+            body: &self.body,
+            deadline_ms: task.deadline_ms.map(|d| d as i64),
+            duplicate_safety: idem.map(|i| i.duplicate_safety.as_str()),
+            idem_key: idem.map(|i| i.key.as_str()),
+            cache_key: self.cache_key.as_deref(),
+            parent: task.parent.map(|p| p.to_string()),
+            context_id: task.context_id.as_deref(),
+            task_kind: task.task_kind.as_deref(),
+        }
+    }
+}
+
+/// What the first gates of a send decided, and the audit rows they wrote.
+pub(super) struct Checked {
+    /// `(kind, body)` of each audit row, in order, issued by the caller.
+    pub audits: Vec<(&'static str, Value)>,
+    pub outcome: Result<Accepted, MailboxError>,
+}
+
+impl Checked {
+    pub(super) async fn write_audits(
+        &self,
+        tx: &mut Tx,
+        caller: &Caller,
+        now: i64,
+    ) -> Result<(), MailboxError> {
+        for (kind, fields) in &self.audits {
+            audit(tx, now, caller.sub.as_str(), kind, fields.clone()).await?;
+        }
+        Ok(())
+    }
+}
+
+/// The gates of a send that need no database, in order: 1. the sender is the caller; 2. the
+/// capability to send to the recipient; 3. the body. `raw` is the body as JSON: the sender and
+/// capability gates run on it before it is validated as an `A2ATask` (§4, §11).
+pub(super) fn check_send(caller: &Caller, raw: &Value) -> Checked {
+    let refused = |audits, e| Checked {
+        audits,
+        outcome: Err(e),
+    };
+    let sender = raw.get("sender").and_then(Value::as_str);
+    let recipient = raw.get("recipient").and_then(Value::as_str);
+    let (Some(sender), Some(recipient)) = (sender, recipient) else {
+        let e = MailboxError::invalid("the task needs string fields sender and recipient");
+        return refused(vec![], e);
+    };
+    // 1. The sender is the caller.
+    if sender != caller.sub.as_str() {
+        let row = json!({"sender": sender, "recipient": recipient, "task_id": raw.get("id")});
+        let e = MailboxError::new(
+            ErrorCode::SenderMismatch,
+            format!(
+                "the task's sender {sender:?} is not the token subject {:?}",
+                caller.sub.as_str()
+            ),
+        );
+        return refused(vec![("a2a_sender_mismatch", row)], e);
+    }
+    // 2. The capability to send to the recipient.
+    let ctx = ScopeCtx {
+        peer: Some(recipient),
+        task_id: raw.get("id").and_then(Value::as_str).map(str::to_owned),
+        ..Default::default()
+    };
+    let action = format!("a2a.send.{recipient}");
+    let check = caller.check(&action, &ctx);
+    let row = capability_audit(
+        &format!("a2a-send:{recipient}"),
+        &action,
+        check == CapCheck::Passed,
+    );
+    let audits = vec![(CAPABILITY_CHECK, row)];
+    if let Err(e) = cap_error(check, &action) {
+        return refused(audits, e);
+    }
+    // 3. The body.
+    let outcome = serde_json::from_value::<A2ATask>(raw.clone())
+        .map_err(|e| MailboxError::invalid(format!("invalid task: {e}")))
+        .and_then(|task| task.validate().map(|()| task))
+        .and_then(Accepted::new);
+    Checked { audits, outcome }
 }
 
 impl Mailbox {
@@ -76,41 +166,28 @@ impl Mailbox {
         caller: &Caller,
         raw: &Value,
     ) -> Result<Option<Done<TaskQueued>>, MailboxError> {
-        let sender = raw.get("sender").and_then(Value::as_str);
-        let recipient = raw.get("recipient").and_then(Value::as_str);
-        let (Some(sender), Some(recipient)) = (sender, recipient) else {
+        let Checked {
+            audits,
+            outcome: Ok(accepted),
+        } = check_send(caller, raw)
+        else {
             return Ok(None);
         };
-        if sender != caller.sub.as_str() {
-            return Ok(None);
-        }
-        let action = format!("a2a.send.{recipient}");
-        let ctx = ScopeCtx {
-            peer: Some(recipient),
-            task_id: raw.get("id").and_then(Value::as_str).map(str::to_owned),
-            ..Default::default()
-        };
-        if caller.check(&action, &ctx) != CapCheck::Passed {
-            return Ok(None);
-        }
-        let Ok(task) = serde_json::from_value::<A2ATask>(raw.clone()) else {
+        let [(CAPABILITY_CHECK, checked)] = &audits[..] else {
             return Ok(None);
         };
-        if task.validate().is_err() || task.cache_key().is_some() {
+        if accepted.cache_key.is_some() {
             return Ok(None);
         }
-        let body = serde_json::to_string(&task).map_err(MailboxError::internal)?;
-        let id = task.id.to_string();
-        let checked = capability_audit(&format!("a2a-send:{recipient}"), &action, true);
         let inserted = self
             .store
-            .send_fast(&stored(&task, &id, &body, None), &checked.to_string())
+            .send_fast(&accepted.stored(), &checked.to_string())
             .await?;
         if !inserted {
             return Ok(None);
         }
         self.metrics.inc(&self.metrics.tasks_sent);
-        Ok(Some(queued(task.id, None, &task)))
+        Ok(Some(queued(accepted.task.id, None, &accepted.task)))
     }
 
     pub(super) async fn send_in(
@@ -120,73 +197,40 @@ impl Mailbox {
         raw: &Value,
     ) -> Result<Done<TaskQueued>, MailboxError> {
         let now = now_ms();
-        let sender = raw.get("sender").and_then(Value::as_str);
-        let recipient = raw.get("recipient").and_then(Value::as_str);
-        let (Some(sender), Some(recipient)) = (sender, recipient) else {
-            return Err(MailboxError::invalid(
-                "the task needs string fields sender and recipient",
-            ));
-        };
-        // 1. The sender is the caller.
-        if sender != caller.sub.as_str() {
-            audit(
-                tx,
-                now,
-                caller.sub.as_str(),
-                "a2a_sender_mismatch",
-                json!({"sender": sender, "recipient": recipient, "task_id": raw.get("id")}),
-            )
-            .await?;
-            return Err(MailboxError::new(
-                ErrorCode::SenderMismatch,
-                format!(
-                    "the task's sender {sender:?} is not the token subject {:?}",
-                    caller.sub.as_str()
-                ),
-            ));
-        }
-        // 2. The capability to send to the recipient.
-        let ctx = ScopeCtx {
-            peer: Some(recipient),
-            task_id: raw.get("id").and_then(Value::as_str).map(str::to_owned),
-            ..Default::default()
-        };
-        audited_check(
-            tx,
-            caller,
-            &format!("a2a-send:{recipient}"),
-            &format!("a2a.send.{recipient}"),
-            &ctx,
-            now,
-        )
-        .await?;
-        // 3. The body.
-        let task: A2ATask = serde_json::from_value(raw.clone())
-            .map_err(|e| MailboxError::invalid(format!("invalid task: {e}")))?;
-        task.validate()?;
-        let id = task.id.to_string();
-        let body = serde_json::to_string(&task).map_err(MailboxError::internal)?;
-        let cache_key = task.cache_key();
-        let new = stored(&task, &id, &body, cache_key.as_deref());
+        let checked = check_send(caller, raw);
+        checked.write_audits(tx, caller, now).await?;
+        self.store_send(tx, caller, &checked.outcome?, now).await
+    }
+
+    /// The gates of a send that read the mailbox, on a task that passed [`check_send`].
+    pub(super) async fn store_send(
+        &self,
+        tx: &mut Tx,
+        caller: &Caller,
+        accepted: &Accepted,
+        now: i64,
+    ) -> Result<Done<TaskQueued>, MailboxError> {
+        let Accepted { task, body, .. } = accepted;
+        let new = accepted.stored();
         // 4. A task with a cache key is checked for a replay of its id before the cache is
         // consulted; any other task is inserted at once and only a conflict reads the existing
         // row (one statement fewer on the common path).
-        if let Some(key) = &cache_key {
-            if let Some(done) = self.replay_send(tx, &task, &body).await? {
+        if let Some(key) = &accepted.cache_key {
+            if let Some(done) = self.replay_send(tx, task, body).await? {
                 return Ok(done);
             }
             // 5. The result cache: the work was done already, so a copy of its result is
             // queued for the sender at once.
             if let Some(hit) = tx.cache_lookup(key, now).await? {
                 if !tx.insert_answered(&new, &hit, now).await? {
-                    return self.replay_after_race(tx, &task, &body).await;
+                    return self.replay_after_race(tx, task, body).await;
                 }
                 audit(
                     tx,
                     now,
                     caller.sub.as_str(),
                     "a2a_result_cache_replayed",
-                    json!({"task_id": id, "replayed_from": hit.source_task_id}),
+                    json!({"task_id": accepted.id, "replayed_from": hit.source_task_id}),
                 )
                 .await?;
                 self.metrics.inc(&self.metrics.cache_hits);
@@ -200,10 +244,10 @@ impl Mailbox {
         }
         // 6. Queued, unless the id exists.
         if !tx.insert_task(&new, now).await? {
-            return self.replay_after_race(tx, &task, &body).await;
+            return self.replay_after_race(tx, task, body).await;
         }
         self.metrics.inc(&self.metrics.tasks_sent);
-        Ok(queued(task.id, None, &task))
+        Ok(queued(task.id, None, task))
     }
 
     /// A send whose id exists: the same sender and body replays the first answer, anything else
@@ -236,7 +280,7 @@ impl Mailbox {
     }
 
     /// Another transaction inserted the same id between our check and our insert.
-    async fn replay_after_race(
+    pub(super) async fn replay_after_race(
         &self,
         tx: &mut Tx,
         task: &A2ATask,

@@ -2,6 +2,8 @@
 //! (or a few) of the engine's own text; none decides anything: the order of the checks and what
 //! they answer are the mailbox's (`src/mailbox/`).
 
+use std::collections::HashSet;
+
 use super::records::{CacheHit, Compacted, KeyRecord, QueueHead, TaskOrigin, TaskRow};
 use super::runner::{args, Tx, Val};
 use super::statements as sql;
@@ -46,6 +48,25 @@ impl NewTask<'_> {
     }
 }
 
+impl NewTask<'_> {
+    /// The task's columns by name, as [`Tx::insert_tasks`] passes them.
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "id": self.id,
+            "sender": self.sender,
+            "recipient": self.recipient,
+            "body": self.body,
+            "deadline_ms": self.deadline_ms,
+            "duplicate_safety": self.duplicate_safety,
+            "idem_key": self.idem_key,
+            "parent": self.parent,
+            "context_id": self.context_id,
+            "task_kind": self.task_kind,
+            "cache_key": self.cache_key,
+        })
+    }
+}
+
 /// A result to store, as stored.
 pub struct StoredResult<'a> {
     pub status: &'a str,
@@ -73,6 +94,23 @@ impl Tx {
         a.extend_from_slice(args![t.cache_key, now]);
         let n = self.execute(stmt, &a).await?;
         Ok(n == 1)
+    }
+
+    /// Inserts queued tasks in one statement, in order (their FIFO positions follow the slice),
+    /// each unless its id exists: the ids inserted.
+    pub async fn insert_tasks(
+        &mut self,
+        tasks: &[NewTask<'_>],
+        now: i64,
+    ) -> Result<HashSet<String>> {
+        if tasks.is_empty() {
+            return Ok(HashSet::new());
+        }
+        let stmt = self.sql().insert_tasks;
+        let rows: Vec<serde_json::Value> = tasks.iter().map(NewTask::to_json).collect();
+        let rows = serde_json::Value::from(rows).to_string();
+        let inserted: Vec<(String,)> = self.fetch_all(stmt, args![rows, now]).await?;
+        Ok(inserted.into_iter().map(|(id,)| id).collect())
     }
 
     /// Inserts a task already answered with a copy of a cached result, unless its id exists.
@@ -263,6 +301,26 @@ impl Tx {
     /// Keeps the group's writes (they commit with the transaction).
     pub async fn end_group(&mut self) -> Result<()> {
         self.execute(sql::RELEASE_SAVEPOINT, &[]).await?;
+        Ok(())
+    }
+
+    /// Writes audit rows of one issuer, `(kind, body as JSON text)`, in order, in one statement.
+    pub async fn audit_many(
+        &mut self,
+        now: i64,
+        issuer: &str,
+        rows: &[(&str, String)],
+    ) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let stmt = self.sql().insert_audits;
+        let rows: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(kind, body)| serde_json::json!({"kind": kind, "body": body}))
+            .collect();
+        let rows = serde_json::Value::from(rows).to_string();
+        self.execute(stmt, args![now, issuer, rows]).await?;
         Ok(())
     }
 

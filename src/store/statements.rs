@@ -28,6 +28,14 @@ pub(crate) struct Statements {
     /// `$1..$7` the task, `$8` cache key, `$9` source task, `$10..$12` the cached result,
     /// `$13` now: inserts a task already answered from the result cache.
     pub insert_answered: &'static str,
+    /// `$1` the tasks as a JSON array of objects (the columns of [`super::NewTask`] by name),
+    /// `$2` now: inserts them as queued, in array order (their FIFO positions follow it), each
+    /// unless its id exists; answers the ids inserted. One statement whatever the number of
+    /// tasks, and one bound parameter (SQLite's limit on parameters never applies).
+    pub insert_tasks: &'static str,
+    /// `$1` now, `$2` issuer, `$3` the rows as a JSON array of `{kind, body}`: audit rows in
+    /// array order.
+    pub insert_audits: &'static str,
     /// `$1` id: the task row, locked against other writers until the transaction ends.
     pub task_for_update: &'static str,
     /// `$1` id, `$2` status, `$3` content, `$4` error, `$5` who, `$6` now: stores a result.

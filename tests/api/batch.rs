@@ -78,6 +78,84 @@ async fn a_batch_is_queued_in_order_and_leased_in_array_order(app: TestApp) {
     }
 }
 
+both_engines!(items_with_and_without_a_cache_key_are_leased_in_array_order);
+async fn items_with_and_without_a_cache_key_are_leased_in_array_order(app: TestApp) {
+    let alice = app.alice();
+    let idempotent = |key: &str| {
+        let mut t = task("alice", "bob");
+        t["idempotency"] = json!({"duplicate_safety": "idempotent", "key": key});
+        t
+    };
+    app.send_ok(&alice, &task("alice", "bob")).await;
+    let tasks = [
+        task("alice", "bob"),
+        idempotent("k1"),
+        task("alice", "bob"),
+        task("alice", "bob"),
+        idempotent("k2"),
+        idempotent("k3"),
+        task("alice", "bob"),
+    ];
+    batch(&app, &alice, &tasks).await.expect(201);
+    let bob = app.bob();
+    app.lease_some(&bob).await; // the task sent before the batch
+    for t in &tasks {
+        let (id, _) = app.lease_some(&bob).await;
+        assert_eq!(json!(id), t["id"], "bob leases the batch in array order");
+    }
+}
+
+both_engines!(the_first_refusal_in_array_order_decides);
+async fn the_first_refusal_in_array_order_decides(app: TestApp) {
+    let alice = app.alice();
+    let existing = task("alice", "bob");
+    app.send_ok(&alice, &existing).await;
+    let mut conflicting = existing.clone();
+    conflicting["intent_text"] = json!("another body under the same id");
+    let mut mallory = task("alice", "bob");
+    mallory["sender"] = json!("mallory");
+    // A conflicting id before a refused sender: the conflict decides.
+    let (new1, new2) = (task("alice", "bob"), task("alice", "bob"));
+    let r = batch(
+        &app,
+        &alice,
+        &[new1.clone(), conflicting.clone(), new2, mallory.clone()],
+    )
+    .await;
+    assert_refused_at(&r, 409, "task_id_conflict", 1);
+    // A refused sender before a conflicting id: the sender decides.
+    let new3 = task("alice", "bob");
+    let r = batch(&app, &alice, &[new3.clone(), mallory, conflicting]).await;
+    assert_refused_at(&r, 403, "sender_mismatch", 1);
+    assert_eq!(
+        all_tasks(&app).await.len(),
+        1,
+        "a refused batch stored tasks"
+    );
+    // Each refusal left the audit rows of its refused item alone: the conflicting item's passed
+    // check, then the sender mismatch; the send before them wrote the first row.
+    let rows = app
+        .get("/audit/recent?limit=1000", &app.ops())
+        .await
+        .expect(200)["events"]
+        .clone();
+    let kinds: Vec<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"]["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            "a2a_sender_mismatch",
+            "capability_check",
+            "capability_check"
+        ],
+        "{rows}"
+    );
+}
+
 both_engines!(five_hundred_tasks_with_every_field_set_are_one_batch);
 async fn five_hundred_tasks_with_every_field_set_are_one_batch(app: TestApp) {
     let alice = app.alice();

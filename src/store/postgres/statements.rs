@@ -33,6 +33,21 @@ pub(crate) static STATEMENTS: Statements = Statements {
                       VALUES ($1, $2, $3, $4, 'result_pending', 0, 0, $5, $6, $7, $8, $9, $10, \
                         $11, $12, $13, $14, $15, $16, nextval('a2a_result_seq'), $16, $16) \
                       ON CONFLICT (id) DO NOTHING",
+    // A function scan yields the array's elements in order, and `nextval` is evaluated row by
+    // row as they come, so the FIFO positions follow the array.
+    insert_tasks: "INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, \
+                     deadline_ms, duplicate_safety, idem_key, parent, context_id, task_kind, \
+                     cache_key, created_at_ms, updated_at_ms) \
+                   SELECT t.id, t.sender, t.recipient, t.body, 'queued', 0, \
+                     nextval('a2a_queue_seq'), t.deadline_ms, t.duplicate_safety, t.idem_key, \
+                     t.parent, t.context_id, t.task_kind, t.cache_key, $2, $2 \
+                   FROM json_to_recordset($1::json) AS t(id text, sender text, recipient text, \
+                     body text, deadline_ms bigint, duplicate_safety text, idem_key text, \
+                     parent text, context_id text, task_kind text, cache_key text) \
+                   ON CONFLICT (id) DO NOTHING RETURNING id",
+    insert_audits: "INSERT INTO audit (timestamp_ms, issuer, kind, body) \
+                    SELECT $1, $2, t.kind, t.body \
+                    FROM json_to_recordset($3::json) AS t(kind text, body text)",
     task_for_update: concat!("SELECT ", task_cols!(), " FROM tasks WHERE id = $1 FOR UPDATE"),
     store_result: "UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
                      result_error = $4, result_by = $5, result_at_ms = $6, \

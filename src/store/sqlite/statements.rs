@@ -51,6 +51,21 @@ pub(crate) static STATEMENTS: Statements = Statements {
         next_result_seq!(),
         ", $16, $16) ON CONFLICT (id) DO NOTHING"
     ),
+    insert_tasks: concat!(
+        "INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, deadline_ms, \
+            duplicate_safety, idem_key, parent, context_id, task_kind, cache_key, created_at_ms, \
+            updated_at_ms) \
+         SELECT value ->> 'id', value ->> 'sender', value ->> 'recipient', value ->> 'body', \
+            'queued', 0, ",
+        next_queue_seq!(),
+        " + key, value ->> 'deadline_ms', value ->> 'duplicate_safety', value ->> 'idem_key', \
+            value ->> 'parent', value ->> 'context_id', value ->> 'task_kind', \
+            value ->> 'cache_key', $2, $2 \
+         FROM json_each($1) WHERE true ORDER BY key ON CONFLICT (id) DO NOTHING RETURNING id"
+    ),
+    insert_audits: "INSERT INTO audit (timestamp_ms, issuer, kind, body) \
+                    SELECT $1, $2, value ->> 'kind', value ->> 'body' FROM json_each($3) \
+                    WHERE true ORDER BY key",
     task_for_update: concat!("SELECT ", task_cols!(), " FROM tasks WHERE id = $1"),
     store_result: concat!(
         "UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \

@@ -34,6 +34,15 @@ async fn all_tasks(api: &Api) -> Vec<Value> {
     r.expect(200)["tasks"].as_array().unwrap().clone()
 }
 
+/// The kinds of every audit row, newest first.
+async fn audit_kinds(api: &Api) -> Vec<String> {
+    let r = api.get("/audit/recent?limit=1000", &api.ops()).await;
+    let rows = r.expect(200)["events"].as_array().unwrap().clone();
+    rows.iter()
+        .map(|e| e["kind"]["type"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 /// A task with every field of the contract set.
 fn full_task(sender: &str, recipient: &str, i: usize) -> Value {
     let mut t = task(sender, recipient);
@@ -134,17 +143,7 @@ async fn the_first_refusal_in_array_order_decides(app: TestApp) {
     );
     // Each refusal left the audit rows of its refused item alone: the conflicting item's passed
     // check, then the sender mismatch; the send before them wrote the first row.
-    let rows = app
-        .get("/audit/recent?limit=1000", &app.ops())
-        .await
-        .expect(200)["events"]
-        .clone();
-    let kinds: Vec<&str> = rows
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["kind"]["type"].as_str().unwrap())
-        .collect();
+    let kinds = audit_kinds(&app).await;
     assert_eq!(
         kinds,
         vec![
@@ -152,7 +151,6 @@ async fn the_first_refusal_in_array_order_decides(app: TestApp) {
             "capability_check",
             "capability_check"
         ],
-        "{rows}"
     );
 }
 
@@ -190,18 +188,8 @@ async fn a_batch_that_fails_at_item_250_stores_nothing(app: TestApp) {
         "a refused batch stored tasks"
     );
     // The refusal itself is audited as a single send's would be; the accepted items are not.
-    let rows = app
-        .get("/audit/recent?limit=1000", &app.ops())
-        .await
-        .expect(200)["events"]
-        .clone();
-    let kinds: Vec<&str> = rows
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["kind"]["type"].as_str().unwrap())
-        .collect();
-    assert_eq!(kinds, vec!["a2a_sender_mismatch"], "{rows}");
+    let kinds = audit_kinds(&app).await;
+    assert_eq!(kinds, vec!["a2a_sender_mismatch"]);
     // Invalid items and capabilities are named the same way.
     let mut tasks: Vec<Value> = (0..3).map(|_| task("alice", "bob")).collect();
     tasks[1]["intent_text"] = json!(5);

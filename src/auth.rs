@@ -88,19 +88,25 @@ pub enum CapCheck {
     ScopeMismatch,
 }
 
+/// The actions whose last segment is an agent id: the only place a wildcard may stand (§3).
+const AGENT_ACTIONS: [&str; 3] = ["a2a.send.", "a2a.respond.", "a2a.lease."];
+
+/// The one wildcard rule of §3: `*` stands for a whole agent id in the last position of
+/// `a2a.send.*`, `a2a.respond.*` and `a2a.lease.*`, never for part of an action (`a2a.*`,
+/// `a2a.repair.*` and `*` alone grant nothing). Answers the action family a grant covers
+/// whole (`a2a.send.` for `a2a.send.*`), if it is such a wildcard.
+fn wildcard_family(grant: &str) -> Option<&'static str> {
+    let prefix = grant.strip_suffix('*')?;
+    AGENT_ACTIONS.into_iter().find(|family| *family == prefix)
+}
+
 /// Does `grant` (e.g. `a2a.send.*`) name the `required` action (e.g. `a2a.send.bob@acme`)?
 fn action_matches(grant: &str, required: &str) -> bool {
     if grant == required {
         return true;
     }
-    // `<family>.*` covers every `<family>.<x>`; agent ids may contain dots, so only the last
-    // segment of the grant may be the wildcard and it must stand for a whole suffix.
-    match grant.strip_suffix('*') {
-        Some(prefix) if prefix.ends_with('.') => {
-            required.len() > prefix.len() && required.starts_with(prefix)
-        }
-        _ => false,
-    }
+    wildcard_family(grant)
+        .is_some_and(|family| required.len() > family.len() && required.starts_with(family))
 }
 
 impl Caller {
@@ -132,15 +138,12 @@ impl Caller {
         }
     }
 
-    /// Does the caller hold a grant, without a scope, that admits `family` + ANY suffix (for
-    /// `a2a.respond.`: `a2a.respond.*` or a wider wildcard such as `a2a.*`)? Then a check of
-    /// `family<x>` passes whatever `<x>` and the request are, and need not wait for `<x>`.
+    /// Does the caller hold a grant, without a scope, that admits `family` + ANY agent (for
+    /// `a2a.respond.`: `a2a.respond.*`)? Then a check of `family<x>` passes whatever `<x>` and
+    /// the request are, and need not wait for `<x>`.
     pub fn holds_whole_family(&self, family: &str) -> bool {
         self.caps.iter().any(|c| {
-            c.scope().is_none_or(|s| s.is_empty())
-                && c.action()
-                    .strip_suffix('*')
-                    .is_some_and(|p| p.ends_with('.') && family.starts_with(p))
+            c.scope().is_none_or(|s| s.is_empty()) && wildcard_family(c.action()) == Some(family)
         })
     }
 
@@ -253,13 +256,48 @@ mod tests {
     }
 
     #[test]
-    fn wildcards_cover_whole_suffixes_only() {
-        assert!(action_matches("a2a.send.*", "a2a.send.bob@acme"));
-        assert!(action_matches("a2a.send.bob", "a2a.send.bob"));
+    fn a_wildcard_stands_for_a_whole_agent_id_in_the_last_position_only() {
+        let required = [
+            "a2a.send.bob@acme",
+            "a2a.respond.bob",
+            "a2a.lease.bob",
+            "a2a.operator",
+            "a2a.repair.requeue",
+            "a2a.repair.force_error",
+            "a2a.compact",
+        ];
+        // (grant, the required actions it admits)
+        let table: [(&str, &[&str]); 12] = [
+            ("a2a.send.*", &["a2a.send.bob@acme"]),
+            ("a2a.respond.*", &["a2a.respond.bob"]),
+            ("a2a.lease.*", &["a2a.lease.bob"]),
+            ("a2a.send.bob@acme", &["a2a.send.bob@acme"]),
+            ("a2a.operator", &["a2a.operator"]),
+            ("a2a.repair.requeue", &["a2a.repair.requeue"]),
+            ("a2a.*", &[]),
+            ("a2a.repair.*", &[]),
+            ("a2a.operator.*", &[]),
+            ("*", &[]),
+            ("a2a.send*", &[]),
+            ("a2a.send.bob*", &[]),
+        ];
+        for (grant, admits) in table {
+            for r in required {
+                assert_eq!(
+                    action_matches(grant, r),
+                    admits.contains(&r),
+                    "{grant} against {r}"
+                );
+            }
+        }
         assert!(!action_matches("a2a.send.bob", "a2a.send.bob2"));
-        assert!(!action_matches("a2a.send*", "a2a.sendx.bob"));
-        assert!(!action_matches("a2a.send.*", "a2a.respond.bob"));
         assert!(!action_matches("a2a.send.*", "a2a.send."));
+        for grant in ["a2a.*", "*", "a2a.repair.*"] {
+            let c = caller(serde_json::json!([grant]));
+            assert!(!c.is_operator(), "{grant}");
+            assert!(!c.holds_whole_family("a2a.respond."), "{grant}");
+        }
+        assert!(caller(serde_json::json!(["a2a.respond.*"])).holds_whole_family("a2a.respond."));
     }
 
     #[test]

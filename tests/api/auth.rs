@@ -243,3 +243,41 @@ async fn a_token_without_iss_is_refused_when_an_issuer_is_configured(app: TestAp
     let r = app.get("/a2a/tasks/recent", &token).await;
     assert_error(&r, 401, "unauthenticated");
 }
+
+both_engines!(wildcards_that_are_not_a_whole_agent_id_grant_nothing);
+async fn wildcards_that_are_not_a_whole_agent_id_grant_nothing(app: TestApp) {
+    let (alice, bob) = (app.alice(), app.bob());
+    let id = app.send_ok(&alice, &task("alice", "bob")).await;
+    let (_, lease) = app.lease_some(&bob).await;
+    let lease_id = lease["lease_id"].as_str().unwrap().to_owned();
+    let repair = json!({"task_id": id, "reason": "stuck",
+        "command": {"action": "requeue", "lease_id": lease_id, "duplicate_risk": "operator_accepted"}});
+    let force = json!({"task_id": id, "reason": "stuck",
+        "command": {"action": "force_error", "message": "gave up"}});
+    let enabled = json!({"enabled": true, "min_lease_age_ms": 0});
+    for grant in ["a2a.*", "a2a.repair.*", "*", "a2a.operator.*"] {
+        let eve = app.token("eve", json!([grant]));
+        let refused = [
+            app.post("/a2a/retry-stale", &eve, &enabled).await,
+            app.post("/a2a/retry-stale", &eve, &json!({})).await,
+            app.post("/a2a/scheduler/tick", &eve, &json!({})).await,
+            app.post("/a2a/compact", &eve, &json!({})).await,
+            app.post("/a2a/repair", &eve, &repair).await,
+            app.post("/a2a/repair", &eve, &force).await,
+            app.post("/a2a/tasks", &eve, &task("eve", "bob")).await,
+        ];
+        for r in &refused {
+            assert_error(r, 403, "capability_missing");
+        }
+        // The operator's view is not granted either: eve sees none of the others' tasks.
+        let q = app.get("/a2a/queue", &eve).await;
+        assert_eq!(q.expect(200)["tasks"], json!([]), "{grant}");
+        assert_error(&app.status(&eve, &id).await, 404, "not_found");
+    }
+    // Nothing changed: the task is still bob's lease.
+    let s = app.status_ok(&id).await;
+    assert_eq!(
+        (s["state"].as_str(), s["lease"]["lease_id"].as_str()),
+        (Some("in_flight"), Some(lease_id.as_str()))
+    );
+}

@@ -97,6 +97,7 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
             .app_data(web::PayloadConfig::new(max_body))
             .app_data(http::extract_query_config())
             .app_data(http::extract_path_config())
+            .wrap(from_fn(http::refuse_nul_in_query))
             .wrap(from_fn(http::observe_latency))
             .wrap(TracingLogger::default())
             .configure(http::configure)

@@ -9,6 +9,7 @@ mod listing;
 pub mod openapi;
 mod ops;
 mod params;
+mod query_guard;
 mod respond;
 mod results;
 mod system;
@@ -24,6 +25,7 @@ use crate::mailbox::Mailbox;
 pub use extract::{
     json_config, path_config as extract_path_config, query_config as extract_query_config,
 };
+pub use query_guard::refuse_nul_in_query;
 pub use respond::{not_found_route, observe_latency};
 
 /// Shared by every handler; holds no per-request state.

@@ -230,6 +230,38 @@ async fn bad_query_values_are_400_invalid_request(app: TestApp) {
     assert_eq!(status["tasks"][0]["state"], "queued", "{status}");
 }
 
+both_engines!(a_nul_in_any_query_parameter_is_400);
+async fn a_nul_in_any_query_parameter_is_400(app: TestApp) {
+    let ops = app.ops();
+    let id = app.send_ok(&app.alice(), &task("alice", "bob")).await;
+    let paths = [
+        "/audit/recent?kind=%00".to_owned(),
+        "/audit/recent?kind=a2a%00".to_owned(),
+        "/audit/recent?since_ms=1%00".to_owned(),
+        "/a2a/tasks/next?recipient=bob%00".to_owned(),
+        "/a2a/tasks/next?wait_ms=%00".to_owned(),
+        "/a2a/results/next?wait_ms=0%00".to_owned(),
+        "/a2a/tasks/recent?limit=%00".to_owned(),
+        "/a2a/results/recent?limit=%00".to_owned(),
+        "/a2a/queue?state=%00".to_owned(),
+        "/a2a/tasks?sender=%00".to_owned(),
+        "/a2a/tasks?recipient=bob%00".to_owned(),
+        "/a2a/tasks?state=queued%00".to_owned(),
+        "/a2a/tasks?cursor=%00".to_owned(),
+        "/a2a/tasks?parent=%00".to_owned(),
+        format!("/a2a/tasks/{id}?x=%00"),
+        format!("/a2a/tasks/{id}/children?state=%00"),
+        "/healthz?%00".to_owned(),
+    ];
+    for path in &paths {
+        let r = app.get(path, &ops).await;
+        assert_error(&r, 400, "invalid_request");
+    }
+    // Nothing was leased, drained or changed.
+    let status = app.status_ok(&id).await;
+    assert_eq!(status["state"], "queued", "{status}");
+}
+
 both_engines!(non_uuid_path_ids_are_400);
 async fn non_uuid_path_ids_are_400(app: TestApp) {
     let bob = app.bob();

@@ -7,7 +7,7 @@ use uuid::Uuid;
 use super::audit::{audit, capability_audit, CAPABILITY_CHECK};
 use super::{now_ms, rule, Done, IdemRequest, Mailbox, Wake};
 use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
-use crate::domain::A2ATask;
+use crate::domain::{A2ATask, AgentId};
 use crate::error::{ErrorCode, MailboxError};
 use crate::store::{parse_uuid, NewTask, Tx};
 
@@ -107,7 +107,11 @@ pub(super) fn check_send(caller: &Caller, raw: &Value) -> Checked {
         );
         return refused(vec![("a2a_sender_mismatch", row)], e);
     }
-    // 2. The capability to send to the recipient.
+    // 2. The capability to send to the recipient, which must be an agent id for an action to
+    // be named for it (§11): an invalid one is the body's fault, before any check.
+    if let Err(e) = AgentId::parse(recipient) {
+        return refused(vec![], MailboxError::invalid(format!("recipient: {e}")));
+    }
     let ctx = ScopeCtx {
         peer: Some(recipient),
         task_id: raw.get("id").and_then(Value::as_str).map(str::to_owned),

@@ -93,6 +93,12 @@ fn broken_tasks() -> Vec<(&'static str, Value)> {
     ]
 }
 
+/// Every audit row, as the operator sees them.
+async fn audit_feed(app: &TestApp) -> Value {
+    let r = app.get("/audit/recent?limit=1000", &app.ops()).await;
+    r.expect(200)["events"].clone()
+}
+
 both_engines!(invalid_task_bodies_are_400_invalid_request_and_change_nothing);
 async fn invalid_task_bodies_are_400_invalid_request_and_change_nothing(app: TestApp) {
     let alice = app.token("alice", json!(["a2a.send.*"]));
@@ -112,16 +118,27 @@ async fn invalid_task_bodies_are_400_invalid_request_and_change_nothing(app: Tes
     );
     app.assert_empty("after invalid sends").await;
 
-    // An empty recipient is refused; since the capability check comes first and `*` means
-    // "any agent", 403 capability_missing is as acceptable as 400 here.
-    let mut empty = task("alice", "bob");
-    empty["recipient"] = json!("");
-    let r = app.send(&alice, &empty).await;
-    assert!(
-        r.status == 400 || r.status == 403,
-        "empty recipient: {} {}",
-        r.status,
-        r.text
+    // A recipient that is not an agent id (empty included) is 400 before any capability check
+    // (none can be named for it), for a token with a wildcard or without any grant, and no
+    // check is audited.
+    let narrow = app.token("alice", json!(["a2a.send.bob"]));
+    let before = audit_feed(&app).await;
+    for bad in [
+        json!(""),
+        json!("bad agent"),
+        json!("x".repeat(129)),
+        json!("a@b@c"),
+    ] {
+        for token in [&alice, &narrow] {
+            let mut t = task("alice", "bob");
+            t["recipient"] = bad.clone();
+            assert_error(&app.send(token, &t).await, 400, "invalid_request");
+        }
+    }
+    assert_eq!(
+        audit_feed(&app).await,
+        before,
+        "an invalid recipient was audited"
     );
     app.assert_empty("after an empty recipient").await;
 }

@@ -4,6 +4,7 @@
 //! friends enforce the rules serde cannot express (non-blank strings, ranges).
 
 mod agent;
+pub mod integral;
 mod result;
 mod state;
 mod task;

@@ -77,7 +77,11 @@ pub struct A2ATask {
     #[schema(pattern = r"^[^\u0000]*$", example = "conversation-42")]
     pub context_id: Option<String>,
     /// Absolute deadline in epoch milliseconds; a queued task past it is never leased.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::integral::optional"
+    )]
     #[schema(maximum = 9223372036854775807_u64)]
     pub deadline_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -29,15 +29,19 @@ pub struct RetryPolicy {
     pub enabled: bool,
     /// Only leases whose last heartbeat is at least this old are stale.
     #[schema(maximum = 9223372036854775807_u64)]
+    #[serde(deserialize_with = "crate::domain::integral::number")]
     pub min_lease_age_ms: u64,
     /// Tasks leased this many times already are left alone.
     #[schema(format = Int64, maximum = 4294967295_u32)]
+    #[serde(deserialize_with = "crate::domain::integral::number")]
     pub max_attempts: u32,
     /// At most this many requeues per scan.
     #[schema(format = Int64, maximum = 4294967295_u32)]
+    #[serde(deserialize_with = "crate::domain::integral::number")]
     pub max_requeues: u32,
     /// At most this many in-flight tasks are examined, oldest lease first (1..=1000).
     #[schema(format = Int64, minimum = 1, maximum = 1000)]
+    #[serde(deserialize_with = "crate::domain::integral::number")]
     pub scan_limit: u32,
 }
 

@@ -120,3 +120,50 @@ async fn the_database_refuses_a_state_outside_the_contract(app: TestApp) {
     assert_eq!(app.status_ok(&id).await["state"], "queued");
 }
 both_engines!(the_database_refuses_a_state_outside_the_contract);
+
+both_engines!(integral_numbers_are_integers_in_every_body);
+async fn integral_numbers_are_integers_in_every_body(app: TestApp) {
+    let alice = app.alice();
+    // A deadline written as a float with an integral value is that integer, stored as one.
+    let deadline = now_ms() + 3_600_000;
+    let mut t = task("alice", "bob");
+    t["deadline_ms"] = json!(deadline as f64);
+    let id = app.send_ok(&alice, &t).await;
+    assert_eq!(
+        app.status_ok(&id).await["task"]["deadline_ms"],
+        json!(deadline)
+    );
+    // The same task again, with the integer: the same body, so a replay.
+    t["deadline_ms"] = json!(deadline);
+    let r = app.send(&alice, &t).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    // A retry policy's bounds likewise; a fraction, a negative or too large a value is 400.
+    let ops = app.ops();
+    let r = app
+        .post(
+            "/a2a/retry-stale",
+            &ops,
+            &json!({"scan_limit": 121.0, "max_attempts": 1.21e2}),
+        )
+        .await;
+    let policy = r.expect(200)["report"]["policy"].clone();
+    assert_eq!(
+        (&policy["scan_limit"], &policy["max_attempts"]),
+        (&json!(121), &json!(121))
+    );
+    for bad in [
+        json!({"scan_limit": 121.5}),
+        json!({"max_requeues": -1}),
+        json!({"max_attempts": 4294967296_u64}),
+        json!({"min_lease_age_ms": 0.5}),
+    ] {
+        assert_error(
+            &app.post("/a2a/retry-stale", &ops, &bad).await,
+            400,
+            "invalid_request",
+        );
+    }
+    let mut late = task("alice", "bob");
+    late["deadline_ms"] = json!(1.5);
+    assert_error(&app.send(&alice, &late).await, 400, "invalid_request");
+}

@@ -8,6 +8,7 @@ use clap::Args;
 use jsonwebtoken::{Algorithm, DecodingKey};
 
 use crate::auth::Verifier;
+use crate::mailbox::retry::RetryPolicy;
 use crate::mailbox::MailboxConfig;
 
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://a2a-mailbox.db";
@@ -226,25 +227,25 @@ pub struct SchedulerArgs {
     #[arg(
         long = "auto-retry-min-lease-age-ms",
         env = "A2A_MAILBOX_AUTO_RETRY_MIN_LEASE_AGE_MS",
-        default_value_t = 300_000
+        default_value_t = RetryPolicy::default().min_lease_age_ms
     )]
     pub min_lease_age_ms: u64,
     #[arg(
         long = "auto-retry-max-attempts",
         env = "A2A_MAILBOX_AUTO_RETRY_MAX_ATTEMPTS",
-        default_value_t = 3
+        default_value_t = RetryPolicy::default().max_attempts
     )]
     pub max_attempts: u32,
     #[arg(
         long = "auto-retry-max-requeues",
         env = "A2A_MAILBOX_AUTO_RETRY_MAX_REQUEUES",
-        default_value_t = 1
+        default_value_t = RetryPolicy::default().max_requeues
     )]
     pub max_requeues: u32,
     #[arg(
         long = "auto-retry-scan-limit",
         env = "A2A_MAILBOX_AUTO_RETRY_SCAN_LIMIT",
-        default_value_t = 100
+        default_value_t = RetryPolicy::default().scan_limit
     )]
     pub scan_limit: u32,
     /// Also run the tick on an in-process timer every this many milliseconds (single-node
@@ -257,8 +258,8 @@ pub struct SchedulerArgs {
 }
 
 impl SchedulerArgs {
-    pub fn policy(&self) -> anyhow::Result<crate::mailbox::retry::RetryPolicy> {
-        let policy = crate::mailbox::retry::RetryPolicy {
+    pub fn policy(&self) -> anyhow::Result<RetryPolicy> {
+        let policy = RetryPolicy {
             enabled: self.enabled,
             min_lease_age_ms: self.min_lease_age_ms,
             max_attempts: self.max_attempts,

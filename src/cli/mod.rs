@@ -83,6 +83,11 @@ pub(crate) fn pretty(v: &Value) -> anyhow::Result<String> {
     Ok(serde_json::to_string_pretty(v)?)
 }
 
+/// The string at `key` of an answer's object, or `?` when it is missing.
+pub(crate) fn text<'a>(v: &'a Value, key: &str) -> &'a str {
+    v[key].as_str().unwrap_or("?")
+}
+
 pub(crate) fn entries(v: &Value) -> anyhow::Result<Vec<QueueEntry>> {
     serde_json::from_value(v["tasks"].clone()).context("the server sent an unexpected queue")
 }

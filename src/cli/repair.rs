@@ -3,7 +3,7 @@
 use clap::{Args, ValueEnum};
 use serde_json::{json, Value};
 
-use super::{pretty, Api, ClientArgs};
+use super::{pretty, text, Api, ClientArgs};
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
 pub enum RiskArg {
@@ -80,7 +80,7 @@ pub async fn requeue(a: RequeueArgs) -> anyhow::Result<String> {
         a.task_id,
         o["attempt"],
         o["attempt"].as_u64().unwrap_or(0) + 1,
-        o["state"].as_str().unwrap_or("?")
+        text(o, "state")
     ))
 }
 

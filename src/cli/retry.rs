@@ -3,7 +3,7 @@
 use clap::Args;
 use serde_json::json;
 
-use super::{entries, pretty, Api, ClientArgs};
+use super::{entries, pretty, text, Api, ClientArgs};
 use crate::clock::now_ms;
 use crate::mailbox::retry::{Candidate, RetryPolicy};
 
@@ -52,17 +52,17 @@ pub async fn retry_stale(a: RetryStaleArgs) -> anyhow::Result<String> {
         for r in report["requeued"].as_array().into_iter().flatten() {
             out.push_str(&format!(
                 "requeued  {}  lease {}  attempt {}  key {}\n",
-                r["task_id"].as_str().unwrap_or("?"),
-                r["lease_id"].as_str().unwrap_or("?"),
+                text(r, "task_id"),
+                text(r, "lease_id"),
                 r["attempt"],
-                r["idempotency_key"].as_str().unwrap_or("?")
+                text(r, "idempotency_key")
             ));
         }
         for s in report["skipped"].as_array().into_iter().flatten() {
             out.push_str(&format!(
                 "skipped   {}  {}\n",
-                s["task_id"].as_str().unwrap_or("?"),
-                s["reason"].as_str().unwrap_or("?")
+                text(s, "task_id"),
+                text(s, "reason")
             ));
         }
         return Ok(out.trim_end().to_owned());
@@ -126,16 +126,16 @@ pub async fn retry_stale(a: RetryStaleArgs) -> anyhow::Result<String> {
     for r in &would_requeue {
         out.push_str(&format!(
             "would requeue  {}  lease {}  attempt {}\n",
-            r["task_id"].as_str().unwrap_or("?"),
-            r["lease_id"].as_str().unwrap_or("?"),
+            text(r, "task_id"),
+            text(r, "lease_id"),
             r["attempt"]
         ));
     }
     for s in &would_skip {
         out.push_str(&format!(
             "would skip     {}  {}\n",
-            s["task_id"].as_str().unwrap_or("?"),
-            s["reason"].as_str().unwrap_or("?")
+            text(s, "task_id"),
+            text(s, "reason")
         ));
     }
     Ok(out.trim_end().to_owned())

@@ -3,7 +3,7 @@
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
-use super::{entries, pretty, Api, ClientArgs};
+use super::{entries, pretty, text, Api, ClientArgs};
 use crate::clock::now_ms;
 
 #[derive(Args, Debug)]
@@ -94,8 +94,8 @@ pub async fn status(a: StatusArgs) -> anyhow::Result<String> {
     for r in &results {
         out.push_str(&format!(
             "result     {}  {}{}\n",
-            r["task_id"].as_str().unwrap_or("?"),
-            r["status"].as_str().unwrap_or("?"),
+            text(r, "task_id"),
+            text(r, "status"),
             r["error_message"]
                 .as_str()
                 .map(|m| format!(": {m}"))

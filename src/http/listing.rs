@@ -17,6 +17,18 @@ use crate::mailbox::listing::{ListRequest, Role};
 #[openapi(paths(list_tasks, children))]
 pub(super) struct Paths;
 
+/// This module's refusals in the OpenAPI document: per route, one description per error
+/// status, naming the codes answered with it (see [`openapi::Refusals`]).
+pub(super) const REFUSALS: openapi::Refusals = &[
+    ("GET /a2a/tasks", &[
+        "`invalid_request`: an unknown `state` or `role`, a bad AgentId, a `parent` that is not a UUID, a time out of range, a malformed `cursor`, or a non-integer `limit`.",
+    ]),
+    ("GET /a2a/tasks/{id}/children", &[
+        "`invalid_request`: the id is not a UUID, or a filter, the `cursor` or `limit` is malformed (as for `GET /a2a/tasks`).",
+        "`not_found`: no task with this id is visible to the caller.",
+    ]),
+];
+
 /// `GET /a2a/tasks` shares its path with `POST /a2a/tasks` (see `tasks::configure`).
 pub fn configure(cfg: &mut web::ServiceConfig) {
     routes!(cfg;
@@ -121,8 +133,6 @@ impl ListQuery {
     responses(
         (status = 200, description = "One page of tasks, newest first.", body = openapi::TaskPage,
             example = openapi::example_task_page),
-        (status = 400, description = "`invalid_request`: an unknown `state` or `role`, a bad AgentId, a `parent` that is not a UUID, a time out of range, a malformed `cursor`, or a non-integer `limit`.",
-            body = crate::http::error::ErrorBody),
     )
 )]
 pub(super) async fn list_tasks(
@@ -150,10 +160,6 @@ pub(super) async fn list_tasks(
     responses(
         (status = 200, description = "The children's tally and one page of them, newest first.", body = openapi::TaskChildren,
             example = openapi::example_task_children),
-        (status = 400, description = "`invalid_request`: the id is not a UUID, or a filter, the `cursor` or `limit` is malformed (as for `GET /a2a/tasks`).",
-            body = crate::http::error::ErrorBody),
-        (status = 404, description = "`not_found`: no task with this id is visible to the caller.",
-            body = crate::http::error::ErrorBody),
     )
 )]
 async fn children(

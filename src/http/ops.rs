@@ -21,6 +21,35 @@ use crate::mailbox::tasks::QueueFilter;
 #[openapi(paths(queue, repair, retry_stale, scheduler_tick, compact, audit_recent))]
 pub(super) struct Paths;
 
+/// This module's refusals in the OpenAPI document: per route, one description per error
+/// status, naming the codes answered with it (see [`openapi::Refusals`]).
+pub(super) const REFUSALS: openapi::Refusals = &[
+    ("POST /a2a/repair", &[
+        "`invalid_request`: malformed JSON, wrong types, an unknown `action`, a blank `reason` or `message`, or a bad `Idempotency-Key` header.",
+        "`capability_missing`: the token does not grant `a2a.repair.<action>`. `capability_scope_mismatch`: it does, but its scope (`peer`, `task_id`, `lease_id`, `duplicate_risk`) does not admit this request.",
+        "`not_found`: no task with this id is visible to the caller.",
+        "`not_in_flight`: only leased tasks can be repaired. `lease_mismatch`: `lease_id` is not the current lease.",
+    ]),
+    ("POST /a2a/retry-stale", &[
+        "`invalid_request`: malformed JSON, wrong types, `scan_limit` outside 1..=1000, `min_lease_age_ms` out of range, or a bad `Idempotency-Key` header.",
+        "`capability_missing`: the token does not grant `a2a.operator` (or, with `enabled: true`, `a2a.repair.requeue`).",
+    ]),
+    ("POST /a2a/scheduler/tick", &[
+        "`invalid_request`: a bad `Idempotency-Key` header.",
+        "`capability_missing`: the token does not grant `a2a.operator` (or, when the configured policy is enabled, `a2a.repair.requeue`).",
+    ]),
+    ("POST /a2a/compact", &[
+        "`invalid_request`: a bad `Idempotency-Key` header.",
+        "`capability_missing`: the token does not grant `a2a.compact`.",
+    ]),
+    ("GET /a2a/queue", &[
+        "`invalid_request`: a negative or non-integer filter, or an unknown `state`.",
+    ]),
+    ("GET /audit/recent", &[
+        "`invalid_request`: a non-integer `limit` or `since_ms`, or `since_ms` out of range.",
+    ]),
+];
+
 pub fn configure(cfg: &mut web::ServiceConfig) {
     routes!(cfg;
         "/a2a/queue" => GET queue;
@@ -55,14 +84,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 ("requeued" = (value = json!(openapi::example_repaired_requeued()))),
                 ("forced_error" = (value = json!(openapi::example_repaired_forced_error()))),
             )),
-        (status = 400, description = "`invalid_request`: malformed JSON, wrong types, an unknown `action`, a blank `reason` or `message`, or a bad `Idempotency-Key` header.",
-            body = crate::http::error::ErrorBody),
-        (status = 403, description = "`capability_missing`: the token does not grant `a2a.repair.<action>`. `capability_scope_mismatch`: it does, but its scope (`peer`, `task_id`, `lease_id`, `duplicate_risk`) does not admit this request.",
-            body = crate::http::error::ErrorBody),
-        (status = 404, description = "`not_found`: no task with this id is visible to the caller.",
-            body = crate::http::error::ErrorBody),
-        (status = 409, description = "`not_in_flight`: only leased tasks can be repaired. `lease_mismatch`: `lease_id` is not the current lease.",
-            body = crate::http::error::ErrorBody),
     )
 )]
 async fn repair(
@@ -94,10 +115,6 @@ async fn repair(
     responses(
         (status = 200, description = "What the scan did (or, in a dry run, found).", body = openapi::AutoRetried,
             example = openapi::example_auto_retried),
-        (status = 400, description = "`invalid_request`: malformed JSON, wrong types, `scan_limit` outside 1..=1000, `min_lease_age_ms` out of range, or a bad `Idempotency-Key` header.",
-            body = crate::http::error::ErrorBody),
-        (status = 403, description = "`capability_missing`: the token does not grant `a2a.operator` (or, with `enabled: true`, `a2a.repair.requeue`).",
-            body = crate::http::error::ErrorBody),
     )
 )]
 async fn retry_stale(
@@ -128,10 +145,6 @@ async fn retry_stale(
     responses(
         (status = 200, description = "What the scan did.", body = openapi::AutoRetried,
             example = openapi::example_auto_retried),
-        (status = 400, description = "`invalid_request`: a bad `Idempotency-Key` header.",
-            body = crate::http::error::ErrorBody),
-        (status = 403, description = "`capability_missing`: the token does not grant `a2a.operator` (or, when the configured policy is enabled, `a2a.repair.requeue`).",
-            body = crate::http::error::ErrorBody),
     )
 )]
 async fn scheduler_tick(
@@ -170,10 +183,6 @@ fn auto_retried(done: &crate::mailbox::Done<crate::mailbox::retry::RetryReport>)
     responses(
         (status = 200, description = "The number of rows dropped.", body = openapi::Compacted,
             example = json!({"kind": "a2a_compacted", "dropped": 42})),
-        (status = 400, description = "`invalid_request`: a bad `Idempotency-Key` header.",
-            body = crate::http::error::ErrorBody),
-        (status = 403, description = "`capability_missing`: the token does not grant `a2a.compact`.",
-            body = crate::http::error::ErrorBody),
     )
 )]
 async fn compact(
@@ -215,7 +224,6 @@ struct QueueQuery {
     ),
     responses(
         (status = 200, description = "The snapshot.", body = openapi::Queue, example = openapi::example_queue),
-        (status = 400, description = "`invalid_request`: a negative or non-integer filter, or an unknown `state`.", body = crate::http::error::ErrorBody),
     )
 )]
 async fn queue(
@@ -261,8 +269,6 @@ struct AuditQuery {
     responses(
         (status = 200, description = "Audit rows, newest first.", body = openapi::AuditEvents,
             example = openapi::example_audit_events),
-        (status = 400, description = "`invalid_request`: a non-integer `limit` or `since_ms`, or `since_ms` out of range.",
-            body = crate::http::error::ErrorBody),
     )
 )]
 async fn audit_recent(

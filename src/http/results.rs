@@ -15,6 +15,23 @@ use crate::error::MailboxError;
 #[openapi(paths(post_result, drain_next_result, recent_results))]
 pub(super) struct Paths;
 
+/// This module's refusals in the OpenAPI document: per route, one description per error
+/// status, naming the codes answered with it (see [`openapi::Refusals`]).
+pub(super) const REFUSALS: openapi::Refusals = &[
+    ("POST /a2a/results", &[
+        "`invalid_request`: malformed JSON, wrong types, or a bad `Idempotency-Key` header.",
+        "`capability_missing` / `capability_scope_mismatch`: the token does not grant `a2a.respond.<sender>` for this task. `not_lessee`: the caller does not hold the task's lease (or did not answer it).",
+        "`unknown_task`: no task with this id is visible to the caller.",
+        "`task_canceled`: the task was canceled (the lessee should stop working on it). `not_in_flight`: the task is queued (never leased, or requeued). `lease_mismatch`: `lease_id` is not the current lease. `result_conflict`: the task was already answered with a different result.",
+    ]),
+    ("GET /a2a/results/next", &[
+        "`invalid_request`: `wait_ms` is not an integer in 0..=30000.",
+    ]),
+    ("GET /a2a/results/recent", &[
+        "`invalid_request`: `limit` is not a 64-bit integer.",
+    ]),
+];
+
 pub fn configure(cfg: &mut web::ServiceConfig) {
     routes!(cfg;
         "/a2a/results" => POST post_result;
@@ -40,13 +57,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         (status = 201, description = "Stored for the sender.", body = openapi::ResultPosted),
         (status = 200, description = "Replay: this task was already answered with this result; the first answer again.",
             body = openapi::ResultPosted),
-        (status = 400, description = "`invalid_request`: malformed JSON, wrong types, or a bad `Idempotency-Key` header.",
-            body = crate::http::error::ErrorBody),
-        (status = 403, description = "`capability_missing` / `capability_scope_mismatch`: the token does not grant `a2a.respond.<sender>` for this task. `not_lessee`: the caller does not hold the task's lease (or did not answer it).",
-            body = crate::http::error::ErrorBody),
-        (status = 404, description = "`unknown_task`: no task with this id is visible to the caller.", body = crate::http::error::ErrorBody),
-        (status = 409, description = "`task_canceled`: the task was canceled (the lessee should stop working on it). `not_in_flight`: the task is queued (never leased, or requeued). `lease_mismatch`: `lease_id` is not the current lease. `result_conflict`: the task was already answered with a different result.",
-            body = crate::http::error::ErrorBody),
     )
 )]
 async fn post_result(
@@ -80,7 +90,6 @@ async fn post_result(
                 ("drained" = (value = json!(openapi::example_result_opt()))),
                 ("empty" = (value = json!({"kind": "a2a_result_opt", "result": null}))),
             )),
-        (status = 400, description = "`invalid_request`: `wait_ms` is not an integer in 0..=30000.", body = crate::http::error::ErrorBody),
     )
 )]
 async fn drain_next_result(
@@ -103,7 +112,6 @@ async fn drain_next_result(
     responses(
         (status = 200, description = "Pending results, oldest first.", body = openapi::Results,
             example = openapi::example_results),
-        (status = 400, description = "`invalid_request`: `limit` is not a 64-bit integer.", body = crate::http::error::ErrorBody),
     )
 )]
 async fn recent_results(

@@ -24,6 +24,39 @@ use crate::error::MailboxError;
 ))]
 pub(super) struct Paths;
 
+/// This module's refusals in the OpenAPI document: per route, one description per error
+/// status, naming the codes answered with it (see [`openapi::Refusals`]).
+pub(super) const REFUSALS: openapi::Refusals = &[
+    ("POST /a2a/tasks", &[
+        "`invalid_request`: malformed JSON, wrong types, a bad AgentId, a blank `task_kind` or `idempotency.key`, `deadline_ms` out of range, or a bad `Idempotency-Key` header.",
+        "`sender_mismatch`: `sender` is not the token subject. `capability_missing` / `capability_scope_mismatch`: the token does not grant `a2a.send.<recipient>` for this request.",
+        "`task_id_conflict`: the id is used by a different task (another body or another sender).",
+    ]),
+    ("GET /a2a/tasks/next", &[
+        "`invalid_request`: `recipient` is not an AgentId, or `wait_ms` is not an integer in 0..=30000.",
+        "`capability_missing` / `capability_scope_mismatch`: leasing for another recipient needs `a2a.lease.<recipient>`.",
+    ]),
+    ("GET /a2a/tasks/recent", &[
+        "`invalid_request`: `limit` is not a 64-bit integer.",
+    ]),
+    ("GET /a2a/tasks/{id}", &[
+        "`invalid_request`: the id is not a UUID.",
+        "`not_found`: no task with this id is visible to the caller.",
+    ]),
+    ("POST /a2a/tasks/{id}/heartbeat", &[
+        "`invalid_request`: the id is not a UUID, the body has no UUID `lease_id`, or a bad `Idempotency-Key` header.",
+        "`not_lessee`: the caller sees the task but does not hold its lease.",
+        "`not_found`: no task with this id is visible to the caller.",
+        "`task_canceled`: the task was canceled (stop working on it). `not_in_flight`: the task is not leased. `lease_mismatch`: `lease_id` is not the current lease.",
+    ]),
+    ("POST /a2a/tasks/{id}/cancel", &[
+        "`invalid_request`: the id is not a UUID, the body is not a JSON object, `reason` is blank or not a string, or a bad `Idempotency-Key` header.",
+        "`sender_mismatch`: the caller sees the task but is neither its sender nor an operator.",
+        "`not_found`: no task with this id is visible to the caller.",
+        "`not_cancelable`: the task is already answered (`result_pending` or `resolved`).",
+    ]),
+];
+
 pub fn configure(cfg: &mut web::ServiceConfig) {
     routes!(cfg;
         "/a2a/tasks" => POST send_task, GET super::listing::list_tasks;
@@ -60,12 +93,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             )),
         (status = 200, description = "Replay: this task id was already sent with this body; the first answer again.",
             body = openapi::TaskQueued),
-        (status = 400, description = "`invalid_request`: malformed JSON, wrong types, a bad AgentId, a blank `task_kind` or `idempotency.key`, `deadline_ms` out of range, or a bad `Idempotency-Key` header.",
-            body = crate::http::error::ErrorBody),
-        (status = 403, description = "`sender_mismatch`: `sender` is not the token subject. `capability_missing` / `capability_scope_mismatch`: the token does not grant `a2a.send.<recipient>` for this request.",
-            body = crate::http::error::ErrorBody),
-        (status = 409, description = "`task_id_conflict`: the id is used by a different task (another body or another sender).",
-            body = crate::http::error::ErrorBody),
     )
 )]
 async fn send_task(
@@ -113,10 +140,6 @@ struct NextTaskQuery {
                 ("leased" = (value = json!(openapi::example_task_opt()))),
                 ("empty" = (value = json!({"kind": "a2a_task_opt", "task": null, "lease": null}))),
             )),
-        (status = 400, description = "`invalid_request`: `recipient` is not an AgentId, or `wait_ms` is not an integer in 0..=30000.",
-            body = crate::http::error::ErrorBody),
-        (status = 403, description = "`capability_missing` / `capability_scope_mismatch`: leasing for another recipient needs `a2a.lease.<recipient>`.",
-            body = crate::http::error::ErrorBody),
     )
 )]
 async fn lease_next_task(
@@ -151,7 +174,6 @@ async fn lease_next_task(
     responses(
         (status = 200, description = "Queued tasks, oldest first.", body = openapi::Tasks,
             example = openapi::example_tasks),
-        (status = 400, description = "`invalid_request`: `limit` is not a 64-bit integer.", body = crate::http::error::ErrorBody),
     )
 )]
 async fn recent_tasks(
@@ -174,8 +196,6 @@ async fn recent_tasks(
     responses(
         (status = 200, description = "The task's status.", body = openapi::TaskStatusBody,
             example = openapi::example_task_status),
-        (status = 400, description = "`invalid_request`: the id is not a UUID.", body = crate::http::error::ErrorBody),
-        (status = 404, description = "`not_found`: no task with this id is visible to the caller.", body = crate::http::error::ErrorBody),
     )
 )]
 async fn get_task(
@@ -209,14 +229,6 @@ struct HeartbeatBody {
     responses(
         (status = 200, description = "The refreshed lease.", body = openapi::LeaseExtended,
             example = openapi::example_lease_extended),
-        (status = 400, description = "`invalid_request`: the id is not a UUID, the body has no UUID `lease_id`, or a bad `Idempotency-Key` header.",
-            body = crate::http::error::ErrorBody),
-        (status = 403, description = "`not_lessee`: the caller sees the task but does not hold its lease.",
-            body = crate::http::error::ErrorBody),
-        (status = 404, description = "`not_found`: no task with this id is visible to the caller.",
-            body = crate::http::error::ErrorBody),
-        (status = 409, description = "`task_canceled`: the task was canceled (stop working on it). `not_in_flight`: the task is not leased. `lease_mismatch`: `lease_id` is not the current lease.",
-            body = crate::http::error::ErrorBody),
     )
 )]
 async fn heartbeat(
@@ -256,14 +268,6 @@ async fn heartbeat(
     responses(
         (status = 200, description = "Canceled, now or by an earlier call (then `Idempotent-Replayed: true`).",
             body = openapi::TaskCanceled, example = openapi::example_task_canceled),
-        (status = 400, description = "`invalid_request`: the id is not a UUID, the body is not a JSON object, `reason` is blank or not a string, or a bad `Idempotency-Key` header.",
-            body = crate::http::error::ErrorBody),
-        (status = 403, description = "`sender_mismatch`: the caller sees the task but is neither its sender nor an operator.",
-            body = crate::http::error::ErrorBody),
-        (status = 404, description = "`not_found`: no task with this id is visible to the caller.",
-            body = crate::http::error::ErrorBody),
-        (status = 409, description = "`not_cancelable`: the task is already answered (`result_pending` or `resolved`).",
-            body = crate::http::error::ErrorBody),
     )
 )]
 async fn cancel_task(

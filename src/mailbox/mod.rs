@@ -196,6 +196,28 @@ impl Mailbox {
         outcome
     }
 
+    /// A write with a fast path: without an `Idempotency-Key`, `fast` answers the common case
+    /// on its own (`Some`); anything else, and every keyed request, goes through the rule that
+    /// `rule` builds, by [`Mailbox::write`].
+    pub(crate) async fn write_fast_first<T>(
+        &self,
+        caller: &Caller,
+        idem: Option<&IdemRequest>,
+        fast: impl std::future::Future<Output = Result<Option<Done<T>>, MailboxError>>,
+        rule: impl FnOnce() -> Rule<T>,
+    ) -> Result<Done<T>, MailboxError>
+    where
+        T: Serialize + DeserializeOwned + Send + 'static,
+    {
+        if idem.is_none() {
+            if let Some(done) = fast.await? {
+                self.woke(&done.wake);
+                return Ok(done);
+            }
+        }
+        self.write(caller, idem, rule()).await
+    }
+
     async fn write_in<T>(
         &self,
         tx: &mut Tx,

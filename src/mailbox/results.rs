@@ -30,18 +30,11 @@ impl Mailbox {
         idem: Option<&IdemRequest>,
         input: &PostResult,
     ) -> Result<Done<ResultPosted>, MailboxError> {
-        if idem.is_none() {
-            if let Some(done) = self.post_result_fast(caller, input).await? {
-                self.woke(&done.wake);
-                return Ok(done);
-            }
-        }
-        let input = input.clone();
-        self.write(
-            caller,
-            idem,
-            rule!(|this, tx, c| this.post_result_in(tx, &c, &input)),
-        )
+        let fast = self.post_result_fast(caller, input);
+        self.write_fast_first(caller, idem, fast, || {
+            let input = input.clone();
+            rule!(|this, tx, c| this.post_result_in(tx, &c, &input))
+        })
         .await
     }
 

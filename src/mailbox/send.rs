@@ -145,18 +145,11 @@ impl Mailbox {
         idem: Option<&IdemRequest>,
         raw: &Value,
     ) -> Result<Done<TaskQueued>, MailboxError> {
-        if idem.is_none() {
-            if let Some(done) = self.send_fast(caller, raw).await? {
-                self.woke(&done.wake);
-                return Ok(done);
-            }
-        }
-        let raw = raw.clone();
-        self.write(
-            caller,
-            idem,
-            rule!(|this, tx, c| this.send_in(tx, &c, &raw)),
-        )
+        let fast = self.send_fast(caller, raw);
+        self.write_fast_first(caller, idem, fast, || {
+            let raw = raw.clone();
+            rule!(|this, tx, c| this.send_in(tx, &c, &raw))
+        })
         .await
     }
 

@@ -4,12 +4,14 @@
 //! headers on every POST, 413/415 on JSON bodies, 500/503 on everything that reads the database,
 //! and an example body for every error code a response lists.
 
+use std::collections::BTreeMap;
+
 use serde_json::{json, Value};
 use utoipa::openapi::path::{Operation, ParameterBuilder, ParameterIn};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::{
-    ContentBuilder, HeaderBuilder, Object, ObjectBuilder, RefOr, Required, ResponseBuilder, Schema,
-    Type,
+    ContentBuilder, HeaderBuilder, Object, ObjectBuilder, RefOr, Required, Response,
+    ResponseBuilder, Schema, Type,
 };
 use utoipa::Modify;
 
@@ -83,7 +85,7 @@ fn error_example(code: ErrorCode) -> Value {
     })
 }
 
-fn error_response(description: &str) -> utoipa::openapi::Response {
+pub(super) fn error_response(description: &str) -> Response {
     ResponseBuilder::new()
         .description(description)
         .content(
@@ -91,6 +93,18 @@ fn error_response(description: &str) -> utoipa::openapi::Response {
             ContentBuilder::new().schema(Some(error_body_ref())).build(),
         )
         .build()
+}
+
+/// The operation's response for `status`; an error response with `description` when it
+/// documents none.
+fn documented<'r>(
+    responses: &'r mut BTreeMap<String, RefOr<Response>>,
+    status: &str,
+    description: &str,
+) -> &'r mut RefOr<Response> {
+    responses
+        .entry(status.into())
+        .or_insert_with(|| RefOr::T(error_response(description)))
 }
 
 fn header(description: &str) -> utoipa::openapi::header::Header {
@@ -123,12 +137,12 @@ impl Conventions {
                 "bearer",
                 Vec::<String>::new(),
             )]);
-            responses.entry("401".into()).or_insert_with(|| {
-                RefOr::T(error_response(
-                    "`unauthenticated`: the bearer token is missing, malformed, expired, not yet \
-                     valid, signed with another key or algorithm, or has the wrong audience or issuer.",
-                ))
-            });
+            documented(
+                responses,
+                "401",
+                "`unauthenticated`: the bearer token is missing, malformed, expired, not yet \
+                 valid, signed with another key or algorithm, or has the wrong audience or issuer.",
+            );
         }
         if post {
             let params = op.parameters.get_or_insert_with(Vec::new);
@@ -155,12 +169,12 @@ impl Conventions {
                     ))
                     .build(),
             );
-            let conflict = responses.entry("409".into()).or_insert_with(|| {
-                RefOr::T(error_response(
-                    "`idempotency_in_flight`: the first request with this `Idempotency-Key` is \
-                     still running; retry after `Retry-After` seconds.",
-                ))
-            });
+            let conflict = documented(
+                responses,
+                "409",
+                "`idempotency_in_flight`: the first request with this `Idempotency-Key` is \
+                 still running; retry after `Retry-After` seconds.",
+            );
             if let RefOr::T(r) = conflict {
                 if !r.description.contains("`idempotency_in_flight`") {
                     r.description.push_str(
@@ -171,43 +185,43 @@ impl Conventions {
                 r.headers
                     .insert("Retry-After".into(), header(RETRY_AFTER_DESCRIPTION));
             }
-            responses.entry("422".into()).or_insert_with(|| {
-                RefOr::T(error_response(
-                    "`idempotency_key_reused`: this `Idempotency-Key` was already used by the \
-                     caller for a different request.",
-                ))
-            });
+            documented(
+                responses,
+                "422",
+                "`idempotency_key_reused`: this `Idempotency-Key` was already used by the \
+                 caller for a different request.",
+            );
         }
-        responses.entry("405".into()).or_insert_with(|| {
-            RefOr::T(error_response(
-                "`method_not_allowed`: this path was called with another HTTP method than the \
-                 documented one; the `Allow` header names the method it answers.",
-            ))
-        });
+        documented(
+            responses,
+            "405",
+            "`method_not_allowed`: this path was called with another HTTP method than the \
+             documented one; the `Allow` header names the method it answers.",
+        );
         if json_body {
-            responses.entry("413".into()).or_insert_with(|| {
-                RefOr::T(error_response(
-                    "`payload_too_large`: the body is larger than the configured limit (1 MiB by default).",
-                ))
-            });
-            responses.entry("415".into()).or_insert_with(|| {
-                RefOr::T(error_response(
-                    "`unsupported_media_type`: the body is not `application/json`.",
-                ))
-            });
+            documented(
+                responses,
+                "413",
+                "`payload_too_large`: the body is larger than the configured limit (1 MiB by default).",
+            );
+            documented(
+                responses,
+                "415",
+                "`unsupported_media_type`: the body is not `application/json`.",
+            );
         }
         if touches_db {
-            responses.entry("500".into()).or_insert_with(|| {
-                RefOr::T(error_response(
-                    "`internal`: a bug. The body never carries internal detail.",
-                ))
-            });
-            responses.entry("503".into()).or_insert_with(|| {
-                RefOr::T(error_response(
-                    "`storage_unavailable`: the database is unreachable or busy past its timeout; \
-                     `retriable: true`, with `Retry-After` (seconds).",
-                ))
-            });
+            documented(
+                responses,
+                "500",
+                "`internal`: a bug. The body never carries internal detail.",
+            );
+            documented(
+                responses,
+                "503",
+                "`storage_unavailable`: the database is unreachable or busy past its timeout; \
+                 `retriable: true`, with `Retry-After` (seconds).",
+            );
         }
         for (status, response) in responses.iter_mut() {
             let RefOr::T(response) = response else {

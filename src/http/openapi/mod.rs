@@ -15,6 +15,7 @@
 mod bodies;
 mod conventions;
 mod examples;
+mod refusals;
 
 use std::sync::LazyLock;
 
@@ -28,6 +29,7 @@ use crate::error::ErrorCode;
 pub use bodies::*;
 pub use conventions::codes_named_in;
 pub use examples::*;
+pub use refusals::Refusals;
 
 /// Where the document is served.
 pub const OPENAPI_PATH: &str = "/openapi.json";
@@ -83,7 +85,7 @@ answers the stored response with `Idempotent-Replayed: true`; with a different r
 `Retry-After`.",
         license(name = "Apache-2.0", identifier = "Apache-2.0"),
     ),
-    components(schemas(ErrorCode, crate::mailbox::listing::Role)),
+    components(schemas(ErrorCode, crate::http::error::ErrorBody, crate::mailbox::listing::Role)),
     tags(
         (name = "tasks", description = "Sending, leasing and reading tasks."),
         (name = "results", description = "Posting and draining results."),
@@ -94,7 +96,7 @@ answers the stored response with `Idempotent-Replayed: true`; with a different r
 pub struct ApiDoc;
 
 /// The document as the code generates it: the info and tags above, each resource module's
-/// operations under its tag, then the conventions every operation shares.
+/// operations (with their refusals) under its tag, then the conventions every operation shares.
 pub fn document() -> utoipa::openapi::OpenApi {
     let mut doc = ApiDoc::openapi();
     for (tag, part) in [
@@ -107,6 +109,14 @@ pub fn document() -> utoipa::openapi::OpenApi {
         ("system", Paths::openapi()),
     ] {
         doc.merge(tagged(part, tag));
+    }
+    for table in [
+        super::tasks::REFUSALS,
+        super::listing::REFUSALS,
+        super::results::REFUSALS,
+        super::ops::REFUSALS,
+    ] {
+        refusals::add(&mut doc, table);
     }
     conventions::Conventions.modify(&mut doc);
     doc

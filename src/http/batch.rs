@@ -17,6 +17,15 @@ use crate::mailbox::batch::MAX_BATCH;
 #[openapi(paths(send_batch))]
 pub(super) struct Paths;
 
+/// What this module's route refuses, for the OpenAPI document (`openapi::refusals`).
+pub(super) const REFUSALS: openapi::Refusals = &[
+    ("POST /a2a/tasks/batch", &[
+        "`invalid_request`: no tasks or more than 500, a task id twice (`index` names the second), an invalid task (`index` names it), or a bad `Idempotency-Key` header.",
+        "`sender_mismatch` / `capability_missing` / `capability_scope_mismatch`: a task's gates refused it (`index` names it); nothing was stored.",
+        "`task_id_conflict`: a task's id is used by a different task (`index` names it); nothing was stored.",
+    ]),
+];
+
 /// Registered before `/a2a/tasks/{id}`, which would take `batch` for an id.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     routes!(cfg;
@@ -52,12 +61,6 @@ struct BatchBody {
             body = openapi::TasksQueued, example = openapi::example_tasks_queued),
         (status = 200, description = "Every task already existed with this body: the first answers again.",
             body = openapi::TasksQueued),
-        (status = 400, description = "`invalid_request`: no tasks or more than 500, a task id twice (`index` names the second), an invalid task (`index` names it), or a bad `Idempotency-Key` header.",
-            body = crate::http::error::ErrorBody),
-        (status = 403, description = "`sender_mismatch` / `capability_missing` / `capability_scope_mismatch`: a task's gates refused it (`index` names it); nothing was stored.",
-            body = crate::http::error::ErrorBody),
-        (status = 409, description = "`task_id_conflict`: a task's id is used by a different task (`index` names it); nothing was stored.",
-            body = crate::http::error::ErrorBody),
     )
 )]
 async fn send_batch(

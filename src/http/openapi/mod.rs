@@ -112,6 +112,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
     }
     for table in [
         super::tasks::REFUSALS,
+        super::batch::REFUSALS,
         super::listing::REFUSALS,
         super::results::REFUSALS,
         super::ops::REFUSALS,

@@ -4,7 +4,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::params::{idem_request, typed};
+use super::params::{idem_request, object, typed_owned};
 use super::respond::{answer, routes};
 use super::{openapi, State};
 use crate::auth::Caller;
@@ -69,14 +69,15 @@ async fn send_batch(
     req: HttpRequest,
     body: web::Json<Value>,
 ) -> Result<HttpResponse, MailboxError> {
-    let batch: BatchBody = typed("batch", &body)?;
+    object("batch", &body)?;
+    let idem = idem_request(&req, &body)?;
+    let batch: BatchBody = typed_owned("batch", body.into_inner())?;
     if batch.tasks.len() > MAX_BATCH {
         return Err(MailboxError::invalid(format!(
             "a batch holds at most {MAX_BATCH} tasks, not {}",
             batch.tasks.len()
         )));
     }
-    let idem = idem_request(&req, &body)?;
     let done = state
         .mailbox
         .send_batch(&caller, idem.as_ref(), batch.tasks)

@@ -23,8 +23,21 @@ pub(crate) fn typed<T: serde::de::DeserializeOwned>(
     body: &Value,
 ) -> Result<T, MailboxError> {
     object(what, body)?;
-    serde_json::from_value(body.clone())
-        .map_err(|e| MailboxError::invalid(format!("invalid {what}: {e}")))
+    T::deserialize(body).map_err(|e| invalid_body(what, e))
+}
+
+/// [`typed`] for a body that is not needed afterwards: its values move into `T` (a batch's
+/// tasks) instead of being copied.
+pub(crate) fn typed_owned<T: serde::de::DeserializeOwned>(
+    what: &str,
+    body: Value,
+) -> Result<T, MailboxError> {
+    object(what, &body)?;
+    serde_json::from_value(body).map_err(|e| invalid_body(what, e))
+}
+
+fn invalid_body(what: &str, e: serde_json::Error) -> MailboxError {
+    MailboxError::invalid(format!("invalid {what}: {e}"))
 }
 
 /// Refuses a body that is not a JSON object.

@@ -129,7 +129,7 @@ pub(super) fn check_send(caller: &Caller, raw: &Value) -> Checked {
         return refused(audits, e);
     }
     // 3. The body.
-    let outcome = serde_json::from_value::<A2ATask>(raw.clone())
+    let outcome = A2ATask::deserialize(raw)
         .map_err(|e| MailboxError::invalid(format!("invalid task: {e}")))
         .and_then(|task| task.validate().map(|()| task))
         .and_then(Accepted::new);

@@ -11,7 +11,8 @@ use crate::error::MailboxError;
 
 type Result<T> = std::result::Result<T, MailboxError>;
 
-/// A task to insert, as stored.
+/// A task to insert, as stored; serialised by name for [`Tx::insert_tasks`].
+#[derive(serde::Serialize)]
 pub struct NewTask<'a> {
     pub id: &'a str,
     pub sender: &'a str,
@@ -45,25 +46,6 @@ impl NewTask<'_> {
             self.task_kind
         ]
         .to_vec()
-    }
-}
-
-impl NewTask<'_> {
-    /// The task's columns by name, as [`Tx::insert_tasks`] passes them.
-    fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "id": self.id,
-            "sender": self.sender,
-            "recipient": self.recipient,
-            "body": self.body,
-            "deadline_ms": self.deadline_ms,
-            "duplicate_safety": self.duplicate_safety,
-            "idem_key": self.idem_key,
-            "parent": self.parent,
-            "context_id": self.context_id,
-            "task_kind": self.task_kind,
-            "cache_key": self.cache_key,
-        })
     }
 }
 
@@ -107,8 +89,7 @@ impl Tx {
             return Ok(HashSet::new());
         }
         let stmt = self.sql().insert_tasks;
-        let rows: Vec<serde_json::Value> = tasks.iter().map(NewTask::to_json).collect();
-        let rows = serde_json::Value::from(rows).to_string();
+        let rows = serde_json::to_string(tasks).map_err(MailboxError::internal)?;
         let inserted: Vec<(String,)> = self.fetch_all(stmt, args![rows, now]).await?;
         Ok(inserted.into_iter().map(|(id,)| id).collect())
     }
@@ -314,12 +295,14 @@ impl Tx {
         if rows.is_empty() {
             return Ok(());
         }
+        #[derive(serde::Serialize)]
+        struct Row<'a> {
+            kind: &'a str,
+            body: &'a str,
+        }
         let stmt = self.sql().insert_audits;
-        let rows: Vec<serde_json::Value> = rows
-            .iter()
-            .map(|(kind, body)| serde_json::json!({"kind": kind, "body": body}))
-            .collect();
-        let rows = serde_json::Value::from(rows).to_string();
+        let rows: Vec<Row> = rows.iter().map(|(kind, body)| Row { kind, body }).collect();
+        let rows = serde_json::to_string(&rows).map_err(MailboxError::internal)?;
         self.execute(stmt, args![now, issuer, rows]).await?;
         Ok(())
     }

@@ -14,6 +14,7 @@ mod api {
     mod concurrency;
     mod crash;
     mod deadline;
+    mod disk_full;
     mod idempotency;
     mod idempotency_layers;
     mod instances;

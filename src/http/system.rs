@@ -34,17 +34,18 @@ async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(json!({"kind": "health", "status": "ok"}))
 }
 
-/// Readiness: the database answers.
+/// Readiness: the database answers and a write commits.
 #[utoipa::path(
     get,
     path = "/readyz",
     responses(
-        (status = 200, description = "The database answers.", body = openapi::Ready,
+        (status = 200, description = "The database answers and a write commits (a one-row write: a full disk or a database that refuses writes answers 503).", body = openapi::Ready,
             example = json!({"kind": "ready", "status": "ok"})),
     )
 )]
 async fn readyz(state: State) -> Result<HttpResponse, MailboxError> {
     state.mailbox.store.ping().await?;
+    state.mailbox.store.check_writable().await?;
     Ok(HttpResponse::Ok().json(json!({"kind": "ready", "status": "ok"})))
 }
 

@@ -64,6 +64,8 @@ pub(crate) struct Statements {
     pub oldest_queued: &'static str,
 }
 
+/// `$1` now: the harmless write `/readyz` commits to learn whether a write can commit.
+pub(crate) const TOUCH_READINESS: &str = "UPDATE readiness SET checked_at_ms = $1 WHERE id = 1";
 pub(crate) const TASK_BY_ID: &str = concat!("SELECT ", task_cols!(), " FROM tasks WHERE id = $1");
 pub(crate) const TASK_ORIGIN: &str = "SELECT sender, body, replayed_from FROM tasks WHERE id = $1";
 pub(crate) const TASK_LEASE: &str =

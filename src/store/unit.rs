@@ -70,6 +70,25 @@ impl<R: Send + 'static> Unit for OpUnit<R> {
 }
 
 impl Store {
+    /// Whether a write can commit now: one harmless row written and committed through the path
+    /// every write takes (SQLite's writer, a PostgreSQL connection), so readiness fails while
+    /// writes would (a full disk, a writer that cannot commit, a database that refuses writes)
+    /// and recovers with them.
+    pub async fn check_writable(&self) -> Result<(), MailboxError> {
+        let now = crate::clock::now_ms();
+        self.transact(Box::new(move |tx| {
+            Box::pin(async move {
+                tx.execute(
+                    super::statements::TOUCH_READINESS,
+                    super::runner::args![now],
+                )
+                .await?;
+                Ok(((), true))
+            })
+        }))
+        .await
+    }
+
     /// Runs a write operation as one unit of work: `Ok((value, true))` commits, `Ok((value,
     /// false))` and `Err` undo everything the operation wrote.
     pub async fn transact<R: Send + 'static>(&self, op: Op<R>) -> Result<R, MailboxError> {

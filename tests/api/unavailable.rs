@@ -27,10 +27,7 @@ async fn a_locked_database_answers_503_retriable_and_changes_nothing(app: TestAp
     }
     let t = task("alice", "bob");
     let r = app.send(&app.alice(), &t).await;
-    assert_eq!(r.status, 503, "{}", r.text);
-    assert_eq!(r.body["code"], "storage_unavailable", "{}", r.text);
-    assert_eq!(r.body["retriable"], true, "{}", r.text);
-    assert!(r.header("retry-after").is_some(), "503 carries Retry-After");
+    assert_unavailable(&r);
     // Released: nothing of the refused send was kept, and the retry goes through.
     if let Some(mut c) = sqlite_holder {
         c.execute("ROLLBACK").await.unwrap();

@@ -1,5 +1,5 @@
 //! SQLite's write-ahead log stays short: the single writer checkpoints it into the database
-//! every few hundred pages (`SQLITE_WAL_AUTOCHECKPOINT` in src/store.rs), so that no commit
+//! every few hundred pages (`SQLITE_WAL_AUTOCHECKPOINT` in src/store/sqlite/mod.rs), so that no commit
 //! carries a large checkpoint (the latency tail of a deep queue, BENCHMARKS.md).
 //! SQLite only: PostgreSQL's WAL is its server's business.
 

@@ -476,6 +476,15 @@ pub fn assert_keys(v: &Value, keys: &[&str], ctx: &str) {
     assert_eq!(got, want, "{ctx}: wrong key set in {v}");
 }
 
+/// Asserts a storage fault's answer: 503 `storage_unavailable`, retriable, with `Retry-After`.
+#[track_caller]
+pub fn assert_unavailable(r: &Resp) {
+    assert_eq!(r.status, 503, "{}: {}", r.what, r.text);
+    assert_eq!(r.body["code"], "storage_unavailable", "{}", r.text);
+    assert_eq!(r.body["retriable"], true, "{}", r.text);
+    assert!(r.header("retry-after").is_some(), "503 carries Retry-After");
+}
+
 /// Asserts an error answer: status, `{"kind":"error","code","message","retriable"}`.
 #[track_caller]
 pub fn assert_error(r: &Resp, status: u16, code: &str) {

@@ -90,6 +90,23 @@ impl Sqlite {
     }
 }
 
+/// After the writer's own transaction failed (a COMMIT refused on a full disk, a savepoint that
+/// could not be opened, a BEGIN that failed), its connection may still be inside a transaction
+/// that nothing will end, and every later write would fail on it. It is closed instead of
+/// returned (closing a SQLite connection rolls back whatever it had open), so the next group
+/// opens a fresh one: the writer heals as soon as the cause is gone, without a restart.
+async fn replace_connection(pool: &SqlitePool) {
+    match tokio::time::timeout(LOCK_WAIT, pool.acquire()).await {
+        Ok(Ok(conn)) => {
+            if let Err(e) = conn.close().await {
+                tracing::warn!(error = %e, "closing the failed writer connection");
+            }
+        }
+        Ok(Err(e)) => tracing::warn!(error = %e, "the writer connection could not be taken back"),
+        Err(_) => tracing::warn!("the writer connection was not given back in time"),
+    }
+}
+
 /// Group commit. SQLite has one writer at a time and, with `synchronous=FULL`, pays one fsync per
 /// commit. The writer takes every unit that is waiting (up to [`MAX_GROUP`]), runs each inside its
 /// own SAVEPOINT of one `BEGIN IMMEDIATE` transaction (a unit that fails is rolled back to its
@@ -117,6 +134,7 @@ async fn group_commit_writer(
                 for u in batch.drain(..) {
                     u.done(Err(msg.clone()));
                 }
+                replace_connection(&pool).await;
                 continue;
             }
         };
@@ -169,6 +187,9 @@ async fn group_commit_writer(
             }
             None => tx.commit().await.map_err(|e| e.to_string()),
         };
+        if committed.is_err() {
+            replace_connection(&pool).await;
+        }
         for unit in ran {
             unit.done(committed.clone());
         }

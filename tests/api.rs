@@ -21,6 +21,7 @@ mod api {
     mod lease;
     mod listing;
     mod longpoll;
+    mod outage;
     mod queue;
     mod recent;
     mod results;

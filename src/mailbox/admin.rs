@@ -7,13 +7,16 @@ use utoipa::ToSchema;
 use super::audit::audit;
 use super::{now_ms, rule, Done, IdemRequest, Mailbox};
 use crate::auth::{Caller, ScopeCtx};
+use uuid::Uuid;
+
 use crate::error::MailboxError;
 use crate::store::{AuditQuery, AuditRow, Tx};
 
 /// One audit row. `kind` is `{"type": <slug>, ...fields of that slug}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct AuditEvent {
-    pub id: u64,
+    /// A UUIDv7, like every other id.
+    pub id: Uuid,
     pub timestamp_ms: u64,
     pub issuer: String,
     #[schema(value_type = Object, example = json!({"type": "capability_check", "scope_id": "a2a-send:bob",
@@ -29,7 +32,7 @@ fn event(row: AuditRow) -> AuditEvent {
     };
     kind.insert("type".into(), Value::String(row.kind));
     AuditEvent {
-        id: row.id.max(0) as u64,
+        id: Uuid::parse_str(&row.event_id).unwrap_or_default(),
         timestamp_ms: row.timestamp_ms.max(0) as u64,
         issuer: row.issuer,
         kind: Value::Object(kind),

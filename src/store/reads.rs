@@ -145,7 +145,7 @@ impl Store {
     /// a catch-all `($1 IS NULL OR issuer = $1)` form made SQLite scan the whole table.
     pub async fn audit_feed(&self, q: &AuditQuery<'_>) -> Result<Vec<AuditRow>> {
         let mut stmt =
-            String::from("SELECT id, timestamp_ms, issuer, kind, body FROM audit WHERE TRUE");
+            String::from("SELECT event_id, timestamp_ms, issuer, kind, body FROM audit WHERE TRUE");
         let mut args = Vec::new();
         if let Some(issuer) = q.issuer {
             args.push(Val::from(issuer));

@@ -232,7 +232,8 @@ pub struct KeyRecord {
 /// One audit row as stored.
 #[derive(Debug, FromRow)]
 pub struct AuditRow {
-    pub id: i64,
+    /// The row's UUID (`event_id`; the integer `id` is only its order).
+    pub event_id: String,
     pub timestamp_ms: i64,
     pub issuer: String,
     pub kind: String,

@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 
 use super::{full_ops, idem_task, send_and_lease};
-use crate::common::{task, TestApp};
+use crate::common::{result, task, TestApp};
 
 async fn feed(app: &TestApp, token: &str, query: &str) -> Vec<Value> {
     let r = app.get(&format!("/audit/recent{query}"), token).await;
@@ -39,7 +39,7 @@ async fn callers_see_their_own_rows_and_operators_see_all(app: TestApp) {
             4,
             "AuditEvent has id, timestamp_ms, issuer, kind: {e}"
         );
-        assert!(e["id"].is_u64() && e["timestamp_ms"].is_u64(), "{e}");
+        assert!(e["id"].is_string() && e["timestamp_ms"].is_u64(), "{e}");
     }
     assert!(
         feed(&app, &app.carol(), "").await.is_empty(),
@@ -262,4 +262,40 @@ async fn requeued_ids(app: &TestApp) -> Vec<String> {
         .collect();
     ids.sort();
     ids
+}
+
+both_engines!(every_audit_row_is_identified_by_a_uuid_v7);
+async fn every_audit_row_is_identified_by_a_uuid_v7(app: TestApp) {
+    let (alice, bob) = (app.alice(), app.bob());
+    // Rows from every way an audit row is written: a send and a result (the fast paths, and on
+    // PostgreSQL the group-commit function), a refused send, a batch.
+    let id = app.send_ok(&alice, &task("alice", "bob")).await;
+    let (_, lease) = app.lease_some(&bob).await;
+    let mut r = result(&id, "ok", "done");
+    r["lease_id"] = lease["lease_id"].clone();
+    app.post_result(&bob, &r).await.expect(201);
+    app.send(&alice, &task("alice", "carol")).await;
+    let batch = json!({"tasks": [task("alice", "bob"), task("alice", "bob")]});
+    app.post("/a2a/tasks/batch", &alice, &batch)
+        .await
+        .expect(201);
+    let all = feed(&app, &app.ops(), "?limit=1000").await;
+    assert!(all.len() >= 5, "{all:?}");
+    let mut seen = std::collections::HashSet::new();
+    for e in &all {
+        let text = e["id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("id is not a string: {e}"));
+        let u = uuid::Uuid::parse_str(text).unwrap_or_else(|_| panic!("not a UUID: {e}"));
+        assert_eq!(text, u.hyphenated().to_string(), "lower-case, hyphenated");
+        assert_eq!(u.get_version_num(), 7, "{e}");
+        // Time-ordered: its first 48 bits are the Unix time in ms of the row's writing.
+        let b = u.as_bytes();
+        let ms = b[..6]
+            .iter()
+            .fold(0u64, |acc, x| (acc << 8) | u64::from(*x));
+        let at = e["timestamp_ms"].as_u64().unwrap();
+        assert!(ms.abs_diff(at) < 5_000, "{ms} vs {at}: {e}");
+        assert!(seen.insert(text.to_owned()), "two rows share {text}");
+    }
 }

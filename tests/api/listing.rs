@@ -69,6 +69,8 @@ async fn every_filter_of_a_list(app: TestApp) {
             &task("bob", "carol"),
         )
         .await;
+    // `between` lies strictly after b1's creation and strictly before a3's.
+    clock_tick().await;
     let between = now_ms();
     clock_tick().await;
     let a3 = app.send_ok(&alice, &task("alice", "bob")).await;

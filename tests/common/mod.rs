@@ -555,6 +555,9 @@ pub async fn postgres_base_url(test: &str) -> Option<String> {
     }
     let found = PROBE
         .get_or_init(|| async {
+            if let Some(url) = container::postgres().await {
+                return Some(url);
+            }
             let probe = tokio::time::timeout(
                 Duration::from_secs(3),
                 PgConnection::connect(DEFAULT_PG_URL),
@@ -585,6 +588,47 @@ pub async fn postgres_base_url(test: &str) -> Option<String> {
         );
     }
     found
+}
+
+/// With `--features testcontainers` and a Docker socket: one PostgreSQL container for this test
+/// binary, started on first use and left to testcontainers' reaper at exit.
+#[cfg(feature = "testcontainers")]
+mod container {
+    use testcontainers_modules::postgres::Postgres;
+    use testcontainers_modules::testcontainers::runners::AsyncRunner;
+    use testcontainers_modules::testcontainers::ContainerAsync;
+
+    static RUNNING: std::sync::OnceLock<ContainerAsync<Postgres>> = std::sync::OnceLock::new();
+
+    pub async fn postgres() -> Option<String> {
+        let socket = std::env::var("DOCKER_HOST")
+            .ok()
+            .and_then(|h| h.strip_prefix("unix://").map(std::path::PathBuf::from))
+            .unwrap_or_else(|| "/var/run/docker.sock".into());
+        if !socket.exists() {
+            return None;
+        }
+        let node = Postgres::default()
+            .start()
+            .await
+            .unwrap_or_else(|e| panic!("starting a PostgreSQL container: {e}"));
+        let port = node
+            .get_host_port_ipv4(5432)
+            .await
+            .unwrap_or_else(|e| panic!("the PostgreSQL container's port: {e}"));
+        let _ = RUNNING.set(node);
+        Some(format!(
+            "postgres://postgres:postgres@127.0.0.1:{port}/postgres"
+        ))
+    }
+}
+
+/// Without `--features testcontainers`, the running server only.
+#[cfg(not(feature = "testcontainers"))]
+mod container {
+    pub async fn postgres() -> Option<String> {
+        None
+    }
 }
 
 /// `postgres://u@h:p/db?x` with the database replaced by `db`.

@@ -165,6 +165,13 @@ pub struct MailboxArgs {
         default_value_t = 60_000
     )]
     pub idempotency_pending_ttl_ms: u64,
+    /// How long audit rows are kept, in milliseconds; `POST /a2a/compact` drops older ones.
+    #[arg(
+        long,
+        env = "A2A_MAILBOX_AUDIT_RETENTION_MS",
+        default_value_t = 30 * 86_400_000
+    )]
+    pub audit_retention_ms: u64,
 }
 
 impl MailboxArgs {
@@ -189,6 +196,8 @@ impl MailboxArgs {
             result_cache_window_by_kind: by_kind,
             idempotency_window_ms: clamp_ms(self.idempotency_window_ms),
             idempotency_pending_ttl_ms: clamp_ms(self.idempotency_pending_ttl_ms),
+            audit_retention_ms: clamp_ms(self.audit_retention_ms),
+            ..MailboxConfig::default()
         })
     }
 }
@@ -256,9 +265,23 @@ pub struct SchedulerArgs {
         env = "A2A_MAILBOX_AUTO_RETRY_INTERVAL_MS"
     )]
     pub interval_ms: Option<u64>,
+    /// A tick that starts less than this many milliseconds after the previous tick started (on
+    /// any instance of the database), or while another tick's scan runs, is coalesced: it
+    /// changes nothing and answers `coalesced: true`.
+    #[arg(
+        long = "auto-retry-scheduler-min-spacing-ms",
+        env = "A2A_MAILBOX_AUTO_RETRY_SCHEDULER_MIN_SPACING_MS",
+        default_value_t = 1_000
+    )]
+    pub min_spacing_ms: u64,
 }
 
 impl SchedulerArgs {
+    /// Adds the scheduler's tunables to the mailbox's.
+    pub fn apply(&self, cfg: &mut MailboxConfig) {
+        cfg.scheduler_min_spacing_ms = clamp_ms(self.min_spacing_ms);
+    }
+
     pub fn policy(&self) -> anyhow::Result<RetryPolicy> {
         let policy = RetryPolicy {
             enabled: self.enabled,

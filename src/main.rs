@@ -209,6 +209,8 @@ async fn run_serve(a: ServeArgs) -> anyhow::Result<()> {
         ),
     };
     let verifier = a.jwt.verifier(secret.as_deref())?;
+    let mut mailbox = a.mailbox.config()?;
+    a.scheduler.apply(&mut mailbox);
     serve(ServerSettings {
         database_url: a.db.database_url.clone(),
         binds: a.bind.0,
@@ -218,7 +220,7 @@ async fn run_serve(a: ServeArgs) -> anyhow::Result<()> {
             acquire_timeout: Duration::from_millis(a.db.db_acquire_timeout_ms),
         },
         verifier,
-        mailbox: a.mailbox.config()?,
+        mailbox,
         max_body_bytes: a.max_body_bytes,
         scheduler_policy: a.scheduler.policy()?,
         scheduler_interval_ms: a.scheduler.interval_ms,

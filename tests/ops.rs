@@ -8,7 +8,9 @@ mod common;
 
 mod ops {
     mod audit;
+    mod checks;
     mod cli;
+    mod coalescing;
     mod compact;
     mod repair;
     mod retry;

@@ -137,8 +137,11 @@ async fn retry_stale(
 /// The endpoint an external timer (cron, a cloud scheduler, a Kubernetes CronJob) calls. Runs
 /// the retry gate with the policy from configuration (`A2A_MAILBOX_AUTO_RETRY_*`; disabled
 /// unless `A2A_MAILBOX_AUTO_RETRY_SCHEDULER=1`, and then every task is skipped `disabled`) and
-/// writes one `a2a_auto_retry_scheduler_scan` audit row. Takes no body. Needs `a2a.operator`,
-/// and `a2a.repair.requeue` when the configured policy is enabled.
+/// writes one `a2a_auto_retry_scheduler_scan` audit row. Ticks are coalesced across every
+/// instance on the database: a tick that starts while another tick's scan runs, or less than
+/// `A2A_MAILBOX_AUTO_RETRY_SCHEDULER_MIN_SPACING_MS` (default 1000) after the previous tick
+/// started, changes nothing and answers `considered: 0` with `coalesced: true`. Takes no body.
+/// Needs `a2a.operator`, and `a2a.repair.requeue` when the configured policy is enabled.
 #[utoipa::path(
     post,
     path = "/a2a/scheduler/tick",
@@ -175,7 +178,8 @@ fn auto_retried(done: &crate::mailbox::Done<crate::mailbox::retry::RetryReport>)
 /// Compact the database.
 ///
 /// Deletes resolved tasks with their drained results, canceled tasks, and the result-cache
-/// entries and `Idempotency-Key` records whose window has passed. Never drops queued tasks, in-flight
+/// entries and `Idempotency-Key` records whose window has passed, and the audit rows older than
+/// `A2A_MAILBOX_AUDIT_RETENTION_MS` (default 30 days). Never drops queued tasks, in-flight
 /// leases, pending results or live result-cache entries. Takes no body. Needs `a2a.compact`.
 #[utoipa::path(
     post,

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use utoipa::ToSchema;
 
-use super::audit::audit;
+use super::audit::{audit, audited_check};
 use super::{now_ms, rule, Done, IdemRequest, Mailbox};
 use crate::auth::{Caller, ScopeCtx};
 use uuid::Uuid;
@@ -48,22 +48,27 @@ pub struct AuditFilter {
 
 impl Mailbox {
     /// `POST /a2a/compact`: drops resolved tasks (with their drained results), canceled tasks,
-    /// and the result-cache entries and `Idempotency-Key` records whose window has passed. Never touches queued
-    /// tasks, leases, pending results or live cache entries.
+    /// the result-cache entries and `Idempotency-Key` records whose window has passed, and the
+    /// audit rows older than the retention. Never touches queued tasks, leases, pending results
+    /// or live cache entries. Its capability check is audited (scope `a2a:compact`), also when
+    /// it fails.
     pub async fn compact(
         &self,
         caller: &Caller,
         idem: Option<&IdemRequest>,
     ) -> Result<Done<u64>, MailboxError> {
-        caller.require("a2a.compact", &ScopeCtx::default())?;
         self.write(caller, idem, rule!(|this, tx, c| this.compact_in(tx, &c)))
             .await
     }
 
     async fn compact_in(&self, tx: &mut Tx, caller: &Caller) -> Result<Done<u64>, MailboxError> {
         let now = now_ms();
-        let c = tx.compact(now).await?;
-        let dropped = c.resolved_tasks + c.result_cache_entries + c.idempotency_keys;
+        let ctx = ScopeCtx::default();
+        audited_check(tx, caller, "a2a:compact", "a2a.compact", &ctx, now).await?;
+        let c = tx
+            .compact(now, now.saturating_sub(self.cfg.audit_retention_ms))
+            .await?;
+        let dropped = c.resolved_tasks + c.result_cache_entries + c.idempotency_keys + c.audit_rows;
         audit(
             tx,
             now,
@@ -74,6 +79,7 @@ impl Mailbox {
                 "resolved_tasks": c.resolved_tasks,
                 "result_cache_entries": c.result_cache_entries,
                 "idempotency_keys": c.idempotency_keys,
+                "audit_rows": c.audit_rows,
             }),
         )
         .await?;

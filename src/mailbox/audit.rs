@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use crate::auth::{cap_error, Caller, ScopeCtx};
+use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
 use crate::error::MailboxError;
 use crate::store::Tx;
 
@@ -18,7 +18,13 @@ pub(crate) fn capability_audit(scope_id: &str, action: &str, passed: bool) -> Va
 /// The body of a `capability_check` audit row: the actions required (none, for a sender acting
 /// on its own task), and which of them were missing.
 pub(crate) fn actions_audit(scope_id: &str, required: &[&str], passed: bool) -> Value {
-    let missing: &[&str] = if passed { &[] } else { required };
+    checks_audit(scope_id, required, if passed { &[] } else { required })
+}
+
+/// The body of a `capability_check` audit row: the actions required and those the token lacks
+/// (the check passed when none is missing). The one shape of every such row.
+pub(crate) fn checks_audit(scope_id: &str, required: &[&str], missing: &[&str]) -> Value {
+    let passed = missing.is_empty();
     json!({
         "scope_id": scope_id,
         "required_actions": required,
@@ -91,15 +97,29 @@ pub(crate) async fn audited_check(
     now: i64,
 ) -> Result<(), MailboxError> {
     let check = caller.check(action, ctx);
+    record_check(tx, caller, scope_id, action, check, now).await?;
+    cap_error(check, action)
+}
+
+/// Records the outcome of a capability check already made (one row, whatever it answered) and
+/// hands it back, for a rule that reports the refusal later in its order of gates.
+pub(crate) async fn record_check(
+    tx: &mut Tx,
+    caller: &Caller,
+    scope_id: &str,
+    action: &str,
+    check: CapCheck,
+    now: i64,
+) -> Result<CapCheck, MailboxError> {
     audit(
         tx,
         now,
         caller.sub.as_str(),
         CAPABILITY_CHECK,
-        capability_audit(scope_id, action, check == crate::auth::CapCheck::Passed),
+        capability_audit(scope_id, action, check == CapCheck::Passed),
     )
     .await?;
-    cap_error(check, action)
+    Ok(check)
 }
 
 #[cfg(test)]

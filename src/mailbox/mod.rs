@@ -50,6 +50,10 @@ pub struct MailboxConfig {
     pub idempotency_window_ms: i64,
     /// How long a pending `Idempotency-Key` record blocks a duplicate before it may be taken over.
     pub idempotency_pending_ttl_ms: i64,
+    /// How long audit rows are kept; compaction drops older ones (default 30 days).
+    pub audit_retention_ms: i64,
+    /// Scheduler ticks closer than this to the previous tick's start are coalesced (§7).
+    pub scheduler_min_spacing_ms: i64,
 }
 
 impl Default for MailboxConfig {
@@ -59,6 +63,8 @@ impl Default for MailboxConfig {
             result_cache_window_by_kind: HashMap::new(),
             idempotency_window_ms: 24 * 3600 * 1000,
             idempotency_pending_ttl_ms: 60 * 1000,
+            audit_retention_ms: 30 * 24 * 3600 * 1000,
+            scheduler_min_spacing_ms: 1000,
         }
     }
 }

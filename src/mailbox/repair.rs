@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::audit::RepairApplied;
+use super::audit::{record_check, RepairApplied};
 use super::cancel::task_canceled;
 use super::{check_lease, not_found, now_ms, rule, visible_to, Done, IdemRequest, Mailbox, Wake};
 use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
@@ -127,16 +127,35 @@ impl Mailbox {
             RepairCommand::ForceError { lease_id, .. } => ("force_error", *lease_id, None),
         };
         let required = format!("a2a.repair.{action}");
+        let id = req.task_id.to_string();
+        // Every answer but a 404 records one capability check (§10).
+        let scope_id = format!("a2a-repair:{id}");
         // 1. The action itself, whatever the task (403 even for unknown ids).
         if caller.check(&required, &ScopeCtx::default()) == CapCheck::Missing {
+            record_check(tx, caller, &scope_id, &required, CapCheck::Missing, now).await?;
             cap_error(CapCheck::Missing, &required)?;
         }
         // 2. Visible, 3. in flight.
-        let id = req.task_id.to_string();
         let row = match tx.task_for_update(&id).await? {
             Some(row) if visible_to(&row, caller) => row,
             _ => return Err(not_found(req.task_id)),
         };
+        // The check with the task's scope is recorded now; a scope mismatch answers at 4.
+        let ctx = ScopeCtx {
+            peer: Some(&row.recipient),
+            task_id: Some(id.clone()),
+            lease_id: lease_guard.map(|l| l.to_string()),
+            duplicate_risk,
+        };
+        let check = record_check(
+            tx,
+            caller,
+            &scope_id,
+            &required,
+            caller.check(&required, &ctx),
+            now,
+        )
+        .await?;
         if row.state() != TaskState::InFlight {
             return Err(MailboxError::new(
                 ErrorCode::NotInFlight,
@@ -147,13 +166,7 @@ impl Mailbox {
             ));
         }
         // 4. Scope.
-        let ctx = ScopeCtx {
-            peer: Some(&row.recipient),
-            task_id: Some(id.clone()),
-            lease_id: lease_guard.map(|l| l.to_string()),
-            duplicate_risk,
-        };
-        caller.require(&required, &ctx)?;
+        cap_error(check, &required)?;
         // 5. Non-blank reason and message.
         if req.reason.trim().is_empty() {
             return Err(MailboxError::invalid("reason must not be blank"));

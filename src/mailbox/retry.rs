@@ -1,24 +1,14 @@
-//! The bounded, opt-in retry gate (§7) and the scheduler tick that runs it.
-//!
-//! Scans never run at the same time: on PostgreSQL a scan holds a transaction-scoped advisory
-//! lock, on SQLite the process-wide scan mutex (SQLite serves one node). A scan that finds
-//! another one running does not wait for it and does nothing (`considered: 0`), so two timers
-//! firing together (or two instances ticking together) act as one scan: no task is requeued
-//! twice and `max_requeues` bounds them together.
+//! The bounded, opt-in retry gate (§7): its policy, its rules and its report. The scan that
+//! applies them, and the scheduler tick's coalescing, are in `scan.rs`.
 
-use std::collections::BTreeMap;
+mod scan;
 
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::audit::{audit, RepairApplied};
-use super::{now_ms, rule, Done, IdemRequest, Mailbox, Wake};
-use crate::auth::{Caller, CapCheck, ScopeCtx};
-use crate::domain::{DuplicateSafety, TaskState};
+use crate::domain::DuplicateSafety;
 use crate::error::MailboxError;
-use crate::store::{parse_uuid, Tx};
 
 /// Bounds of one retry scan. `{}` means these defaults, and a dry run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -177,6 +167,12 @@ pub struct RetryReport {
     pub considered: u32,
     pub requeued: Vec<Requeued>,
     pub skipped: Vec<Skipped>,
+    /// `true` when this scan did nothing because it was coalesced with another one: a
+    /// scheduler tick that started while another tick's scan ran, or less than
+    /// `A2A_MAILBOX_AUTO_RETRY_SCHEDULER_MIN_SPACING_MS` after the previous tick started (on
+    /// any instance of the database); a manual scan that found another scan running.
+    #[serde(default)]
+    pub coalesced: bool,
 }
 
 /// Who runs a scan: an operator over HTTP or the scheduler tick.
@@ -184,192 +180,4 @@ pub struct RetryReport {
 pub enum ScanKind {
     Manual,
     Scheduler,
-}
-
-impl Mailbox {
-    /// `POST /a2a/retry-stale` (manual) and `POST /a2a/scheduler/tick` (policy from config).
-    pub async fn retry_stale(
-        &self,
-        caller: &Caller,
-        idem: Option<&IdemRequest>,
-        policy: &RetryPolicy,
-        kind: ScanKind,
-    ) -> Result<Done<RetryReport>, MailboxError> {
-        caller.require("a2a.operator", &ScopeCtx::default())?;
-        policy.validate()?;
-        // Only one scan at a time in this process; others coalesce into it.
-        let guard = self.scan_lock.try_lock();
-        let busy = guard.is_err();
-        let policy = policy.clone();
-        self.write(
-            caller,
-            idem,
-            rule!(|this, tx, c| this.retry_in(tx, &c, &policy, kind, busy)),
-        )
-        .await
-    }
-
-    async fn retry_in(
-        &self,
-        tx: &mut Tx,
-        caller: &Caller,
-        policy: &RetryPolicy,
-        kind: ScanKind,
-        mut busy: bool,
-    ) -> Result<Done<RetryReport>, MailboxError> {
-        let now = now_ms();
-        let mut cap_error = None;
-        if policy.enabled
-            && caller.check("a2a.repair.requeue", &ScopeCtx::default()) == CapCheck::Missing
-        {
-            cap_error = Some(MailboxError::new(
-                crate::error::ErrorCode::CapabilityMissing,
-                "the token lacks the capability a2a.repair.requeue, which an enabled retry scan needs",
-            ));
-        }
-        if !busy {
-            // Scans of other instances on the same database.
-            busy = !tx.try_scan_lock().await?;
-        }
-        let report = if cap_error.is_some() || busy {
-            RetryReport {
-                policy: policy.clone(),
-                considered: 0,
-                requeued: vec![],
-                skipped: vec![],
-            }
-        } else {
-            self.scan(tx, caller, policy, now).await?
-        };
-        let error = match &cap_error {
-            Some(e) => Some(e.to_string()),
-            None if busy => Some("another retry scan was running; this one did nothing".to_owned()),
-            None => None,
-        };
-        if kind == ScanKind::Scheduler {
-            let mut by_reason = BTreeMap::new();
-            for s in &report.skipped {
-                *by_reason.entry(s.reason.as_str()).or_insert(0u32) += 1;
-            }
-            audit(
-                tx,
-                now,
-                caller.sub.as_str(),
-                "a2a_auto_retry_scheduler_scan",
-                json!({
-                    "enabled": policy.enabled,
-                    "considered": report.considered,
-                    "requeued": report.requeued.len(),
-                    "skipped": report.skipped.len(),
-                    "skipped_by_reason": by_reason,
-                    "bounds": {
-                        "min_lease_age_ms": policy.min_lease_age_ms,
-                        "max_attempts": policy.max_attempts,
-                        "max_requeues": policy.max_requeues,
-                        "scan_limit": policy.scan_limit,
-                    },
-                    "error": error,
-                }),
-            )
-            .await?;
-        }
-        if let Some(e) = cap_error {
-            return Err(e);
-        }
-        let wake = if report.requeued.is_empty() {
-            Wake::Nobody
-        } else {
-            Wake::Everyone
-        };
-        Ok(Done::changed(report).waking(wake))
-    }
-
-    async fn scan(
-        &self,
-        tx: &mut Tx,
-        caller: &Caller,
-        policy: &RetryPolicy,
-        now: i64,
-    ) -> Result<RetryReport, MailboxError> {
-        let rows = tx.in_flight_by_age(policy.scan_limit as i64).await?;
-        let mut report = RetryReport {
-            policy: policy.clone(),
-            considered: rows.len() as u32,
-            requeued: vec![],
-            skipped: vec![],
-        };
-        for row in rows {
-            let attempt = row.attempt as u32;
-            let task_id = parse_uuid(&row.id)?;
-            let age = now - row.heartbeat_at_ms.unwrap_or(now);
-            let candidate = Candidate {
-                in_flight: row.state() == TaskState::InFlight,
-                lease_id: row.lease_id.as_deref(),
-                lease_age_ms: age,
-                idempotency_key: row.idem_key.as_deref(),
-                duplicate_safety: row.duplicate_safety.as_deref(),
-                attempt,
-            };
-            let verdict = policy.verdict(&candidate, report.requeued.len() as u32);
-            let (lease_id, key) = match verdict {
-                Ok(()) => (
-                    row.lease_id.clone().unwrap_or_default(),
-                    row.idem_key.clone().unwrap_or_default(),
-                ),
-                Err((reason, lease_age_ms)) => {
-                    report.skipped.push(Skipped {
-                        task_id,
-                        reason,
-                        attempt,
-                        lease_age_ms,
-                    });
-                    continue;
-                }
-            };
-            let mut skip = |reason: SkipReason| {
-                report.skipped.push(Skipped {
-                    task_id,
-                    reason,
-                    attempt,
-                    lease_age_ms: None,
-                });
-            };
-            let ctx = ScopeCtx {
-                peer: Some(&row.recipient),
-                task_id: Some(row.id.clone()),
-                lease_id: Some(lease_id.clone()),
-                duplicate_risk: Some("idempotent"),
-            };
-            if caller.check("a2a.repair.requeue", &ctx) != CapCheck::Passed {
-                skip(SkipReason::CapabilityScopeMismatch);
-                continue;
-            }
-            if !tx.requeue(&row.id, now).await? {
-                skip(SkipReason::NotInFlight);
-                continue;
-            }
-            let reason = format!(
-                "retry gate: lease idle for {age} ms (min_lease_age_ms {})",
-                policy.min_lease_age_ms
-            );
-            RepairApplied {
-                task_id: &row.id,
-                action: "auto_requeue",
-                reason: &reason,
-                lease_id: Some(lease_id.clone()),
-                duplicate_risk: Some("idempotent"),
-                attempt,
-            }
-            .record(tx, now, caller.sub.as_str())
-            .await?;
-            self.metrics.inc(&self.metrics.requeues_auto);
-            report.requeued.push(Requeued {
-                task_id,
-                lease_id: parse_uuid(&lease_id)?,
-                attempt,
-                idempotency_key: key,
-            });
-        }
-        Ok(report)
-    }
 }

@@ -238,17 +238,34 @@ impl Tx {
         Ok(locked)
     }
 
+    /// Claims the scheduler's tick for a tick that started at `started`: `false` when another
+    /// tick's scan runs or the previous tick started less than `spacing_ms` before.
+    pub async fn claim_tick(&mut self, started: i64, spacing_ms: i64) -> Result<bool> {
+        let stmt = self.sql().claim_tick;
+        Ok(self.execute(stmt, args![started, spacing_ms]).await? == 1)
+    }
+
+    /// Marks the claimed tick's scan finished.
+    pub async fn finish_tick(&mut self, now: i64) -> Result<()> {
+        self.execute(sql::FINISH_TICK, args![now]).await?;
+        Ok(())
+    }
+
     /// In-flight tasks, oldest heartbeat first.
     pub async fn in_flight_by_age(&mut self, limit: i64) -> Result<Vec<TaskRow>> {
         Ok(self.fetch_all(sql::IN_FLIGHT_BY_AGE, args![limit]).await?)
     }
 
-    /// Deletes resolved and canceled tasks and what expired.
-    pub async fn compact(&mut self, now: i64) -> Result<Compacted> {
+    /// Deletes resolved and canceled tasks, what expired, and the audit rows written before
+    /// `audit_kept_from`.
+    pub async fn compact(&mut self, now: i64, audit_kept_from: i64) -> Result<Compacted> {
         Ok(Compacted {
             resolved_tasks: self.execute(sql::DELETE_RESOLVED, &[]).await?,
             result_cache_entries: self.execute(sql::DELETE_EXPIRED_CACHE, args![now]).await?,
             idempotency_keys: self.execute(sql::DELETE_EXPIRED_KEYS, args![now]).await?,
+            audit_rows: self
+                .execute(sql::DELETE_OLD_AUDIT, args![audit_kept_from])
+                .await?,
         })
     }
 

@@ -246,4 +246,6 @@ pub struct Compacted {
     pub resolved_tasks: u64,
     pub result_cache_entries: u64,
     pub idempotency_keys: u64,
+    /// Audit rows older than the retention.
+    pub audit_rows: u64,
 }

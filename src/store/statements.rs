@@ -47,6 +47,11 @@ pub(crate) struct Statements {
     /// A lock that only one retry scan of the database holds at a time (none on SQLite, which
     /// serves one process: its scans share a mutex in the mailbox).
     pub scan_lock: Option<&'static str>,
+    /// `$1` the tick's start, `$2` the least spacing between ticks: claims the scheduler's tick
+    /// row when the previous tick started at least `$2` ms before and its scan had finished
+    /// before `$1` (PostgreSQL also skips a row another tick holds); one row changed when
+    /// claimed.
+    pub claim_tick: &'static str,
     /// `$1` limit: queued tasks, oldest first (every task).
     pub queued_all: &'static str,
     /// `$1` caller, `$2` limit: queued tasks sent by or addressed to the caller, oldest first.
@@ -130,6 +135,10 @@ pub(crate) const CANCEL: &str = "UPDATE tasks SET state = 'canceled', canceled_b
 pub(crate) const DELETE_EXPIRED_CACHE: &str = "DELETE FROM result_cache WHERE expires_at_ms <= $1";
 pub(crate) const DELETE_EXPIRED_KEYS: &str =
     "DELETE FROM idempotency_keys WHERE expires_at_ms <= $1";
+/// `$1` now: marks the claimed tick's scan finished.
+pub(crate) const FINISH_TICK: &str = "UPDATE scheduler_ticks SET finished_at_ms = $1 WHERE id = 1";
+/// `$1` the oldest timestamp kept: drops older audit rows.
+pub(crate) const DELETE_OLD_AUDIT: &str = "DELETE FROM audit WHERE timestamp_ms < $1";
 pub(crate) const INSERT_AUDIT: &str =
     "INSERT INTO audit (timestamp_ms, issuer, kind, body) VALUES ($1, $2, $3, $4)";
 /// `$1` caller, `$2` key, `$3` fingerprint, `$4` now, `$5` pending until, `$6` expires: reserves

@@ -111,6 +111,69 @@ both_engines!(
     config = short_cache_window
 );
 
+const RETENTION_MS: u64 = 1500;
+
+fn short_audit_retention() -> AppConfig {
+    AppConfig::default().env("A2A_MAILBOX_AUDIT_RETENTION_MS", &RETENTION_MS.to_string())
+}
+
+/// The `capability_check` row of alice's latest send.
+async fn newest_send_check(app: &TestApp) -> Option<serde_json::Value> {
+    checks_of(app, "a2a-send:bob")
+        .await
+        .into_iter()
+        .find(|e| e["issuer"] == "alice")
+}
+
+async fn compaction_drops_audit_rows_older_than_the_retention(app: TestApp) {
+    let ops = full_ops(&app);
+    app.send_ok(&app.alice(), &task("alice", "bob")).await;
+    let old_row = newest_send_check(&app).await.expect("the old send's row");
+    let old_at = old_row["timestamp_ms"].as_u64().unwrap();
+    // Wait until that row is older than the retention.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while crate::common::now_ms() <= old_at + RETENTION_MS + 5 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the clock stood still"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    app.send_ok(&app.alice(), &task("alice", "bob")).await;
+    let young_row = newest_send_check(&app).await.expect("the young send's row");
+    assert_ne!(young_row["id"], old_row["id"]);
+    let r = app.post("/a2a/compact", &ops, &json!({})).await;
+    let dropped = r.expect(200)["dropped"].as_u64().unwrap();
+    let feed = app.get("/audit/recent?limit=1000", &app.ops()).await;
+    let ids: Vec<serde_json::Value> = feed.expect(200)["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].clone())
+        .collect();
+    assert!(!ids.contains(&old_row["id"]), "an old row was kept");
+    assert!(ids.contains(&young_row["id"]), "a young row was dropped");
+    let rows = audit_rows(&app, "a2a_compacted").await;
+    let k = &rows[0]["kind"];
+    assert!(k["audit_rows"].as_u64().unwrap() >= 1, "{k}");
+    assert_eq!(k["dropped"], dropped);
+    assert_eq!(k["audit_rows"], dropped, "no task was resolved: {k}");
+    // The compaction's own rows are young.
+    assert!(!checks_of(&app, "a2a:compact").await.is_empty());
+}
+both_engines!(
+    compaction_drops_audit_rows_older_than_the_retention,
+    config = short_audit_retention
+);
+
+async fn checks_of(app: &TestApp, scope_id: &str) -> Vec<serde_json::Value> {
+    audit_rows(app, "capability_check")
+        .await
+        .into_iter()
+        .filter(|r| r["kind"]["scope_id"] == scope_id)
+        .collect()
+}
+
 async fn metrics_report_depths_ages_and_counters(app: TestApp) {
     let (_id, _lease) = send_and_lease(&app, &task("alice", "bob")).await;
     app.send_ok(&app.alice(), &task("alice", "bob")).await;

@@ -38,7 +38,7 @@ async fn an_unconfigured_tick_is_a_dry_run_with_a_scan_row(app: TestApp) {
         json!({"type": "a2a_auto_retry_scheduler_scan", "enabled": false, "considered": 1,
                "requeued": 0, "skipped": 1, "skipped_by_reason": {"disabled": 1},
                "bounds": {"min_lease_age_ms": 300000, "max_attempts": 3, "max_requeues": 1, "scan_limit": 100},
-               "error": null})
+               "coalesced": false, "error": null})
     );
     // Only operators may tick.
     assert_error(

@@ -272,7 +272,8 @@ pub struct AutoRetried {
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 pub struct Compacted {
     pub kind: CompactedKind,
-    /// Resolved and canceled tasks, expired result-cache entries and expired `Idempotency-Key` records.
+    /// Resolved and canceled tasks, expired result-cache entries, expired `Idempotency-Key`
+    /// records and audit rows older than the retention.
     pub dropped: u64,
 }
 

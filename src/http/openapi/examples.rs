@@ -181,7 +181,8 @@ pub fn example_auto_retried() -> Value {
         "requeued": [{"task_id": EXAMPLE_TASK_ID, "lease_id": EXAMPLE_LEASE_ID, "attempt": 1,
                       "idempotency_key": "refund-order-1234"}],
         "skipped": [{"task_id": "9d2b6c1a-3e4f-4a5b-8c7d-0e1f2a3b4c5d", "reason": "lease_too_young",
-                     "attempt": 1, "lease_age_ms": 12000}]
+                     "attempt": 1, "lease_age_ms": 12000}],
+        "coalesced": false
     }})
 }
 

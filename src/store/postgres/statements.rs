@@ -60,6 +60,9 @@ pub(crate) static STATEMENTS: Statements = Statements {
                 lease_id = NULL, leased_to = NULL, leased_at_ms = NULL, heartbeat_at_ms = NULL, \
                 updated_at_ms = $2 WHERE id = $1 AND state = 'in_flight'",
     scan_lock: Some("SELECT pg_try_advisory_xact_lock(7262001)"),
+    claim_tick: "UPDATE scheduler_ticks SET started_at_ms = $1 \
+                 WHERE id = (SELECT id FROM scheduler_ticks WHERE id = 1 \
+                   AND started_at_ms <= $1 - $2 AND finished_at_ms < $1 FOR UPDATE SKIP LOCKED)",
     queued_all: concat!(
         "SELECT ",
         task_cols!(),

@@ -87,6 +87,8 @@ pub(crate) static STATEMENTS: Statements = Statements {
             updated_at_ms = $2 WHERE id = $1 AND state = 'in_flight'"
     ),
     scan_lock: None,
+    claim_tick: "UPDATE scheduler_ticks SET started_at_ms = $1 \
+                 WHERE id = 1 AND started_at_ms <= $1 - $2 AND finished_at_ms < $1",
     queued_all: concat!(
         "SELECT ",
         task_cols!(),

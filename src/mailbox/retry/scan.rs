@@ -1,0 +1,268 @@
+//! The retry scan (§7) and how scans and scheduler ticks coalesce.
+//!
+//! Scans never run at the same time: on PostgreSQL a scan holds a transaction-scoped advisory
+//! lock, and within one process a scan holds the mailbox's scan mutex. A scan that finds another
+//! one running does not wait for it and does nothing (`considered: 0`, `coalesced: true`).
+//!
+//! Scheduler ticks are coalesced across every instance on the database through one row
+//! (`scheduler_ticks`, see the store's `claim_tick`): a tick runs only if it claims that row in
+//! its own transaction, that is when the previous tick started at least the configured spacing
+//! before this one and its scan had finished before this one started. The claim commits with the
+//! scan, so ten ticks fired at once on any number of instances run one scan, and `max_requeues`
+//! bounds them together.
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+
+use super::{Candidate, Requeued, RetryPolicy, RetryReport, ScanKind, SkipReason, Skipped};
+use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
+use crate::domain::TaskState;
+use crate::error::{ErrorCode, MailboxError};
+use crate::mailbox::audit::{audit, checks_audit, RepairApplied, CAPABILITY_CHECK};
+use crate::mailbox::{now_ms, rule, Done, IdemRequest, Mailbox, Wake};
+use crate::store::{parse_uuid, Tx};
+
+/// The actions an enabled scan needs, as its audited capability check lists them.
+const SCAN_ACTIONS: [&str; 2] = ["a2a.operator", "a2a.repair.requeue"];
+
+/// The scope id of an enabled scan's capability check (§10).
+const SCAN_SCOPE: &str = "a2a-auto-retry";
+
+impl Mailbox {
+    /// `POST /a2a/retry-stale` (manual) and `POST /a2a/scheduler/tick` (policy from config).
+    pub async fn retry_stale(
+        &self,
+        caller: &Caller,
+        idem: Option<&IdemRequest>,
+        policy: &RetryPolicy,
+        kind: ScanKind,
+    ) -> Result<Done<RetryReport>, MailboxError> {
+        // A dry run's check is not audited; an enabled scan's is, in its transaction.
+        if !policy.enabled {
+            caller.require("a2a.operator", &ScopeCtx::default())?;
+        }
+        policy.validate()?;
+        // When this tick started, before it waits for anything.
+        let started = now_ms();
+        // Only one scan at a time in this process; others coalesce into it.
+        let guard = self.scan_lock.try_lock();
+        let busy = guard.is_err();
+        let policy = policy.clone();
+        self.write(
+            caller,
+            idem,
+            rule!(|this, tx, c| this.retry_in(tx, &c, &policy, kind, started, busy)),
+        )
+        .await
+    }
+
+    async fn retry_in(
+        &self,
+        tx: &mut Tx,
+        caller: &Caller,
+        policy: &RetryPolicy,
+        kind: ScanKind,
+        started: i64,
+        busy: bool,
+    ) -> Result<Done<RetryReport>, MailboxError> {
+        let now = now_ms();
+        let cap_error = if policy.enabled {
+            self.check_scan(tx, caller, now).await?
+        } else {
+            None
+        };
+        let mut coalesced = busy;
+        let mut claimed = false;
+        if cap_error.is_none() && !coalesced {
+            if kind == ScanKind::Scheduler {
+                claimed = tx
+                    .claim_tick(started, self.cfg.scheduler_min_spacing_ms)
+                    .await?;
+                coalesced = !claimed;
+            }
+            // Scans of other instances on the same database (manual ones included).
+            coalesced = coalesced || !tx.try_scan_lock().await?;
+        }
+        let report = if cap_error.is_some() || coalesced {
+            RetryReport {
+                policy: policy.clone(),
+                considered: 0,
+                requeued: vec![],
+                skipped: vec![],
+                coalesced,
+            }
+        } else {
+            self.scan(tx, caller, policy, now).await?
+        };
+        if claimed {
+            tx.finish_tick(now_ms()).await?;
+        }
+        if kind == ScanKind::Scheduler {
+            let error = cap_error.as_ref().map(|e| e.to_string());
+            scan_row(tx, caller, policy, &report, error, now).await?;
+        }
+        if let Some(e) = cap_error {
+            return Err(e);
+        }
+        let wake = if report.requeued.is_empty() {
+            Wake::Nobody
+        } else {
+            Wake::Everyone
+        };
+        Ok(Done::changed(report).waking(wake))
+    }
+
+    /// The audited capability check of an enabled scan (one row per scan). Without
+    /// `a2a.operator` the scan is refused at once; without `a2a.repair.requeue` it is refused
+    /// after its scan row is written (that refusal is answered).
+    async fn check_scan(
+        &self,
+        tx: &mut Tx,
+        caller: &Caller,
+        now: i64,
+    ) -> Result<Option<MailboxError>, MailboxError> {
+        let missing: Vec<&str> = SCAN_ACTIONS
+            .into_iter()
+            .filter(|a| caller.check(a, &ScopeCtx::default()) == CapCheck::Missing)
+            .collect();
+        let body = checks_audit(SCAN_SCOPE, &SCAN_ACTIONS, &missing);
+        audit(tx, now, caller.sub.as_str(), CAPABILITY_CHECK, body).await?;
+        if missing.contains(&"a2a.operator") {
+            cap_error(CapCheck::Missing, "a2a.operator")?;
+        }
+        Ok((!missing.is_empty()).then(|| {
+            MailboxError::new(
+                ErrorCode::CapabilityMissing,
+                "the token lacks the capability a2a.repair.requeue, which an enabled retry scan needs",
+            )
+        }))
+    }
+
+    async fn scan(
+        &self,
+        tx: &mut Tx,
+        caller: &Caller,
+        policy: &RetryPolicy,
+        now: i64,
+    ) -> Result<RetryReport, MailboxError> {
+        let rows = tx.in_flight_by_age(policy.scan_limit as i64).await?;
+        let mut report = RetryReport {
+            policy: policy.clone(),
+            considered: rows.len() as u32,
+            requeued: vec![],
+            skipped: vec![],
+            coalesced: false,
+        };
+        for row in rows {
+            let attempt = row.attempt as u32;
+            let task_id = parse_uuid(&row.id)?;
+            let age = now - row.heartbeat_at_ms.unwrap_or(now);
+            let candidate = Candidate {
+                in_flight: row.state() == TaskState::InFlight,
+                lease_id: row.lease_id.as_deref(),
+                lease_age_ms: age,
+                idempotency_key: row.idem_key.as_deref(),
+                duplicate_safety: row.duplicate_safety.as_deref(),
+                attempt,
+            };
+            let verdict = policy.verdict(&candidate, report.requeued.len() as u32);
+            let (lease_id, key) = match verdict {
+                Ok(()) => (
+                    row.lease_id.clone().unwrap_or_default(),
+                    row.idem_key.clone().unwrap_or_default(),
+                ),
+                Err((reason, lease_age_ms)) => {
+                    report.skipped.push(Skipped {
+                        task_id,
+                        reason,
+                        attempt,
+                        lease_age_ms,
+                    });
+                    continue;
+                }
+            };
+            let mut skip = |reason: SkipReason| {
+                report.skipped.push(Skipped {
+                    task_id,
+                    reason,
+                    attempt,
+                    lease_age_ms: None,
+                });
+            };
+            let ctx = ScopeCtx {
+                peer: Some(&row.recipient),
+                task_id: Some(row.id.clone()),
+                lease_id: Some(lease_id.clone()),
+                duplicate_risk: Some("idempotent"),
+            };
+            if caller.check("a2a.repair.requeue", &ctx) != CapCheck::Passed {
+                skip(SkipReason::CapabilityScopeMismatch);
+                continue;
+            }
+            if !tx.requeue(&row.id, now).await? {
+                skip(SkipReason::NotInFlight);
+                continue;
+            }
+            let reason = format!(
+                "retry gate: lease idle for {age} ms (min_lease_age_ms {})",
+                policy.min_lease_age_ms
+            );
+            RepairApplied {
+                task_id: &row.id,
+                action: "auto_requeue",
+                reason: &reason,
+                lease_id: Some(lease_id.clone()),
+                duplicate_risk: Some("idempotent"),
+                attempt,
+            }
+            .record(tx, now, caller.sub.as_str())
+            .await?;
+            self.metrics.inc(&self.metrics.requeues_auto);
+            report.requeued.push(Requeued {
+                task_id,
+                lease_id: parse_uuid(&lease_id)?,
+                attempt,
+                idempotency_key: key,
+            });
+        }
+        Ok(report)
+    }
+}
+
+/// The scheduler tick's `a2a_auto_retry_scheduler_scan` row.
+async fn scan_row(
+    tx: &mut Tx,
+    caller: &Caller,
+    policy: &RetryPolicy,
+    report: &RetryReport,
+    error: Option<String>,
+    now: i64,
+) -> Result<(), MailboxError> {
+    let mut by_reason = BTreeMap::new();
+    for s in &report.skipped {
+        *by_reason.entry(s.reason.as_str()).or_insert(0u32) += 1;
+    }
+    audit(
+        tx,
+        now,
+        caller.sub.as_str(),
+        "a2a_auto_retry_scheduler_scan",
+        json!({
+            "enabled": policy.enabled,
+            "considered": report.considered,
+            "requeued": report.requeued.len(),
+            "skipped": report.skipped.len(),
+            "skipped_by_reason": by_reason,
+            "bounds": {
+                "min_lease_age_ms": policy.min_lease_age_ms,
+                "max_attempts": policy.max_attempts,
+                "max_requeues": policy.max_requeues,
+                "scan_limit": policy.scan_limit,
+            },
+            "coalesced": report.coalesced,
+            "error": error,
+        }),
+    )
+    .await
+}

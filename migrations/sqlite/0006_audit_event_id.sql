@@ -25,3 +25,5 @@ ALTER TABLE audit_new RENAME TO audit;
 CREATE INDEX audit_by_issuer ON audit (issuer, id);
 -- See 0001_init.sql: `capability_check` rows are left out of the per-kind index.
 CREATE INDEX audit_by_kind ON audit (kind, id) WHERE kind <> 'capability_check';
+-- See 0004_scheduler_ticks.sql: compaction drops rows past their retention by time.
+CREATE INDEX audit_by_time ON audit (timestamp_ms);

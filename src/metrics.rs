@@ -6,6 +6,8 @@ use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
+use crate::auth::AuthReason;
+
 /// Upper bounds (seconds) of the request latency buckets.
 const BUCKETS: [f64; 12] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
@@ -36,6 +38,8 @@ pub struct Metrics {
     /// PostgreSQL group commit, per [`BATCH_KINDS`]: parked long-polls (claims, drains) that
     /// found their task or result riding along in the batch that queued or stored it.
     pub handoffs: [AtomicU64; 4],
+    /// Refused tokens, per reason (`AuthReason as usize`).
+    pub auth_failures: [AtomicU64; AuthReason::SLUGS.len()],
     latency: Mutex<BTreeMap<(String, String, u16), Histogram>>,
 }
 
@@ -150,6 +154,15 @@ impl Metrics {
                     c.load(Ordering::Relaxed)
                 );
             }
+        }
+        let name = "a2a_auth_failures_total";
+        let _ = writeln!(
+            out,
+            "# HELP {name} Refused bearer tokens, by reason.\n# TYPE {name} counter"
+        );
+        for (reason, c) in AuthReason::SLUGS.iter().zip(&self.auth_failures) {
+            let n = c.load(Ordering::Relaxed);
+            let _ = writeln!(out, "{name}{{reason=\"{reason}\"}} {n}");
         }
         let name = "a2a_http_request_duration_seconds";
         let _ = writeln!(

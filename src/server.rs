@@ -68,6 +68,7 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
     let store = Store::connect(&s.database_url, &s.pool, metrics.clone()).await?;
     store.migrate().await?;
     let mailbox = Mailbox::new(store.clone(), s.mailbox, metrics);
+    tokio::spawn(crate::mailbox::auth_failures::flush(mailbox.clone()));
     if let Some(every) = s.scheduler_interval_ms.filter(|ms| *ms > 0) {
         tokio::spawn(scheduler_timer(
             mailbox.clone(),

@@ -8,6 +8,7 @@ mod common;
 
 mod api {
     mod auth;
+    mod auth_flood;
     mod batch;
     mod batching;
     mod cancel;

@@ -10,6 +10,7 @@
 //! generator takes at most one of the machine's cores away from the server and the databases.
 //! Each simulated agent has its own `reqwest::Client` (its own keep-alive pool).
 
+mod authflood;
 mod batch;
 mod db;
 mod load;
@@ -79,12 +80,13 @@ pub struct Args {
     /// during the measurement; without it the planner still has the empty table's statistics.
     #[arg(long)]
     pub no_vacuum_analyze_after_load: bool,
-    /// Phases to run, comma-separated: baselines,lifecycle,agents,batch,depth,peer (`agents`: the
-    /// lifecycle again, with waiting agents; `batch`: 500 single sends against one batch of 500).
+    /// Phases to run, comma-separated: baselines,lifecycle,agents,batch,authflood,depth,peer
+    /// (`agents`: the lifecycle again, with waiting agents; `batch`: 500 single sends against one
+    /// batch of 500; `authflood`: a sender's latency during a burst of bad tokens).
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "baselines,lifecycle,agents,batch,depth,peer"
+        default_value = "baselines,lifecycle,agents,batch,authflood,depth,peer"
     )]
     pub phases: Vec<String>,
     /// PostgreSQL server (the admin database is used to create and drop fresh databases).
@@ -375,6 +377,17 @@ fn smoke_check(s: &Settings, summary: &Value) -> Result<()> {
                 format!("{}: batch phase sent every task", e.name()),
             );
         }
+        if s.phase("authflood") {
+            let a = &r["authflood"];
+            check(
+                a["loaded"]["n"].as_u64() > Some(0)
+                    && a["audited_failures"].as_u64() == a["bad_tokens"].as_u64()
+                    && a["audit_rows"]
+                        .as_u64()
+                        .is_some_and(|n| (1..=2).contains(&n)),
+                format!("{}: authflood counted every bad token in one row", e.name()),
+            );
+        }
         if s.phase("depth") {
             let d = r["depth"].as_array().cloned().unwrap_or_default();
             check(
@@ -448,6 +461,9 @@ async fn run_engine(s: &Settings, engine: Engine) -> Result<Value> {
 
     if s.phase("batch") {
         out["batch"] = batch::batch(s, engine).await?;
+    }
+    if s.phase("authflood") {
+        out["authflood"] = authflood::authflood(s, engine).await?;
     }
     if s.phase("depth") {
         out["depth"] = load::depth(s, engine).await?;

@@ -173,6 +173,30 @@ pub fn targets(sum: &Value) -> Value {
                 format!("raw commits at concurrency {}{caveat}", rawn["concurrency"]),
             ));
         }
+        let a = &e["authflood"];
+        if a.is_object() {
+            out.push(target(
+                "authenticated send p99 during a bad-token burst < 1.5 x its quiet p99",
+                name,
+                f(&a["loaded"]["p99_ms"]),
+                f(&a["quiet"]["p99_ms"]).map(|p| 1.5 * p),
+                true,
+                "ms",
+                format!(
+                    "{} bad tokens from another client, 16 connections{caveat}",
+                    a["bad_tokens"]
+                ),
+            ));
+            out.push(target(
+                "authentication_failed audit rows written by the burst <= 5",
+                name,
+                f(&a["audit_rows"]),
+                Some(5.5),
+                true,
+                "rows",
+                format!("counting {} failures{caveat}", a["audited_failures"]),
+            ));
+        }
         if let Some(rows) = e["depth"].as_array() {
             if let (Some(first), Some(last)) = (rows.first(), rows.last()) {
                 out.push(target(

@@ -1,5 +1,7 @@
 //! Extractors: the authenticated [`Caller`] and the contract's answers to malformed input.
 
+use std::future::{ready, Ready};
+
 use futures_util::future::LocalBoxFuture;
 
 use actix_web::error::{JsonPayloadError, PathError, PayloadError, QueryPayloadError};
@@ -7,44 +9,39 @@ use actix_web::{dev::Payload, mime, web, FromRequest, HttpMessage, HttpRequest};
 use serde_json::Value;
 
 use super::State;
-use crate::auth::Caller;
+use crate::auth::{refused, AuthReason, Caller, Refused};
 use crate::error::{ErrorCode, MailboxError};
 
 impl FromRequest for Caller {
     type Error = MailboxError;
-    type Future = LocalBoxFuture<'static, Result<Caller, MailboxError>>;
+    type Future = Ready<Result<Caller, MailboxError>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let outcome = authenticate(req);
-        let state = req.app_data::<State>().cloned();
-        Box::pin(async move {
-            match (outcome, state) {
-                (Err(e), Some(state)) if e.code == ErrorCode::Unauthenticated => {
-                    // Refused tokens are audited (visible to operators); the answer stays 401
-                    // even if the audit write fails.
-                    if let Err(audit_err) = state
-                        .mailbox
-                        .audit_auth_failure("anonymous", &e.message)
-                        .await
-                    {
-                        tracing::warn!(error = %audit_err, "could not audit an authentication failure");
-                    }
-                    Err(e)
-                }
-                (outcome, _) => outcome,
-            }
-        })
+        let Some(state) = req.app_data::<State>() else {
+            return ready(Err(MailboxError::internal("application state missing")));
+        };
+        ready(authenticate(req, state).map_err(|(reason, e)| {
+            // Counted in memory, audited at most once per client address and minute (API.md
+            // §10): a refused token costs no database write of its own.
+            state.mailbox.auth_failed(&client_address(req), reason);
+            e
+        }))
     }
 }
 
-fn authenticate(req: &HttpRequest) -> Result<Caller, MailboxError> {
-    let state = req
-        .app_data::<State>()
-        .ok_or_else(|| MailboxError::internal("application state missing"))?;
+/// The client's address as the audit of refused tokens names it: the peer's IP, or `unix`.
+fn client_address(req: &HttpRequest) -> String {
+    req.peer_addr().map_or_else(
+        || crate::mailbox::auth_failures::UNIX.to_owned(),
+        |a| a.ip().to_string(),
+    )
+}
+
+fn authenticate(req: &HttpRequest, state: &State) -> Result<Caller, Refused> {
     let header = req
         .headers()
         .get(actix_web::http::header::AUTHORIZATION)
-        .ok_or_else(|| MailboxError::unauthenticated("missing Authorization: Bearer <token>"))?;
+        .ok_or_else(|| refused(AuthReason::Missing, "missing Authorization: Bearer <token>"))?;
     let token = header
         .to_str()
         .ok()
@@ -55,7 +52,10 @@ fn authenticate(req: &HttpRequest) -> Result<Caller, MailboxError> {
         .map(str::trim)
         .filter(|t| !t.is_empty())
         .ok_or_else(|| {
-            MailboxError::unauthenticated("the Authorization header must be Bearer <token>")
+            refused(
+                AuthReason::Malformed,
+                "the Authorization header must be Bearer <token>",
+            )
         })?;
     state.verifier.verify(token)
 }

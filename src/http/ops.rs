@@ -260,7 +260,9 @@ struct AuditQuery {
 ///
 /// The caller's own rows; operators (`a2a.operator`) see every row. Slugs: `capability_check`,
 /// `authentication_failed`, `a2a_sender_mismatch`, `a2a_result_rejected`, `a2a_repair_applied`,
-/// `a2a_auto_retry_scheduler_scan`, `a2a_compacted`.
+/// `a2a_auto_retry_scheduler_scan`, `a2a_compacted`. Refused tokens are one
+/// `authentication_failed` row per client address and minute, issuer `anonymous`,
+/// `{address, count, reasons: {reason: count}}`, its counts updated as failures come.
 #[utoipa::path(
     get,
     path = "/audit/recent",

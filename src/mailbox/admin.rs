@@ -103,24 +103,4 @@ impl Mailbox {
             .await?;
         Ok(rows.into_iter().map(event).collect())
     }
-
-    /// Records a refused token. `issuer` is the unverified subject when the token could be read.
-    pub async fn audit_auth_failure(&self, issuer: &str, reason: &str) -> Result<(), MailboxError> {
-        let (issuer, reason) = (issuer.to_owned(), reason.to_owned());
-        self.store
-            .transact(Box::new(move |tx| {
-                Box::pin(async move {
-                    audit(
-                        tx,
-                        now_ms(),
-                        &issuer,
-                        "authentication_failed",
-                        json!({"reason": reason}),
-                    )
-                    .await?;
-                    Ok(((), true))
-                })
-            }))
-            .await
-    }
 }

@@ -7,6 +7,7 @@
 
 pub mod admin;
 mod audit;
+pub mod auth_failures;
 pub mod batch;
 pub mod cancel;
 mod idempotency;
@@ -154,6 +155,8 @@ pub struct Mailbox {
     pub wakeups: Arc<Wakeups>,
     /// Held by the retry scan running in this process (see `retry`).
     pub(crate) scan_lock: Arc<tokio::sync::Mutex<()>>,
+    /// Refused tokens counted in memory until written (see `auth_failures`).
+    pub auth_failures: Arc<auth_failures::AuthFailures>,
 }
 
 impl Mailbox {
@@ -168,6 +171,7 @@ impl Mailbox {
             metrics,
             wakeups,
             scan_lock: Arc::new(tokio::sync::Mutex::new(())),
+            auth_failures: Arc::default(),
         }
     }
 

@@ -331,6 +331,24 @@ impl Tx {
         Ok(())
     }
 
+    /// Writes an audit row that is kept up to date (`id` `None`: a new row), or replaces the
+    /// body of the row `id`; answers its id.
+    pub async fn upsert_audit(
+        &mut self,
+        id: Option<i64>,
+        now: i64,
+        issuer: &str,
+        kind: &str,
+        body: &str,
+    ) -> Result<i64> {
+        let stmt = self.sql().upsert_audit;
+        let row: Option<(i64,)> = self
+            .fetch_optional(stmt, args![id, now, issuer, kind, body])
+            .await?;
+        row.map(|(id,)| id)
+            .ok_or_else(|| MailboxError::internal("an audit upsert answered no id"))
+    }
+
     /// Reserves `(caller, key)` as pending until `pending_until`: `false` when a live record
     /// exists (see [`Tx::key_record`]).
     pub async fn reserve_key(

@@ -36,6 +36,10 @@ pub(crate) struct Statements {
     /// `$1` now, `$2` issuer, `$3` the rows as a JSON array of `{kind, body}`: audit rows in
     /// array order.
     pub insert_audits: &'static str,
+    /// `$1` the row's id or NULL, `$2` now, `$3` issuer, `$4` kind, `$5` body: writes a new
+    /// audit row (`$1` NULL: the next id), or replaces the body of row `$1` (written again if
+    /// it is gone); answers the row's id.
+    pub upsert_audit: &'static str,
     /// `$1` id: the task row, locked against other writers until the transaction ends.
     pub task_for_update: &'static str,
     /// `$1` id, `$2` status, `$3` content, `$4` error, `$5` who, `$6` now: stores a result.

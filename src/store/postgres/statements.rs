@@ -48,6 +48,10 @@ pub(crate) static STATEMENTS: Statements = Statements {
     insert_audits: "INSERT INTO audit (timestamp_ms, issuer, kind, body) \
                     SELECT $1, $2, t.kind, t.body \
                     FROM json_to_recordset($3::json) AS t(kind text, body text)",
+    upsert_audit: "INSERT INTO audit (id, timestamp_ms, issuer, kind, body) \
+                   VALUES (COALESCE($1::bigint, nextval(pg_get_serial_sequence('audit', 'id'))), \
+                           $2, $3, $4, $5) \
+                   ON CONFLICT (id) DO UPDATE SET body = excluded.body RETURNING id",
     task_for_update: concat!("SELECT ", task_cols!(), " FROM tasks WHERE id = $1 FOR UPDATE"),
     store_result: "UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
                      result_error = $4, result_by = $5, result_at_ms = $6, \

@@ -66,6 +66,9 @@ pub(crate) static STATEMENTS: Statements = Statements {
     insert_audits: "INSERT INTO audit (timestamp_ms, issuer, kind, body) \
                     SELECT $1, $2, value ->> 'kind', value ->> 'body' FROM json_each($3) \
                     WHERE true ORDER BY key",
+    upsert_audit: "INSERT INTO audit (id, timestamp_ms, issuer, kind, body) \
+                   VALUES ($1, $2, $3, $4, $5) \
+                   ON CONFLICT (id) DO UPDATE SET body = excluded.body RETURNING id",
     task_for_update: concat!("SELECT ", task_cols!(), " FROM tasks WHERE id = $1"),
     store_result: concat!(
         "UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \

@@ -1,0 +1,154 @@
+//! Refused tokens (API.md §10): a failed authentication costs no database write of its own. A
+//! burst of them from one client is ONE `authentication_failed` row for its address and minute,
+//! issuer `anonymous`, whose `count` and `reasons` reach the burst's once flushed, and
+//! `a2a_auth_failures_total` counts them by reason.
+
+use std::time::{Duration, Instant};
+
+use futures_util::stream::{self, StreamExt};
+use jsonwebtoken::Algorithm;
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::common::*;
+
+/// The `authentication_failed` rows, as an operator sees them.
+async fn failure_rows(app: &TestApp) -> Vec<Value> {
+    let r = app
+        .get(
+            "/audit/recent?limit=1000&kind=authentication_failed",
+            &app.ops(),
+        )
+        .await;
+    r.expect(200)["events"].as_array().unwrap().clone()
+}
+
+/// The value of one sample line of `/metrics` (`name{labels}`), 0 when absent.
+async fn metric(app: &TestApp, sample: &str) -> u64 {
+    let text = app.get_anon("/metrics").await.text;
+    text.lines()
+        .find_map(|l| l.strip_prefix(sample)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// A burst must not straddle two minutes (it would rightly be two rows): start it early in one.
+async fn not_near_the_end_of_a_minute() {
+    let into = now_ms() % 60_000;
+    if into > 45_000 {
+        tokio::time::sleep(Duration::from_millis(60_000 - into + 50)).await;
+    }
+}
+
+both_engines!(a_burst_of_bad_tokens_is_one_audit_row_with_its_counts);
+async fn a_burst_of_bad_tokens_is_one_audit_row_with_its_counts(app: TestApp) {
+    let now = now_ms() / 1000;
+    let good = json!({"sub": "alice", "exp": now + 3600, "caps": []});
+    let expired = app.jwt(
+        &json!({"sub": "alice", "exp": now - 3600, "caps": []}),
+        Algorithm::HS256,
+    );
+    let forged = mint(b"some-other-secret", &good, Algorithm::HS256);
+    let hs512 = app.jwt(&good, Algorithm::HS512);
+    // (Authorization header, reason), 200 requests each.
+    let kinds: Vec<(Option<String>, &str)> = vec![
+        (None, "missing"),
+        (Some("Bearer garbage".into()), "malformed"),
+        (Some(format!("Bearer {expired}")), "expired"),
+        (Some(format!("Bearer {forged}")), "bad_signature"),
+        (Some(format!("Bearer {hs512}")), "wrong_algorithm"),
+    ];
+    let sample = |reason: &str| format!("a2a_auth_failures_total{{reason=\"{reason}\"}}");
+    let mut before = Vec::new();
+    for (_, reason) in &kinds {
+        before.push(metric(&app, &sample(reason)).await);
+    }
+    assert!(failure_rows(&app).await.is_empty());
+
+    not_near_the_end_of_a_minute().await;
+    let requests = (0..1000).map(|i| kinds[i % kinds.len()].0.clone());
+    let statuses: Vec<Resp> = stream::iter(requests)
+        .map(|auth| {
+            let api = app.api.clone();
+            async move {
+                api.raw(Method::GET, "/a2a/queue", auth.as_deref(), None, None)
+                    .await
+            }
+        })
+        .buffer_unordered(32)
+        .collect()
+        .await;
+    for r in &statuses {
+        assert_error(r, 401, "unauthenticated");
+    }
+
+    // Flushed at least every second: await the full counts.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let row = loop {
+        let rows = failure_rows(&app).await;
+        assert_eq!(
+            rows.len(),
+            1,
+            "one row for the address and minute: {rows:?}"
+        );
+        if rows[0]["kind"]["count"] == 1000 {
+            break rows[0].clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the row's count never reached 1000: {rows:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(row["issuer"], "anonymous", "{row}");
+    assert_eq!(row["kind"]["type"], "authentication_failed", "{row}");
+    assert_eq!(row["kind"]["address"], "127.0.0.1", "{row}");
+    let reasons = row["kind"]["reasons"].as_object().unwrap();
+    assert_eq!(
+        reasons.values().map(|n| n.as_u64().unwrap()).sum::<u64>(),
+        1000
+    );
+    for (_, reason) in &kinds {
+        assert_eq!(reasons[*reason], 200, "{reason}: {row}");
+    }
+    assert_eq!(
+        row["kind"].as_object().unwrap().len(),
+        4,
+        "{{type, address, count, reasons}}: {row}"
+    );
+    for ((_, reason), was) in kinds.iter().zip(before) {
+        let sample = sample(reason);
+        assert_eq!(metric(&app, &sample).await, was + 200, "{sample}");
+    }
+    // Nothing else was written: the row stays one, with the same id.
+    let again = failure_rows(&app).await;
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0]["id"], row["id"]);
+    app.assert_empty("after refused tokens").await;
+}
+
+both_engines!(the_first_refused_token_of_a_minute_is_audited_promptly);
+async fn the_first_refused_token_of_a_minute_is_audited_promptly(app: TestApp) {
+    not_near_the_end_of_a_minute().await;
+    let r = app.get("/a2a/queue", "not-a-jwt").await;
+    assert_error(&r, 401, "unauthenticated");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let rows = loop {
+        let rows = failure_rows(&app).await;
+        if !rows.is_empty() || Instant::now() > deadline {
+            break rows;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(
+        rows[0]["kind"],
+        json!({"type": "authentication_failed", "address": "127.0.0.1", "count": 1,
+               "reasons": {"malformed": 1}})
+    );
+    // An agent does not see anonymous rows; a valid token writes none.
+    let alice = app.alice();
+    let mine = app
+        .get("/audit/recent?kind=authentication_failed", &alice)
+        .await;
+    assert_eq!(mine.expect(200)["events"], json!([]));
+}

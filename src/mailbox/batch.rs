@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::send::{check_send, Accepted};
+use super::send::{check_send, write_audits, Accepted};
 use super::{now_ms, rule, Done, IdemRequest, Mailbox, TaskQueued, Wake};
 use crate::auth::Caller;
 use crate::error::MailboxError;
@@ -75,11 +75,7 @@ impl Mailbox {
         // The accepted items' audit rows and stores, set-based; the first refusal in array
         // order decides: one of the stores (a conflicting id), else the gate that stopped above.
         tx.begin_group().await?;
-        let rows: Vec<(&str, String)> = accepted
-            .iter()
-            .flat_map(|(audits, _)| audits.iter().map(|(k, v)| (*k, v.to_string())))
-            .collect();
-        tx.audit_many(now, caller.sub.as_str(), &rows).await?;
+        write_audits(tx, caller, now, accepted.iter().flat_map(|(a, _)| a)).await?;
         let refusal = match self.store_batch(tx, caller, &accepted, now).await? {
             Err((index, e)) => (index, &accepted[index].0, e),
             Ok(items) => match refused.as_ref() {
@@ -100,8 +96,7 @@ impl Mailbox {
         // it would leave them.
         let (index, audits, e) = refusal;
         tx.undo_group().await?;
-        let rows: Vec<(&str, String)> = audits.iter().map(|(k, v)| (*k, v.to_string())).collect();
-        tx.audit_many(now, caller.sub.as_str(), &rows).await?;
+        write_audits(tx, caller, now, audits).await?;
         tx.end_group().await?;
         Err(e.at_index(index))
     }

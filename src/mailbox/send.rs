@@ -67,18 +67,18 @@ pub(super) struct Checked {
     pub outcome: Result<Accepted, MailboxError>,
 }
 
-impl Checked {
-    pub(super) async fn write_audits(
-        &self,
-        tx: &mut Tx,
-        caller: &Caller,
-        now: i64,
-    ) -> Result<(), MailboxError> {
-        for (kind, fields) in &self.audits {
-            audit(tx, now, caller.sub.as_str(), kind, fields.clone()).await?;
-        }
-        Ok(())
-    }
+/// Writes the audit rows of send gates (one item's, or a whole batch's) in one statement.
+pub(super) async fn write_audits<'a>(
+    tx: &mut Tx,
+    caller: &Caller,
+    now: i64,
+    audits: impl IntoIterator<Item = &'a (&'static str, Value)>,
+) -> Result<(), MailboxError> {
+    let rows: Vec<(&str, String)> = audits
+        .into_iter()
+        .map(|(kind, fields)| (*kind, fields.to_string()))
+        .collect();
+    tx.audit_many(now, caller.sub.as_str(), &rows).await
 }
 
 /// The gates of a send that need no database, in order: 1. the sender is the caller; 2. the
@@ -195,7 +195,7 @@ impl Mailbox {
     ) -> Result<Done<TaskQueued>, MailboxError> {
         let now = now_ms();
         let checked = check_send(caller, raw);
-        checked.write_audits(tx, caller, now).await?;
+        write_audits(tx, caller, now, &checked.audits).await?;
         self.store_send(tx, caller, &checked.outcome?, now).await
     }
 

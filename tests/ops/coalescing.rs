@@ -10,28 +10,29 @@ use crate::common::{now_ms, AppConfig, TestApp};
 
 const MAX_REQUEUES: usize = 3;
 
-/// An enabled scheduler whose ticks may run once a minute at most.
-fn one_tick_a_minute() -> AppConfig {
-    AppConfig::default()
-        .env("A2A_MAILBOX_AUTO_RETRY_SCHEDULER", "1")
-        .env("A2A_MAILBOX_AUTO_RETRY_MIN_LEASE_AGE_MS", "0")
-        .env(
-            "A2A_MAILBOX_AUTO_RETRY_MAX_REQUEUES",
-            &MAX_REQUEUES.to_string(),
-        )
-        .env("A2A_MAILBOX_AUTO_RETRY_SCHEDULER_MIN_SPACING_MS", "60000")
-}
-
-const SPACING_MS: u64 = 1500;
-
-fn spaced() -> AppConfig {
+/// An enabled scheduler that requeues any lease, ticks at least `spacing_ms` apart.
+fn scheduler(spacing_ms: u64) -> AppConfig {
     AppConfig::default()
         .env("A2A_MAILBOX_AUTO_RETRY_SCHEDULER", "1")
         .env("A2A_MAILBOX_AUTO_RETRY_MIN_LEASE_AGE_MS", "0")
         .env(
             "A2A_MAILBOX_AUTO_RETRY_SCHEDULER_MIN_SPACING_MS",
-            &SPACING_MS.to_string(),
+            &spacing_ms.to_string(),
         )
+}
+
+/// Ticks may run once a minute at most, each requeueing at most [`MAX_REQUEUES`].
+fn one_tick_a_minute() -> AppConfig {
+    scheduler(60_000).env(
+        "A2A_MAILBOX_AUTO_RETRY_MAX_REQUEUES",
+        &MAX_REQUEUES.to_string(),
+    )
+}
+
+const SPACING_MS: u64 = 1500;
+
+fn spaced() -> AppConfig {
+    scheduler(SPACING_MS)
 }
 
 fn ticker(app: &TestApp) -> String {

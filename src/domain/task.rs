@@ -86,6 +86,12 @@ pub struct A2ATask {
     pub deadline_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency: Option<Idempotency>,
+    /// Free-form JSON object kept with the task and shown wherever the task is; the mailbox never
+    /// reads it, except the key `urn:a2a-mailbox:v1:a2a`, where the A2A facade (§16) keeps the
+    /// A2A message a task was sent as.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>, example = json!({"ticket": "SUP-981"}))]
+    pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl A2ATask {

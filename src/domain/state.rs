@@ -50,6 +50,10 @@ impl TaskState {
     pub fn parse(s: &str) -> Option<TaskState> {
         TaskState::ALL.into_iter().find(|t| t.as_str() == s)
     }
+    /// Whether the task's life is over for its sender: answered or canceled.
+    pub fn is_settled(self) -> bool {
+        !matches!(self, TaskState::Queued | TaskState::InFlight)
+    }
 }
 
 /// The state filter of `GET /a2a/queue`.

@@ -116,6 +116,7 @@ impl ListQuery {
             created_after_ms: ms("created_after_ms", self.created_after_ms)?,
             created_before_ms: ms("created_before_ms", self.created_before_ms)?,
             limit: limit(self.limit),
+            ..ListRequest::default()
         })
     }
 }

@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use super::{not_found, visible_to, Mailbox};
 use crate::auth::Caller;
-use crate::domain::{AgentId, TaskState, TaskStatus};
+use crate::domain::{AgentId, ResultStatus, TaskState, TaskStatus};
 use crate::error::MailboxError;
 use crate::store::{ListColumn, PageAfter, TaskFilter, TaskRow};
 
@@ -28,6 +28,8 @@ pub enum Role {
 #[derive(Clone, Debug, Default)]
 pub struct ListRequest {
     pub states: Vec<TaskState>,
+    /// Only answered tasks whose result has one of these statuses (empty: any task).
+    pub result_statuses: Vec<ResultStatus>,
     pub role: Role,
     pub sender: Option<AgentId>,
     pub recipient: Option<AgentId>,
@@ -36,6 +38,8 @@ pub struct ListRequest {
     pub task_kind: Option<String>,
     pub created_after_ms: Option<i64>,
     pub created_before_ms: Option<i64>,
+    /// Only tasks whose state changed after this instant.
+    pub updated_after_ms: Option<i64>,
     pub cursor: Option<String>,
     pub limit: i64,
 }
@@ -65,8 +69,7 @@ impl Mailbox {
         req: &ListRequest,
     ) -> Result<TaskPage, MailboxError> {
         let after = req.cursor.as_deref().map(decode_cursor).transpose()?;
-        let mut filter = list_filter(caller, req);
-        filter.states = req.states.iter().map(|s| s.as_str()).collect();
+        let filter = list_filter(caller, req);
         // One row more than the page tells whether another page follows.
         let mut rows = self
             .store
@@ -80,6 +83,16 @@ impl Mailbox {
         };
         let tasks = rows.iter().map(TaskRow::status).collect::<Result<_, _>>()?;
         Ok(TaskPage { tasks, next_cursor })
+    }
+
+    /// How many tasks the list `req` walks, over all its pages.
+    pub async fn count_tasks(
+        &self,
+        caller: &Caller,
+        req: &ListRequest,
+    ) -> Result<u64, MailboxError> {
+        let counts = self.store.count_by_state(&list_filter(caller, req)).await?;
+        Ok(counts.iter().map(|(_, n)| (*n).max(0) as u64).sum())
     }
 
     /// `GET /a2a/tasks/{id}/children`: the list with `parent = id` after a visibility check of
@@ -99,7 +112,10 @@ impl Mailbox {
             ..req.clone()
         };
         let mut counts = ChildCounts::default();
-        let everyone = list_filter(caller, &req);
+        let everyone = TaskFilter {
+            states: Vec::new(),
+            ..list_filter(caller, &req)
+        };
         for (state, n) in self.store.count_by_state(&everyone).await? {
             let n = n.max(0) as u64;
             match TaskState::parse(&state) {
@@ -116,8 +132,8 @@ impl Mailbox {
     }
 }
 
-/// The filter of a list, without its states: what the caller may see, its role, and the
-/// equality and time filters.
+/// The filter of a list: what the caller may see, its role, and the state, equality and time
+/// filters.
 fn list_filter(caller: &Caller, req: &ListRequest) -> TaskFilter {
     let me = caller.sub.as_str().to_owned();
     let mut equal = Vec::new();
@@ -142,10 +158,12 @@ fn list_filter(caller: &Caller, req: &ListRequest) -> TaskFilter {
     equal.extend(columns.into_iter().filter_map(|(c, v)| v.map(|v| (c, v))));
     TaskFilter {
         visible_to: (!caller.is_operator()).then_some(me),
-        states: Vec::new(),
+        states: req.states.iter().map(|s| s.as_str()).collect(),
+        result_statuses: req.result_statuses.iter().map(|s| s.as_str()).collect(),
         equal,
         created_after_ms: req.created_after_ms,
         created_before_ms: req.created_before_ms,
+        updated_after_ms: req.updated_after_ms,
     }
 }
 

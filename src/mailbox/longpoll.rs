@@ -1,7 +1,9 @@
 //! Long-polls: a lease or a drain that waits for work, without holding a connection.
 
+use std::pin::Pin;
 use std::time::Duration;
 
+use tokio::sync::futures::Notified;
 use tokio::sync::Notify;
 
 use super::Mailbox;
@@ -27,13 +29,8 @@ impl Mailbox {
         Fut: std::future::Future<Output = Result<Polled<T>, MailboxError>>,
     {
         let deadline = tokio::time::Instant::now() + wait;
-        let mine = self.wakeups.key(kind, who);
         loop {
-            let anything = self.wakeups.all.notified();
-            let for_me = mine.notified();
-            tokio::pin!(anything, for_me);
-            anything.as_mut().enable();
-            for_me.as_mut().enable();
+            let mut woken = self.wakeups.listen(kind, who);
             let mut parked = match probe().await? {
                 Polled::Found(found) => return Ok(Some(found)),
                 Polled::Empty => None,
@@ -51,9 +48,7 @@ impl Mailbox {
                 let handed = tokio::select! {
                     biased;
                     outcome = handed => Some(outcome),
-                    _ = &mut anything => None,
-                    _ = &mut for_me => None,
-                    _ = tokio::time::sleep(nap) => None,
+                    () = woken.wait(nap) => None,
                 };
                 if let Some(outcome) = handed {
                     // A ride that found something: the ticket is spent.
@@ -114,6 +109,23 @@ pub(crate) enum WaitFor {
     Result,
 }
 
+/// The signals one waiter listens to: everyone's, and its own shard's.
+pub(crate) struct Woken<'a> {
+    anything: Pin<Box<Notified<'a>>>,
+    for_me: Pin<Box<Notified<'a>>>,
+}
+
+impl Woken<'_> {
+    /// Returns once either signal fires or `nap` has passed.
+    pub(crate) async fn wait(&mut self, nap: Duration) {
+        tokio::select! {
+            _ = &mut self.anything => {}
+            _ = &mut self.for_me => {}
+            _ = tokio::time::sleep(nap) => {}
+        }
+    }
+}
+
 /// The wake-up signals of this instance's long-polls: one for everyone, and a fixed set of
 /// shards that a recipient's or sender's waiters share by hash, so a commit wakes the waiters
 /// it concerns (and the rare waiter that shares their shard) rather than all of them.
@@ -130,6 +142,16 @@ impl Wakeups {
             all: Notify::new(),
             shards: (0..WAKE_SHARDS).map(|_| Notify::new()).collect(),
         }
+    }
+
+    /// Starts listening for what wakes a waiter for `(kind, who)`: from now on, no signal is
+    /// missed until [`Woken::wait`] returns.
+    pub(crate) fn listen(&self, kind: WaitFor, who: &str) -> Woken<'_> {
+        let mut anything = Box::pin(self.all.notified());
+        let mut for_me = Box::pin(self.key(kind, who).notified());
+        anything.as_mut().enable();
+        for_me.as_mut().enable();
+        Woken { anything, for_me }
     }
 
     pub(crate) fn key(&self, kind: WaitFor, who: &str) -> &Notify {

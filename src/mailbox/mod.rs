@@ -10,6 +10,7 @@ mod audit;
 pub mod auth_failures;
 pub mod batch;
 pub mod cancel;
+mod deliver;
 mod idempotency;
 mod lease;
 pub mod listing;

@@ -40,11 +40,15 @@ pub struct TaskFilter {
     pub visible_to: Option<String>,
     /// Only tasks in one of these states (empty: any state).
     pub states: Vec<&'static str>,
+    /// Only answered tasks whose result has one of these statuses (empty: no such condition).
+    pub result_statuses: Vec<&'static str>,
     /// `column = value`, each.
     pub equal: Vec<(ListColumn, String)>,
     /// `created_at_ms > after` and `< before`.
     pub created_after_ms: Option<i64>,
     pub created_before_ms: Option<i64>,
+    /// `updated_at_ms > after`: tasks whose state changed since.
+    pub updated_after_ms: Option<i64>,
 }
 
 /// Where a page starts: just after this task in the newest-first order.
@@ -66,6 +70,16 @@ impl Sql {
         format!("${}", self.args.len())
     }
 
+    /// `AND column IN (values)`, unless `values` is empty.
+    fn any_of(&mut self, column: &str, values: &[&'static str]) {
+        if values.is_empty() {
+            return;
+        }
+        let list: Vec<String> = values.iter().map(|v| self.bind(*v)).collect();
+        self.text
+            .push_str(&format!(" AND {column} IN ({})", list.join(", ")));
+    }
+
     /// Appends the filter's conditions (`WHERE` included).
     fn filter(&mut self, f: &TaskFilter) {
         self.text.push_str(" WHERE 1 = 1");
@@ -75,11 +89,8 @@ impl Sql {
                 " AND (sender = {p} OR recipient = {p} OR leased_to = {p})"
             ));
         }
-        if !f.states.is_empty() {
-            let list: Vec<String> = f.states.iter().map(|s| self.bind(*s)).collect();
-            self.text
-                .push_str(&format!(" AND state IN ({})", list.join(", ")));
-        }
+        self.any_of("state", &f.states);
+        self.any_of("result_status", &f.result_statuses);
         for (col, value) in &f.equal {
             let p = self.bind(value.as_str());
             self.text.push_str(&format!(" AND {} = {p}", col.name()));
@@ -91,6 +102,10 @@ impl Sql {
         if let Some(before) = f.created_before_ms {
             let p = self.bind(before);
             self.text.push_str(&format!(" AND created_at_ms < {p}"));
+        }
+        if let Some(after) = f.updated_after_ms {
+            let p = self.bind(after);
+            self.text.push_str(&format!(" AND updated_at_ms > {p}"));
         }
     }
 }

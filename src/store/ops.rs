@@ -284,6 +284,18 @@ impl Tx {
             == 1)
     }
 
+    /// Delivers the pending result of each task `ids` names that `sender` sent, as a drain does:
+    /// how many were delivered (a task drained meanwhile, or not pending, is left alone).
+    pub async fn deliver(&mut self, ids: &[String], sender: &str, now: i64) -> Result<u64> {
+        let mut delivered = 0;
+        for id in ids {
+            delivered += self
+                .execute(sql::DELIVER, args![id.as_str(), sender, now])
+                .await?;
+        }
+        Ok(delivered)
+    }
+
     /// Marks where an all-or-nothing group of writes starts (a savepoint).
     pub async fn begin_group(&mut self) -> Result<()> {
         self.execute(sql::SAVEPOINT, &[]).await?;

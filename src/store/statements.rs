@@ -79,6 +79,10 @@ pub(crate) const TASK_BY_ID: &str = concat!("SELECT ", task_cols!(), " FROM task
 pub(crate) const TASK_ORIGIN: &str = "SELECT sender, body, replayed_from FROM tasks WHERE id = $1";
 pub(crate) const TASK_LEASE: &str =
     "SELECT sender, state, leased_to, lease_id, cache_key FROM tasks WHERE id = $1";
+/// `$1` id, `$2` sender, `$3` now: delivers the task's pending result to its sender, as a drain
+/// does (`result_pending` → `resolved`).
+pub(crate) const DELIVER: &str = "UPDATE tasks SET state = 'resolved', updated_at_ms = $3 \
+     WHERE id = $1 AND sender = $2 AND state = 'result_pending'";
 pub(crate) const ANY_QUEUED: &str =
     "SELECT id FROM tasks WHERE state = 'queued' AND recipient = $1 ORDER BY queue_seq LIMIT 1";
 pub(crate) const ANY_PENDING: &str =

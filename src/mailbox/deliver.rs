@@ -1,0 +1,70 @@
+//! Reading tasks as their sender follows them one by one (the A2A facade, §16): the sender's
+//! read of an answered task delivers its result, as a drain would, and a sender may wait for a
+//! task to be answered.
+
+use std::time::Duration;
+
+use uuid::Uuid;
+
+use super::longpoll::WaitFor;
+use super::{now_ms, Mailbox};
+use crate::auth::Caller;
+use crate::domain::{TaskState, TaskStatus};
+use crate::error::MailboxError;
+
+impl Mailbox {
+    /// Delivers to the caller the pending results among `tasks` that the caller sent: each
+    /// becomes `resolved`, as if drained, and so does its entry in `tasks`. A result drained
+    /// meanwhile is left alone. Tasks of other senders are not touched.
+    pub async fn deliver(
+        &self,
+        caller: &Caller,
+        tasks: &mut [TaskStatus],
+    ) -> Result<(), MailboxError> {
+        let me = caller.sub.as_str();
+        let mine =
+            |t: &TaskStatus| t.state == TaskState::ResultPending && t.task.sender.as_str() == me;
+        let ids: Vec<String> = tasks
+            .iter()
+            .filter(|t| mine(t))
+            .map(|t| t.task.id.to_string())
+            .collect();
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let (sender, now) = (me.to_owned(), now_ms());
+        self.store
+            .transact(Box::new(move |tx| {
+                Box::pin(async move { Ok((tx.deliver(&ids, &sender, now).await?, true)) })
+            }))
+            .await?;
+        for t in tasks.iter_mut().filter(|t| mine(t)) {
+            t.state = TaskState::Resolved;
+            t.updated_at_ms = now.max(0) as u64;
+        }
+        Ok(())
+    }
+
+    /// The task as [`Mailbox::task_status`] reads it, once it is settled or `wait` has passed,
+    /// whichever comes first. Sleeps on the wake-up signal of the caller's results (and every
+    /// other instance's commits), re-reading at least once a second.
+    pub async fn await_settled(
+        &self,
+        caller: &Caller,
+        id: Uuid,
+        wait: Duration,
+    ) -> Result<TaskStatus, MailboxError> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let mut woken = self.wakeups.listen(WaitFor::Result, caller.sub.as_str());
+            let status = self.task_status(caller, id).await?;
+            let now = tokio::time::Instant::now();
+            if status.state.is_settled() || now >= deadline {
+                return Ok(status);
+            }
+            woken
+                .wait((deadline - now).min(Duration::from_secs(1)))
+                .await;
+        }
+    }
+}

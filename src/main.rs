@@ -76,6 +76,13 @@ struct ServeArgs {
     /// HTTP worker threads [default: one per core; on PostgreSQL one fewer, at least one].
     #[arg(long, env = "A2A_MAILBOX_HTTP_WORKERS", value_parser = clap::value_parser!(u16).range(1..))]
     http_workers: Option<u16>,
+    /// The public base URL of the A2A agent cards' absolute URLs (e.g. https://mailbox.example.com)
+    /// [default: http:// and the first TCP address of --bind].
+    #[arg(long, env = "A2A_MAILBOX_PUBLIC_URL")]
+    public_url: Option<String>,
+    /// How long an A2A SendMessage without returnImmediately waits for its task to be answered.
+    #[arg(long, env = "A2A_MAILBOX_A2A_BLOCK_MS", default_value_t = 30_000)]
+    a2a_block_ms: u64,
     /// Development mode: without a configured secret, generate one, keep it next to the
     /// database and print a ready-to-use operator token.
     #[arg(long)]
@@ -225,6 +232,10 @@ async fn run_serve(a: ServeArgs) -> anyhow::Result<()> {
         scheduler_policy: a.scheduler.policy()?,
         scheduler_interval_ms: a.scheduler.interval_ms,
         http_workers: a.http_workers.map(usize::from),
+        a2a: a2a_mailbox::http::a2a::Settings {
+            public_url: a.public_url.clone(),
+            block: Duration::from_millis(a.a2a_block_ms),
+        },
     })
     .await
 }

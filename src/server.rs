@@ -31,6 +31,8 @@ pub struct ServerSettings {
     pub scheduler_interval_ms: Option<u64>,
     /// HTTP worker threads, when the operator chose; see [`http_workers`].
     pub http_workers: Option<usize>,
+    /// The A2A facade's settings.
+    pub a2a: http::a2a::Settings,
 }
 
 /// Worker threads of the main runtime, which carries the group-commit lane (HTTP requests run
@@ -88,6 +90,7 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
         verifier: s.verifier,
         max_body_bytes: max_body,
         scheduler_policy: s.scheduler_policy,
+        a2a: s.a2a,
         transports: std::sync::OnceLock::new(),
     }));
     let app_state = state.clone();

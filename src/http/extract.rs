@@ -89,13 +89,14 @@ fn not_json() -> MailboxError {
     )
 }
 
-/// A JSON body that may be left out: an empty body is `None`; anything else must be JSON
-/// (`application/json`, within the size limit), with the same answers as every JSON body.
-pub struct OptionalJson(pub Option<Value>);
+/// A JSON body as bytes (`None` when the body is empty), after the checks every JSON body gets:
+/// the size limit and the media type (`application/json` or any `+json`). Its syntax is left to
+/// the handler.
+pub struct JsonBytes(pub Option<web::Bytes>);
 
-impl FromRequest for OptionalJson {
+impl FromRequest for JsonBytes {
     type Error = MailboxError;
-    type Future = LocalBoxFuture<'static, Result<OptionalJson, MailboxError>>;
+    type Future = LocalBoxFuture<'static, Result<JsonBytes, MailboxError>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let limit = req
@@ -115,11 +116,30 @@ impl FromRequest for OptionalJson {
                     _ => MailboxError::invalid(format!("unreadable request body: {e}")),
                 })?;
             if bytes.is_empty() {
-                return Ok(OptionalJson(None));
+                return Ok(JsonBytes(None));
             }
             if !json {
                 return Err(not_json());
             }
+            Ok(JsonBytes(Some(bytes)))
+        })
+    }
+}
+
+/// A JSON body that may be left out: an empty body is `None`; anything else must be JSON
+/// (`application/json`, within the size limit), with the same answers as every JSON body.
+pub struct OptionalJson(pub Option<Value>);
+
+impl FromRequest for OptionalJson {
+    type Error = MailboxError;
+    type Future = LocalBoxFuture<'static, Result<OptionalJson, MailboxError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let bytes = JsonBytes::from_request(req, payload);
+        Box::pin(async move {
+            let Some(bytes) = bytes.await?.0 else {
+                return Ok(OptionalJson(None));
+            };
             serde_json::from_slice(&bytes)
                 .map(|v| OptionalJson(Some(v)))
                 .map_err(|e| MailboxError::invalid(format!("malformed JSON body: {e}")))

@@ -2,9 +2,10 @@
 //! module registers its routes (`configure`) and lists its operations for the OpenAPI document
 //! (`Paths`).
 
+pub mod a2a;
 mod batch;
 pub mod error;
-mod extract;
+pub(crate) mod extract;
 mod listing;
 pub mod openapi;
 mod ops;
@@ -35,6 +36,8 @@ pub struct AppState {
     pub max_body_bytes: usize,
     /// The policy `POST /a2a/scheduler/tick` runs (from `A2A_MAILBOX_AUTO_RETRY_*`).
     pub scheduler_policy: crate::mailbox::retry::RetryPolicy,
+    /// The A2A facade's settings (§16).
+    pub a2a: a2a::Settings,
     /// What the service listens on (`tcp:ADDR`, `unix:PATH`), set once it is bound.
     pub transports: std::sync::OnceLock<Vec<String>>,
 }
@@ -49,5 +52,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .configure(listing::configure)
         .configure(results::configure)
         .configure(ops::configure)
+        .configure(a2a::configure)
         .configure(openapi::configure);
 }

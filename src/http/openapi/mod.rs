@@ -82,7 +82,10 @@ visible to the caller answers exactly like one that does not exist.\n\n\
 **Retries.** Every POST accepts an `Idempotency-Key` header: the same key with the same request \
 answers the stored response with `Idempotent-Replayed: true`; with a different request → 422 \
 `idempotency_key_reused`; while the first request still runs → 409 `idempotency_in_flight` with \
-`Retry-After`.",
+`Retry-After`.\n\n\
+**A2A.** Every recipient is also an A2A protocol 1.0 agent under `/a2a/agents/{recipient}` (agent \
+card, JSON-RPC and HTTP+JSON bindings). Those routes follow the A2A specification, which A2A \
+clients are built from, and are not described in this document.",
         license(name = "Apache-2.0", identifier = "Apache-2.0"),
     ),
     components(schemas(ErrorCode, crate::http::error::ErrorBody, crate::mailbox::listing::Role)),

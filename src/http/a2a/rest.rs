@@ -1,0 +1,161 @@
+//! The HTTP+JSON binding: `POST /message:send`, `GET /tasks/{id}`, `POST /tasks/{id}:cancel`
+//! and `GET /tasks` under the agent's base URL. A2A errors answer their HTTP status with
+//! `{"error": {code, status, message, details}}`; refusals of the transport stay native.
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use serde_json::{Map, Value};
+
+use super::errors::{A2aError, Fault, Kind};
+use super::methods::Call;
+use super::{check_version, key_header, recipient};
+use crate::auth::Caller;
+use crate::error::MailboxError;
+use crate::http::extract::JsonBytes;
+use crate::http::State;
+
+/// Which method a route runs.
+#[derive(Clone, Copy)]
+enum Method {
+    Send,
+    Get,
+    Cancel,
+    List,
+}
+
+/// Runs `method` with `params` for the request's agent and answers in this binding's shape.
+async fn run(
+    state: &State,
+    caller: &Caller,
+    req: &HttpRequest,
+    method: Method,
+    params: Result<Value, A2aError>,
+) -> Result<HttpResponse, MailboxError> {
+    let recipient = recipient(req)?;
+    let outcome = async {
+        check_version(req)?;
+        let params = params?;
+        let key = key_header(req)?;
+        let call = Call {
+            state,
+            caller,
+            recipient: &recipient,
+            key_header: key.as_deref(),
+        };
+        match method {
+            Method::Send => call.send_message(&params).await,
+            Method::Get => call.get_task(&params).await,
+            Method::Cancel => call.cancel_task(&params).await,
+            Method::List => call.list_tasks(&params).await,
+        }
+    };
+    match outcome.await {
+        Ok(body) => Ok(HttpResponse::Ok().json(body)),
+        Err(Fault::A2a(e)) => Ok(e.rest_response()),
+        Err(Fault::Native(e)) => Err(e),
+    }
+}
+
+/// The body as params: a JSON object (an empty body is `{}`).
+fn body_params(body: &JsonBytes) -> Result<Map<String, Value>, A2aError> {
+    let Some(bytes) = &body.0 else {
+        return Ok(Map::new());
+    };
+    match serde_json::from_slice(bytes) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => Err(A2aError::new(
+            Kind::InvalidRequest,
+            "the body must be a JSON object",
+        )),
+        Err(e) => Err(A2aError::new(
+            Kind::InvalidRequest,
+            format!("the body is not valid JSON: {e}"),
+        )),
+    }
+}
+
+/// The query string as params (every value a string; the methods read numbers and booleans
+/// from strings as ProtoJSON allows), plus the task id of the path when there is one.
+fn query_params(req: &HttpRequest) -> Result<Value, A2aError> {
+    let pairs = web::Query::<Vec<(String, String)>>::from_query(req.query_string())
+        .map_err(|e| A2aError::new(Kind::InvalidRequest, format!("bad query string: {e}")))?;
+    let mut params: Map<String, Value> = pairs
+        .into_inner()
+        .into_iter()
+        .map(|(k, v)| (k, Value::String(v)))
+        .collect();
+    with_path_id(req, &mut params);
+    Ok(Value::Object(params))
+}
+
+fn with_path_id(req: &HttpRequest, params: &mut Map<String, Value>) {
+    if let Some(id) = req.match_info().get("id") {
+        params.insert("id".into(), Value::String(id.to_owned()));
+    }
+}
+
+pub async fn send_message(
+    state: State,
+    caller: Caller,
+    req: HttpRequest,
+    body: JsonBytes,
+) -> Result<HttpResponse, MailboxError> {
+    let params = body_params(&body).map(Value::Object);
+    run(&state, &caller, &req, Method::Send, params).await
+}
+
+pub async fn get_task(
+    state: State,
+    caller: Caller,
+    req: HttpRequest,
+) -> Result<HttpResponse, MailboxError> {
+    let params = query_params(&req);
+    run(&state, &caller, &req, Method::Get, params).await
+}
+
+pub async fn cancel_task(
+    state: State,
+    caller: Caller,
+    req: HttpRequest,
+    body: JsonBytes,
+) -> Result<HttpResponse, MailboxError> {
+    let params = body_params(&body).map(|mut p| {
+        with_path_id(&req, &mut p);
+        Value::Object(p)
+    });
+    run(&state, &caller, &req, Method::Cancel, params).await
+}
+
+pub async fn list_tasks(
+    state: State,
+    caller: Caller,
+    req: HttpRequest,
+) -> Result<HttpResponse, MailboxError> {
+    let params = query_params(&req);
+    run(&state, &caller, &req, Method::List, params).await
+}
+
+/// Streaming routes: this agent does not stream.
+pub async fn unsupported(_: Caller, req: HttpRequest) -> Result<HttpResponse, MailboxError> {
+    refuse(
+        &req,
+        Kind::UnsupportedOperation,
+        "streaming is not supported: poll with GetTask",
+    )
+}
+
+/// Push-notification routes.
+pub async fn no_push(_: Caller, req: HttpRequest) -> Result<HttpResponse, MailboxError> {
+    refuse(
+        &req,
+        Kind::PushNotificationNotSupported,
+        "push notifications are not supported: poll with GetTask",
+    )
+}
+
+fn refuse(req: &HttpRequest, kind: Kind, message: &str) -> Result<HttpResponse, MailboxError> {
+    recipient(req)?;
+    let e = check_version(req)
+        .err()
+        .unwrap_or_else(|| A2aError::new(kind, message));
+    Ok(e.rest_response())
+}

@@ -1,0 +1,15 @@
+//! The A2A protocol 1.0 facade (API.md §16), black-box: the real binary over HTTP on SQLite and on
+//! PostgreSQL, driven by hand on the wire and by the reference client (`a2a-sdk`, Python).
+
+#[allow(dead_code)]
+#[macro_use]
+mod common;
+
+mod a2a {
+    mod card;
+    mod errors;
+    mod read;
+    pub mod rpc;
+    mod sdk;
+    mod send;
+}

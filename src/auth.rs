@@ -2,6 +2,9 @@
 //!
 //! The caller's identity is the token subject, so every capability is bound to the calling peer.
 
+mod reason;
+pub use reason::AuthReason;
+
 use std::collections::BTreeMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -167,66 +170,6 @@ pub fn cap_error(check: CapCheck, required: &str) -> Result<(), MailboxError> {
     }
 }
 
-/// Why a token was refused: a short stable slug, the `reason` label of `a2a_auth_failures_total`
-/// and a key of the `reasons` of an `authentication_failed` audit row (API.md §10).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum AuthReason {
-    Missing,
-    Malformed,
-    Expired,
-    NotYetValid,
-    BadSignature,
-    WrongAlgorithm,
-    WrongAudience,
-    WrongIssuer,
-    MissingClaim,
-    BadSubject,
-    Invalid,
-}
-
-impl AuthReason {
-    /// Every reason's slug, in the order of the variants (`reason as usize`).
-    pub const SLUGS: [&'static str; 11] = [
-        "missing",
-        "malformed",
-        "expired",
-        "not_yet_valid",
-        "bad_signature",
-        "wrong_algorithm",
-        "wrong_audience",
-        "wrong_issuer",
-        "missing_claim",
-        "bad_subject",
-        "invalid",
-    ];
-
-    pub fn slug(self) -> &'static str {
-        AuthReason::SLUGS[self as usize]
-    }
-
-    /// What the verifier's error says about the token (anything about the server's own key is
-    /// `invalid`).
-    fn of(kind: &jsonwebtoken::errors::ErrorKind) -> AuthReason {
-        use jsonwebtoken::errors::ErrorKind as K;
-        match kind {
-            K::InvalidToken | K::Base64(_) | K::Json(_) | K::Utf8(_) | K::InvalidClaimFormat(_) => {
-                AuthReason::Malformed
-            }
-            K::InvalidSignature => AuthReason::BadSignature,
-            K::InvalidAlgorithm | K::InvalidAlgorithmName | K::UnsupportedAlgorithm => {
-                AuthReason::WrongAlgorithm
-            }
-            K::ExpiredSignature => AuthReason::Expired,
-            K::ImmatureSignature => AuthReason::NotYetValid,
-            K::InvalidAudience => AuthReason::WrongAudience,
-            K::InvalidIssuer => AuthReason::WrongIssuer,
-            K::MissingRequiredClaim(_) => AuthReason::MissingClaim,
-            K::InvalidSubject => AuthReason::BadSubject,
-            _ => AuthReason::Invalid,
-        }
-    }
-}
-
 /// A refused token: why, and the 401 the request answers.
 pub type Refused = (AuthReason, MailboxError);
 
@@ -267,6 +210,11 @@ impl Verifier {
     }
 
     pub fn verify(&self, token: &str) -> Result<Caller, Refused> {
+        self.verify_expiring(token).map(|(caller, _)| caller)
+    }
+
+    /// [`Verifier::verify`], and when the token expires (`exp`, epoch seconds).
+    pub fn verify_expiring(&self, token: &str) -> Result<(Caller, u64), Refused> {
         let data =
             jsonwebtoken::decode::<Claims>(token, &self.key, &self.validation).map_err(|e| {
                 refused(
@@ -280,10 +228,11 @@ impl Verifier {
                 format!("invalid token subject: {e}"),
             )
         })?;
-        Ok(Caller {
+        let caller = Caller {
             sub,
             caps: data.claims.caps,
-        })
+        };
+        Ok((caller, data.claims.exp))
     }
 }
 

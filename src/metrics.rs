@@ -8,6 +8,9 @@ use std::sync::Mutex;
 
 use crate::auth::AuthReason;
 
+mod throughput;
+pub use throughput::{Minute, Throughput, MINUTES};
+
 /// Upper bounds (seconds) of the request latency buckets.
 const BUCKETS: [f64; 12] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
@@ -24,6 +27,8 @@ struct Histogram {
 pub struct Metrics {
     pub tasks_sent: AtomicU64,
     pub leases: AtomicU64,
+    /// Results stored (posted by recipients; not repairs or expiries).
+    pub results_posted: AtomicU64,
     pub requeues_manual: AtomicU64,
     pub requeues_auto: AtomicU64,
     pub forced_errors: AtomicU64,
@@ -41,6 +46,8 @@ pub struct Metrics {
     /// Refused tokens, per reason (`AuthReason as usize`).
     pub auth_failures: [AtomicU64; AuthReason::SLUGS.len()],
     latency: Mutex<BTreeMap<(String, String, u16), Histogram>>,
+    /// The counters per minute, for the dashboard.
+    pub throughput: Throughput,
 }
 
 /// The fast paths PostgreSQL combines into batches (the `kind` label), in [`Metrics::batches`]
@@ -80,7 +87,7 @@ impl Metrics {
             }
             let _ = writeln!(out, "{name}{labels} {value}");
         }
-        let counters: [(&str, &str, &AtomicU64); 8] = [
+        let counters: [(&str, &str, &AtomicU64); 9] = [
             (
                 "a2a_tasks_sent_total",
                 "Tasks queued by this instance.",
@@ -90,6 +97,11 @@ impl Metrics {
                 "a2a_leases_total",
                 "Leases granted by this instance.",
                 &self.leases,
+            ),
+            (
+                "a2a_results_posted_total",
+                "Results posted to this instance.",
+                &self.results_posted,
             ),
             (
                 "a2a_requeues_manual_total",

@@ -71,6 +71,7 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
     store.migrate().await?;
     let mailbox = Mailbox::new(store.clone(), s.mailbox, metrics);
     tokio::spawn(crate::mailbox::auth_failures::flush(mailbox.clone()));
+    tokio::spawn(sample_throughput(mailbox.metrics.clone()));
     if let Some(every) = s.scheduler_interval_ms.filter(|ms| *ms > 0) {
         tokio::spawn(scheduler_timer(
             mailbox.clone(),
@@ -147,6 +148,16 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
     outcome?;
     store.close().await;
     Ok(())
+}
+
+/// Samples the counters every 10 s for the dashboard's throughput chart.
+async fn sample_throughput(metrics: Arc<Metrics>) {
+    let mut every = tokio::time::interval(Duration::from_secs(10));
+    loop {
+        every.tick().await;
+        let minute = crate::clock::now_ms().max(0) as u64 / 60_000;
+        metrics.throughput.sample(&metrics, minute);
+    }
 }
 
 /// The identity of the in-process timer in the audit feed.

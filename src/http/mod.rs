@@ -4,6 +4,7 @@
 
 pub mod a2a;
 mod batch;
+mod dashboard;
 pub mod error;
 pub(crate) mod extract;
 mod listing;
@@ -15,6 +16,7 @@ mod respond;
 mod results;
 mod system;
 mod tasks;
+pub(crate) mod time;
 
 use std::sync::Arc;
 
@@ -53,5 +55,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .configure(results::configure)
         .configure(ops::configure)
         .configure(a2a::configure)
+        .configure(dashboard::configure)
         .configure(openapi::configure);
 }

@@ -15,6 +15,7 @@ mod idempotency;
 mod lease;
 pub mod listing;
 mod longpoll;
+pub mod overview;
 pub mod repair;
 mod results;
 pub mod retry;

@@ -107,6 +107,9 @@ impl Mailbox {
                 respond_audit_halves(&id),
             )
             .await?;
+        if stored.is_some() {
+            self.metrics.inc(&self.metrics.results_posted);
+        }
         Ok(stored.map(|sender| {
             Done::created(ResultPosted {
                 task_id: input.task_id,
@@ -205,6 +208,7 @@ impl Mailbox {
                 if let Some(cache_key) = &row.cache_key {
                     self.cache_result(tx, &row, cache_key, &stored, now).await?;
                 }
+                self.metrics.inc(&self.metrics.results_posted);
                 Ok(Done::created(posted).waking(Wake::Sender(row.sender.clone())))
             }
         }

@@ -1,14 +1,17 @@
 //! The bounded, opt-in retry gate (§7): its policy, its rules and its report. The scan that
 //! applies them, and the scheduler tick's coalescing, are in `scan.rs`.
 
+mod preview;
 mod scan;
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::domain::DuplicateSafety;
+use crate::auth::{Caller, CapCheck, ScopeCtx};
+use crate::domain::{DuplicateSafety, TaskState};
 use crate::error::MailboxError;
+use crate::store::TaskRow;
 
 /// Bounds of one retry scan. `{}` means these defaults, and a dry run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -68,6 +71,32 @@ pub struct Candidate<'a> {
     pub idempotency_key: Option<&'a str>,
     pub duplicate_safety: Option<&'a str>,
     pub attempt: u32,
+}
+
+/// Whether the caller's `a2a.repair.requeue` grant admits requeueing this task's lease: the
+/// one rule of the gate that needs the caller.
+pub(crate) fn scope_admits(caller: &Caller, row: &TaskRow, lease_id: &str) -> bool {
+    let ctx = ScopeCtx {
+        peer: Some(&row.recipient),
+        task_id: Some(row.id.clone()),
+        lease_id: Some(lease_id.to_owned()),
+        duplicate_risk: Some("idempotent"),
+    };
+    caller.check("a2a.repair.requeue", &ctx) == CapCheck::Passed
+}
+
+impl Candidate<'_> {
+    /// What the gate knows of a task row, `now`.
+    pub(crate) fn of(row: &TaskRow, now: i64) -> Candidate<'_> {
+        Candidate {
+            in_flight: row.state() == TaskState::InFlight,
+            lease_id: row.lease_id.as_deref(),
+            lease_age_ms: now - row.heartbeat_at_ms.unwrap_or(now),
+            idempotency_key: row.idem_key.as_deref(),
+            duplicate_safety: row.duplicate_safety.as_deref(),
+            attempt: row.attempt as u32,
+        }
+    }
 }
 
 impl RetryPolicy {

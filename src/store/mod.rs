@@ -14,6 +14,7 @@ mod fast;
 mod fault;
 mod listing;
 mod ops;
+mod overview;
 mod postgres;
 mod reads;
 mod records;

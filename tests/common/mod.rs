@@ -18,6 +18,8 @@ use serde_json::{json, Value};
 use sqlx::{Connection, Executor, PgConnection};
 use uuid::Uuid;
 
+pub mod python;
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_a2a-mailbox");
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 const LISTENING_PREFIX: &str = "a2a-mailbox listening on ";
@@ -685,6 +687,8 @@ impl TestApp {
         };
         let client = reqwest::Client::builder()
             .no_proxy()
+            // A redirect (the dashboard's) is an answer a test looks at.
+            .redirect(reqwest::redirect::Policy::none())
             .timeout(Duration::from_secs(60))
             .build()
             .expect("building the HTTP client");

@@ -7,11 +7,11 @@ use serde_json::{json, Map, Value};
 use uuid::Uuid;
 
 use super::errors::{A2aError, Fault, Kind};
-use super::time::parse_ms;
 use super::wire::{self, Incoming, View, KEPT};
 use crate::auth::Caller;
 use crate::domain::{AgentId, TaskStatus};
 use crate::error::ErrorCode;
+use crate::http::time::parse_ms;
 use crate::http::AppState;
 use crate::mailbox::listing::{ListRequest, Role};
 

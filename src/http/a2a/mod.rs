@@ -11,7 +11,7 @@ mod errors;
 mod jsonrpc;
 mod methods;
 mod rest;
-mod time;
+
 mod wire;
 
 use std::time::Duration;

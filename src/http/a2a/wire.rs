@@ -6,8 +6,8 @@ use serde_json::{json, Map, Value};
 use uuid::Uuid;
 
 use super::errors::{A2aError, Kind};
-use super::time::format_ms;
 use crate::domain::{Content, ResultStatus, TaskState, TaskStatus};
+use crate::http::time::format_ms;
 
 /// The facade's namespace in A2A metadata (`message.metadata[EXT].idempotencyKey`, the Task's
 /// `metadata[EXT]`).

@@ -17,7 +17,6 @@ use serde_json::json;
 
 use super::{Candidate, Requeued, RetryPolicy, RetryReport, ScanKind, SkipReason, Skipped};
 use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
-use crate::domain::TaskState;
 use crate::error::{ErrorCode, MailboxError};
 use crate::mailbox::audit::{audit, checks_audit, RepairApplied, CAPABILITY_CHECK};
 use crate::mailbox::{now_ms, rule, Done, IdemRequest, Mailbox, Wake};
@@ -157,15 +156,8 @@ impl Mailbox {
         for row in rows {
             let attempt = row.attempt as u32;
             let task_id = parse_uuid(&row.id)?;
-            let age = now - row.heartbeat_at_ms.unwrap_or(now);
-            let candidate = Candidate {
-                in_flight: row.state() == TaskState::InFlight,
-                lease_id: row.lease_id.as_deref(),
-                lease_age_ms: age,
-                idempotency_key: row.idem_key.as_deref(),
-                duplicate_safety: row.duplicate_safety.as_deref(),
-                attempt,
-            };
+            let candidate = Candidate::of(&row, now);
+            let age = candidate.lease_age_ms;
             let verdict = policy.verdict(&candidate, report.requeued.len() as u32);
             let (lease_id, key) = match verdict {
                 Ok(()) => (
@@ -190,13 +182,7 @@ impl Mailbox {
                     lease_age_ms: None,
                 });
             };
-            let ctx = ScopeCtx {
-                peer: Some(&row.recipient),
-                task_id: Some(row.id.clone()),
-                lease_id: Some(lease_id.clone()),
-                duplicate_risk: Some("idempotent"),
-            };
-            if caller.check("a2a.repair.requeue", &ctx) != CapCheck::Passed {
+            if !super::scope_admits(caller, &row, &lease_id) {
                 skip(SkipReason::CapabilityScopeMismatch);
                 continue;
             }

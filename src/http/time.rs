@@ -1,5 +1,6 @@
 //! RFC 3339 timestamps in UTC (ProtoJSON's `google.protobuf.Timestamp`), to and from epoch
-//! milliseconds: the facade's `status.timestamp` and ListTasks' `statusTimestampAfter`.
+//! milliseconds: the A2A facade's `status.timestamp` and `statusTimestampAfter`, and the
+//! dashboard's times.
 
 /// Days since 1970-01-01 of a proleptic Gregorian date.
 fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {

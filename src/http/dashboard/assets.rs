@@ -1,0 +1,21 @@
+//! The dashboard's two assets, embedded in the binary: one stylesheet and one script (no CDN,
+//! no web font, nothing to build). Their URLs carry the version, so they may be cached long.
+
+use actix_web::http::header;
+use actix_web::{web, HttpResponse};
+
+const CSS: &str = include_str!("assets/app.css");
+const JS: &str = include_str!("assets/app.js");
+
+pub async fn asset(name: web::Path<String>) -> HttpResponse {
+    let (body, kind) = match name.as_str() {
+        "app.css" => (CSS, "text/css; charset=utf-8"),
+        "app.js" => (JS, "text/javascript; charset=utf-8"),
+        _ => return HttpResponse::NotFound().finish(),
+    };
+    HttpResponse::Ok()
+        .content_type(kind)
+        .insert_header((header::CACHE_CONTROL, "public, max-age=86400"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .body(body)
+}

@@ -1,0 +1,107 @@
+//! The page every screen shares, the headers every page is served with (a strict
+//! Content-Security-Policy: scripts and styles only from the embedded assets), and the small
+//! pieces of markup the screens repeat.
+
+use actix_web::http::{header, StatusCode};
+use actix_web::HttpResponse;
+use maud::{html, Markup, DOCTYPE};
+
+use super::session::Session;
+use crate::http::time::format_ms;
+
+pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
+    connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/// A whole page: the navigation (with sign-out) for a signed-in operator, then `body`.
+pub fn page(title: &str, session: Option<&Session>, body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) " · a2a-mailbox" }
+                link rel="stylesheet" href=(concat!("/dashboard/assets/app.css?v=", env!("CARGO_PKG_VERSION")));
+                script src=(concat!("/dashboard/assets/app.js?v=", env!("CARGO_PKG_VERSION"))) defer {}
+            }
+            body {
+                @if let Some(s) = session {
+                    header {
+                        strong.brand { "a2a-mailbox" }
+                        nav {
+                            a href="/dashboard" { "Overview" }
+                            a href="/dashboard/leases" { "Stale leases" }
+                            a href="/dashboard/retry" { "Retry gate" }
+                            a href="/dashboard/tasks" { "Tasks" }
+                            a href="/dashboard/audit" { "Audit" }
+                        }
+                        form.signout method="post" action="/dashboard/logout" {
+                            (csrf_field(s))
+                            span.who { (s.caller.sub.as_str()) }
+                            button { "Sign out" }
+                        }
+                    }
+                }
+                main { (body) }
+            }
+        }
+    }
+}
+
+pub fn csrf_field(s: &Session) -> Markup {
+    html! { input type="hidden" name="csrf" value=(s.csrf); }
+}
+
+/// An HTML answer with the dashboard's headers.
+pub fn respond(status: StatusCode, markup: Markup) -> HttpResponse {
+    HttpResponse::build(status)
+        .content_type("text/html; charset=utf-8")
+        .insert_header((header::CONTENT_SECURITY_POLICY, CSP))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((header::REFERRER_POLICY, "no-referrer"))
+        .body(markup.into_string())
+}
+
+/// A page for a signed-in operator, answered 200.
+pub fn ok(title: &str, s: &Session, body: Markup) -> HttpResponse {
+    respond(StatusCode::OK, page(title, Some(s), body))
+}
+
+/// A time as people read it, in UTC.
+pub fn when(ms: u64) -> String {
+    let t = format_ms(ms);
+    format!("{} {}", &t[..10], &t[11..19])
+}
+
+/// A duration as people read it: `42 s`, `7 min`, `3 h 5 min`.
+pub fn age(ms: u64) -> String {
+    let s = ms / 1000;
+    match s {
+        0..=59 => format!("{s} s"),
+        60..=3599 => format!("{} min", s / 60),
+        _ => format!("{} h {} min", s / 3600, s / 60 % 60),
+    }
+}
+
+/// A refusal or failure of an action, explained on the page rather than as an error page.
+pub fn outcome_page(
+    s: &Session,
+    title: &str,
+    status: StatusCode,
+    body: Markup,
+    back: &str,
+) -> HttpResponse {
+    respond(
+        status,
+        page(
+            title,
+            Some(s),
+            html! {
+                h1 { (title) }
+                (body)
+                p { a href=(back) { "Back" } }
+            },
+        ),
+    )
+}

@@ -1,0 +1,275 @@
+//! Tasks: a search over the task list (§13), and one task's page: its status, lease and result,
+//! its parent and children as a tree, its audit rows, and a cancel button.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use maud::{html, Markup};
+use serde::Deserialize;
+use uuid::Uuid;
+
+use super::layout::{csrf_field, ok, outcome_page, when};
+use super::session::{check_csrf, see_other, session, CsrfForm};
+use crate::domain::{AgentId, TaskState, TaskStatus};
+use crate::http::State;
+use crate::mailbox::admin::AuditFilter;
+use crate::mailbox::listing::ListRequest;
+
+#[derive(Deserialize, Default)]
+pub struct Search {
+    id: Option<String>,
+    sender: Option<String>,
+    recipient: Option<String>,
+    state: Option<String>,
+    context_id: Option<String>,
+    parent: Option<String>,
+    cursor: Option<String>,
+}
+
+fn given(v: &Option<String>) -> Option<&str> {
+    v.as_deref().map(str::trim).filter(|v| !v.is_empty())
+}
+
+impl Search {
+    fn request(&self) -> Result<ListRequest, String> {
+        let agent = |v: &Option<String>| {
+            given(v)
+                .map(AgentId::parse)
+                .transpose()
+                .map_err(|e| e.to_string())
+        };
+        let state = given(&self.state)
+            .map(|s| TaskState::parse(s).ok_or_else(|| format!("unknown state {s:?}")))
+            .transpose()?;
+        let parent = given(&self.parent)
+            .map(|p| Uuid::parse_str(p).map_err(|_| format!("parent {p:?} is not a task id")))
+            .transpose()?;
+        Ok(ListRequest {
+            states: state.into_iter().collect(),
+            sender: agent(&self.sender)?,
+            recipient: agent(&self.recipient)?,
+            context_id: given(&self.context_id).map(str::to_owned),
+            parent,
+            cursor: given(&self.cursor).map(str::to_owned),
+            limit: 50,
+            ..ListRequest::default()
+        })
+    }
+}
+
+pub async fn search(state: State, req: HttpRequest, q: web::Query<Search>) -> HttpResponse {
+    let s = match session(&req, &state) {
+        Ok(s) => s,
+        Err(page) => return *page,
+    };
+    if let Some(id) = given(&q.id) {
+        return see_other(&format!("/dashboard/tasks/{id}"));
+    }
+    let (page, refusal) = match q.request() {
+        Ok(r) => match state.mailbox.list_tasks(&s.caller, &r).await {
+            Ok(page) => (Some(page), None),
+            Err(e) => (None, Some(e.message)),
+        },
+        Err(why) => (None, Some(why)),
+    };
+    let field = |label: &str, name: &str, value: &Option<String>| {
+        html! {
+            label { (label) input type="text" name=(name) value=[value.as_deref()]; }
+        }
+    };
+    ok(
+        "Tasks",
+        &s,
+        html! {
+            h1 { "Tasks" }
+            form.filters method="get" {
+                (field("task id", "id", &q.id))
+                (field("sender", "sender", &q.sender))
+                (field("recipient", "recipient", &q.recipient))
+                label { "state" select name="state" {
+                    option value="" { "any" }
+                    @for st in TaskState::ALL {
+                        option value=(st.as_str()) selected[given(&q.state) == Some(st.as_str())] { (st.as_str()) }
+                    }
+                } }
+                (field("context id", "context_id", &q.context_id))
+                (field("parent", "parent", &q.parent))
+                button.quiet { "Search" }
+            }
+            @if let Some(why) = refusal { p.bad { (why) } }
+            @if let Some(page) = page {
+                (task_table(&page.tasks))
+                @if let Some(next) = &page.next_cursor {
+                    p { a href=(format!("?{}", next_query(&q, next))) { "Next page" } }
+                }
+            }
+        },
+    )
+}
+
+fn next_query(q: &Search, cursor: &str) -> String {
+    let pairs = [
+        ("sender", &q.sender),
+        ("recipient", &q.recipient),
+        ("state", &q.state),
+        ("context_id", &q.context_id),
+        ("parent", &q.parent),
+    ];
+    let mut out: Vec<String> = pairs
+        .iter()
+        .filter_map(|(k, v)| given(v).map(|v| format!("{k}={}", encode(v))))
+        .collect();
+    out.push(format!("cursor={}", encode(cursor)));
+    out.join("&")
+}
+
+fn encode(v: &str) -> String {
+    v.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'@' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+fn task_table(tasks: &[TaskStatus]) -> Markup {
+    html! {
+        table #tasks {
+            tr { th { "task" } th { "state" } th { "sender → recipient" } th { "intent" } th { "created (UTC)" } }
+            @for t in tasks {
+                tr data-task=(t.task.id) {
+                    td { a.mono href=(format!("/dashboard/tasks/{}", t.task.id)) { (t.task.id) } }
+                    td.state { (t.state.as_str()) }
+                    td { (t.task.sender.as_str()) " → " (t.task.recipient.as_str()) }
+                    td { (t.task.intent_text) }
+                    td { (when(t.created_at_ms)) }
+                }
+            }
+        }
+        @if tasks.is_empty() { p.hint { "No task matches." } }
+    }
+}
+
+pub async fn task(state: State, req: HttpRequest, id: web::Path<String>) -> HttpResponse {
+    let s = match session(&req, &state) {
+        Ok(s) => s,
+        Err(page) => return *page,
+    };
+    let Ok(id) = Uuid::parse_str(&id) else {
+        let body = html! { p { "That is not a task id." } };
+        return outcome_page(
+            &s,
+            "No such task",
+            StatusCode::NOT_FOUND,
+            body,
+            "/dashboard/tasks",
+        );
+    };
+    let mailbox = &state.mailbox;
+    let status = match mailbox.task_status(&s.caller, id).await {
+        Ok(t) => t,
+        Err(e) => return super::failure(&s, &e, "/dashboard/tasks"),
+    };
+    let children = ListRequest {
+        limit: 100,
+        ..ListRequest::default()
+    };
+    let children = match mailbox.children(&s.caller, id, &children).await {
+        Ok((_, page)) => page.tasks,
+        Err(e) => return super::failure(&s, &e, "/dashboard/tasks"),
+    };
+    let audit = AuditFilter {
+        limit: 1000,
+        since_ms: None,
+        kind: None,
+    };
+    let needle = id.to_string();
+    let rows: Vec<_> = match mailbox.audit_feed(&s.caller, &audit).await {
+        Ok(events) => events
+            .into_iter()
+            .filter(|e| e.kind.to_string().contains(&needle))
+            .collect(),
+        Err(e) => return super::failure(&s, &e, "/dashboard/tasks"),
+    };
+    let t = &status;
+    let cancelable = matches!(t.state, TaskState::Queued | TaskState::InFlight);
+    ok(
+        "Task",
+        &s,
+        html! {
+            h1 { "Task " span.mono { (t.task.id) } }
+            table #task {
+                tr { th { "state" } td #state { (t.state.as_str()) } }
+                tr { th { "sender → recipient" } td { (t.task.sender.as_str()) " → " (t.task.recipient.as_str()) } }
+                tr { th { "intent" } td { (t.task.intent_text) } }
+                tr { th { "attempt" } td { (t.attempt) } }
+                tr { th { "lease" } td { @if let Some(l) = &t.lease {
+                    (l.leased_to.as_str()) ", lease " span.mono { (l.lease_id) } ", since " (when(l.leased_at_ms))
+                } @else { "—" } } }
+                tr { th { "result" } td #result { @if let Some(r) = &t.result {
+                    (r.status.as_str()) @if let Some(m) = &r.error_message { ": " (m) }
+                    pre { (serde_json::to_string_pretty(&r.content).unwrap_or_default()) }
+                } @else { "—" } } }
+                tr { th { "created / updated (UTC)" } td { (when(t.created_at_ms)) " / " (when(t.updated_at_ms)) } }
+            }
+            h2 { "Task graph" }
+            div.tree {
+                @if let Some(parent) = t.task.parent {
+                    "parent: " a.mono href=(format!("/dashboard/tasks/{parent}")) { (parent) }
+                }
+                ul { li { strong { "this task" } " (" (t.state.as_str()) ")"
+                    ul { @for c in &children {
+                        li { a.mono href=(format!("/dashboard/tasks/{}", c.task.id)) { (c.task.id) } " " (c.state.as_str()) " — " (c.task.intent_text) }
+                    } }
+                } }
+                @if children.is_empty() { p.hint { "No children." } }
+            }
+            @if cancelable {
+                h2 { "Cancel" }
+                form.actions method="post" action=(format!("/dashboard/tasks/{}/cancel", t.task.id))
+                    data-confirm="Cancel this task? Its worker will be told to stop." {
+                    (csrf_field(&s))
+                    input type="text" name="reason" placeholder="reason";
+                    button.danger { "Cancel task" }
+                }
+            }
+            h2 { "Audit rows" }
+            table #task-audit {
+                tr { th { "time (UTC)" } th { "issuer" } th { "details" } }
+                @for e in &rows { tr { td { (when(e.timestamp_ms)) } td { (e.issuer) } td.mono { (e.kind.to_string()) } } }
+            }
+        },
+    )
+}
+
+#[derive(Deserialize)]
+pub struct CancelForm {
+    #[serde(flatten)]
+    csrf: CsrfForm,
+    reason: Option<String>,
+}
+
+pub async fn cancel(
+    state: State,
+    req: HttpRequest,
+    id: web::Path<String>,
+    form: web::Form<CancelForm>,
+) -> HttpResponse {
+    let s = match session(&req, &state) {
+        Ok(s) => s,
+        Err(page) => return *page,
+    };
+    if let Err(refused) = check_csrf(&s, form.csrf.csrf.as_deref()) {
+        return *refused;
+    }
+    let back = format!("/dashboard/tasks/{id}");
+    let Ok(task_id) = Uuid::parse_str(&id) else {
+        return see_other("/dashboard/tasks");
+    };
+    let reason = form.reason.clone().filter(|r| !r.trim().is_empty());
+    match state.mailbox.cancel(&s.caller, None, task_id, reason).await {
+        Ok(_) => see_other(&back),
+        Err(e) => super::failure(&s, &e, &back),
+    }
+}

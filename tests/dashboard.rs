@@ -1,0 +1,12 @@
+//! The operator dashboard (`/dashboard`), black-box: pages and forms over HTTP, and the whole
+//! flow in a real headless Chromium, on SQLite and on PostgreSQL.
+
+#[allow(dead_code)]
+#[macro_use]
+mod common;
+
+mod dashboard {
+    mod browser;
+    mod pages;
+    pub mod web;
+}

@@ -1,0 +1,329 @@
+//! The dashboard over HTTP: signing in, the headers every page carries, CSRF on every change, and
+//! what each action does to the mailbox (the same operations, and audit rows, as the API).
+
+use serde_json::json;
+
+use super::web::*;
+use crate::common::*;
+
+both_engines!(pages_are_self_contained_behind_a_strict_policy);
+async fn pages_are_self_contained_behind_a_strict_policy(app: TestApp) {
+    let ops = operator(&app);
+    in_flight(&app).await;
+    for path in [
+        "/dashboard",
+        "/dashboard/leases",
+        "/dashboard/retry",
+        "/dashboard/tasks",
+        "/dashboard/audit",
+    ] {
+        let r = page(&app, path, &ops).await;
+        r.expect(200);
+        let csp = r.header("content-security-policy").unwrap_or_default();
+        assert!(
+            csp.contains("default-src 'none'") && csp.contains("script-src 'self'"),
+            "{path}: {csp}"
+        );
+        assert_eq!(r.header("cache-control"), Some("no-store"), "{path}");
+        assert!(
+            !r.text.contains("<script>") && !r.text.contains(" style="),
+            "{path}: inline code"
+        );
+        assert!(
+            !r.text.contains("https://") && !r.text.contains("http://"),
+            "{path}: an outside URL"
+        );
+    }
+    for asset in ["app.css", "app.js"] {
+        let r = app.get_anon(&format!("/dashboard/assets/{asset}")).await;
+        r.expect(200);
+        assert!(
+            r.header("cache-control")
+                .unwrap_or_default()
+                .contains("max-age"),
+            "{asset}"
+        );
+    }
+}
+
+both_engines!(only_an_operator_token_signs_in);
+async fn only_an_operator_token_signs_in(app: TestApp) {
+    let login = |token: String| {
+        let api = app.api.clone();
+        async move { post_form(&api, "/dashboard/login", "", &[("token", &token)]).await }
+    };
+    let r = login("not-a-token".into()).await;
+    assert_eq!(r.status, 401, "{}", r.text);
+    let r = login(app.alice()).await;
+    assert_eq!(r.status, 403);
+    assert!(r.text.contains("cannot open the dashboard"), "{}", r.text);
+    let r = login(operator(&app)).await;
+    assert_eq!(r.status, 303);
+    assert_eq!(r.header("location"), Some("/dashboard"));
+    let cookie = r.header("set-cookie").unwrap_or_default().to_owned();
+    for part in [
+        "a2a_dashboard=",
+        "HttpOnly",
+        "SameSite=Strict",
+        "Path=/dashboard",
+        "Max-Age=",
+    ] {
+        assert!(cookie.contains(part), "{cookie}");
+    }
+    let max_age: i64 = cookie
+        .split("Max-Age=")
+        .nth(1)
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        (3500..=3600).contains(&max_age),
+        "the token's own expiry: {max_age}"
+    );
+    // Without a session, or with a session that is not an operator's.
+    let r = app.get_anon("/dashboard/leases").await;
+    assert_eq!(
+        (r.status, r.header("location")),
+        (303, Some("/dashboard/login"))
+    );
+    let r = page(&app, "/dashboard/leases", &app.alice()).await;
+    assert_eq!(r.status, 403);
+}
+
+both_engines!(every_change_needs_the_csrf_token);
+async fn every_change_needs_the_csrf_token(app: TestApp) {
+    let ops = operator(&app);
+    let (id, lease) = in_flight(&app).await;
+    let target = format!("{id}:{lease}");
+    let posts: [(&str, Vec<(&str, &str)>); 4] = [
+        (
+            "/dashboard/leases/act",
+            vec![
+                ("action", "requeue"),
+                ("duplicate_risk", "operator_accepted"),
+                ("task", &target),
+            ],
+        ),
+        ("/dashboard/retry", vec![]),
+        (
+            &format!("/dashboard/tasks/{id}/cancel"),
+            vec![("reason", "x")],
+        ),
+        ("/dashboard/logout", vec![]),
+    ]
+    .map(|(p, f)| (Box::leak(p.to_owned().into_boxed_str()) as &str, f));
+    for (path, form) in &posts {
+        for csrf in [None, Some("0123456789abcdef0123456789abcdef")] {
+            let mut form = form.clone();
+            if let Some(c) = csrf {
+                form.push(("csrf", c));
+            }
+            let r = post_form(&app, path, &ops, &form).await;
+            assert_eq!(r.status, 403, "{path} with csrf {csrf:?}: {}", r.text);
+            assert!(r.text.contains("CSRF"), "{path}");
+        }
+    }
+    assert_eq!(
+        app.status_ok(&id).await["state"],
+        "in_flight",
+        "nothing changed"
+    );
+}
+
+both_engines!(a_lease_that_changed_is_explained_not_an_error);
+async fn a_lease_that_changed_is_explained_not_an_error(app: TestApp) {
+    let ops = operator(&app);
+    let (id, old) = in_flight(&app).await;
+    // Someone else requeued it and it was leased again meanwhile.
+    let body = json!({"task_id": id, "reason": "elsewhere",
+        "command": {"action": "requeue", "duplicate_risk": "operator_accepted"}});
+    app.post("/a2a/repair", &ops, &body).await.expect(200);
+    app.lease_some(&app.bob()).await;
+    let csrf = csrf(&app, &ops).await;
+    let target = format!("{id}:{old}");
+    let form = [
+        ("csrf", csrf.as_str()),
+        ("action", "requeue"),
+        ("duplicate_risk", "operator_accepted"),
+        ("task", &target),
+    ];
+    let r = post_form(&app, "/dashboard/leases/act", &ops, &form).await;
+    assert_eq!(r.status, 409, "{}", r.text);
+    assert!(
+        r.text.contains("the lease changed since you looked"),
+        "{}",
+        r.text
+    );
+    assert!(r.text.contains("<h1>"), "a page, not an error body");
+    assert_eq!(
+        app.status_ok(&id).await["attempt"],
+        2,
+        "the new lease was left alone"
+    );
+}
+
+both_engines!(bulk_actions_run_one_audited_operation_per_row);
+async fn bulk_actions_run_one_audited_operation_per_row(app: TestApp) {
+    let ops = operator(&app);
+    let (a, la) = in_flight(&app).await;
+    let (b, lb) = in_flight(&app).await;
+    let (c, _) = in_flight(&app).await;
+    let csrf = csrf(&app, &ops).await;
+    let (ta, tb) = (format!("{a}:{la}"), format!("{b}:{lb}"));
+    let form = [
+        ("csrf", csrf.as_str()),
+        ("action", "cancel"),
+        ("reason", "cleanup"),
+        ("task", &ta),
+        ("task", &tb),
+    ];
+    let r = post_form(&app, "/dashboard/leases/act", &ops, &form).await;
+    r.expect(200);
+    assert!(r.text.contains("2 of 2 done"), "{}", r.text);
+    for id in [&a, &b] {
+        assert_eq!(app.status_ok(id).await["state"], "canceled");
+    }
+    // Every row of the filter: only c is left in flight.
+    let form = [
+        ("csrf", csrf.as_str()),
+        ("all", "force_error"),
+        ("message", "gave up"),
+        ("min_age_ms", "0"),
+    ];
+    let r = post_form(&app, "/dashboard/leases/act", &ops, &form).await;
+    assert!(r.text.contains("1 of 1 done"), "{}", r.text);
+    assert_eq!(app.status_ok(&c).await["state"], "result_pending");
+    let feed = app.get("/audit/recent?limit=100", &ops).await;
+    let kinds: Vec<String> = feed.expect(200)["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["issuer"] == "ops")
+        .map(|e| e["kind"]["type"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        kinds.iter().filter(|k| *k == "a2a_task_canceled").count(),
+        2,
+        "{kinds:?}"
+    );
+    assert_eq!(
+        kinds.iter().filter(|k| *k == "a2a_repair_applied").count(),
+        1,
+        "{kinds:?}"
+    );
+}
+
+both_engines!(an_action_needs_the_capability_of_its_api_call);
+async fn an_action_needs_the_capability_of_its_api_call(app: TestApp) {
+    let viewer = app.token("viewer", json!(["a2a.operator"]));
+    let (id, lease) = in_flight(&app).await;
+    let csrf = csrf(&app, &viewer).await;
+    let target = format!("{id}:{lease}");
+    let form = [
+        ("csrf", csrf.as_str()),
+        ("action", "requeue"),
+        ("duplicate_risk", "operator_accepted"),
+        ("task", &target),
+    ];
+    let r = post_form(&app, "/dashboard/leases/act", &viewer, &form).await;
+    assert!(r.text.contains("a2a.repair.requeue"), "{}", r.text);
+    assert_eq!(app.status_ok(&id).await["state"], "in_flight");
+}
+
+fn eager_gate() -> AppConfig {
+    AppConfig::default().env("A2A_MAILBOX_AUTO_RETRY_MIN_LEASE_AGE_MS", "0")
+}
+
+both_engines!(the_retry_gate_is_previewed_then_run, config = eager_gate);
+async fn the_retry_gate_is_previewed_then_run(app: TestApp) {
+    let ops = operator(&app);
+    let mut safe = task("alice", "bob");
+    safe["idempotency"] = json!({"duplicate_safety": "idempotent", "key": "k-1"});
+    let safe_id = app.send_ok(&app.alice(), &safe).await;
+    app.lease_some(&app.bob()).await;
+    let (unsafe_id, _) = in_flight(&app).await;
+    let r = page(&app, "/dashboard/retry", &ops).await;
+    r.expect(200);
+    let (requeued, skipped) = r.text.split_once("id=\"skipped\"").unwrap();
+    assert!(
+        requeued.contains(&safe_id) && !requeued.contains(&unsafe_id),
+        "{}",
+        r.text
+    );
+    assert!(
+        skipped.contains(&unsafe_id) && skipped.contains("missing_idempotency"),
+        "{}",
+        r.text
+    );
+    assert_eq!(
+        app.status_ok(&safe_id).await["state"],
+        "in_flight",
+        "a preview changes nothing"
+    );
+    let csrf = csrf(&app, &ops).await;
+    let r = post_form(&app, "/dashboard/retry", &ops, &[("csrf", &csrf)]).await;
+    assert!(r.text.contains("scan run"), "{}", r.text);
+    assert_eq!(app.status_ok(&safe_id).await["state"], "queued");
+    assert_eq!(app.status_ok(&unsafe_id).await["state"], "in_flight");
+}
+
+both_engines!(a_task_page_shows_its_graph_and_cancels);
+async fn a_task_page_shows_its_graph_and_cancels(app: TestApp) {
+    let ops = operator(&app);
+    let parent = app.send_ok(&app.alice(), &task("alice", "bob")).await;
+    let mut child = task("alice", "bob");
+    child["parent"] = json!(parent);
+    let child = app.send_ok(&app.alice(), &child).await;
+    let r = page(&app, &format!("/dashboard/tasks/{parent}"), &ops).await;
+    assert!(
+        r.expect(200).is_null() && r.text.contains(&format!("/dashboard/tasks/{child}")),
+        "{}",
+        r.text
+    );
+    let r = page(&app, &format!("/dashboard/tasks/{child}"), &ops).await;
+    assert!(
+        r.text.contains(&format!("/dashboard/tasks/{parent}")),
+        "the child links its parent"
+    );
+    let r = page(&app, "/dashboard/tasks?sender=alice&state=queued", &ops).await;
+    assert!(r.text.contains(&parent) && r.text.contains(&child));
+    let csrf = csrf(&app, &ops).await;
+    let r = post_form(
+        &app,
+        &format!("/dashboard/tasks/{child}/cancel"),
+        &ops,
+        &[("csrf", &csrf), ("reason", "dup")],
+    )
+    .await;
+    assert_eq!(r.status, 303);
+    assert_eq!(app.status_ok(&child).await["state"], "canceled");
+    let r = page(&app, &format!("/dashboard/tasks/{child}"), &ops).await;
+    assert!(
+        r.text.contains("a2a_task_canceled"),
+        "its audit rows: {}",
+        r.text
+    );
+}
+
+both_engines!(the_overview_counts_and_ranks_queues);
+async fn the_overview_counts_and_ranks_queues(app: TestApp) {
+    let ops = operator(&app);
+    for _ in 0..3 {
+        app.send_ok(&app.alice(), &task("alice", "bob")).await;
+    }
+    app.send_ok(
+        &app.token("alice", json!(["a2a.send.carol"])),
+        &task("alice", "carol"),
+    )
+    .await;
+    let r = page(&app, "/dashboard/live", &ops).await;
+    r.expect(200);
+    assert!(r.text.contains("id=\"count-queued\">4<"), "{}", r.text);
+    let bob = r.text.find(">bob<").expect("bob's queue");
+    let carol = r.text.find(">carol<").expect("carol's queue");
+    assert!(bob < carol, "the deepest queue first");
+    assert!(r.text.contains("<svg"), "the throughput chart");
+}

@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::{entries, pretty, text, Api, ClientArgs};
 use crate::clock::now_ms;
-use crate::mailbox::retry::{Candidate, RetryPolicy};
+use crate::mailbox::retry::{Candidate, Gate, RetryPolicy};
 
 #[derive(Args, Debug)]
 pub struct RetryStaleArgs {

@@ -8,6 +8,7 @@ use clap::Args;
 use jsonwebtoken::{Algorithm, DecodingKey};
 
 use crate::auth::Verifier;
+use crate::domain::Validate;
 use crate::mailbox::retry::RetryPolicy;
 use crate::mailbox::MailboxConfig;
 

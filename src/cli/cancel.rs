@@ -1,10 +1,8 @@
 //! `cancel`: take back a queued or in-flight task (its sender, or an operator).
 
-use anyhow::anyhow;
 use clap::Args;
-use serde_json::json;
 
-use super::{pretty, Api, ClientArgs};
+use super::{pretty, ClientArgs};
 
 #[derive(Args, Debug)]
 pub struct CancelArgs {
@@ -20,24 +18,22 @@ pub struct CancelArgs {
 }
 
 pub async fn cancel(a: CancelArgs) -> anyhow::Result<String> {
-    let api = Api::new(&a.client)?;
-    let body = match &a.reason {
-        Some(r) => json!({"reason": r}),
-        None => json!({}),
-    };
-    let answer = api
-        .post(&format!("/a2a/tasks/{}/cancel", a.task_id), &body)
+    let answer = a
+        .client
+        .client()?
+        .cancel(a.task_id, a.reason.as_deref())
         .await?;
     if a.json {
         return pretty(&answer);
     }
-    let c = &answer["cancellation"];
-    let from = c["previous_state"]
-        .as_str()
-        .ok_or_else(|| anyhow!("unexpected answer {answer}"))?;
-    let lease = match c["lease_id"].as_str() {
+    let c = &answer.cancellation;
+    let lease = match c.lease_id {
         Some(l) => format!("; lease {l} ended"),
         None => String::new(),
     };
-    Ok(format!("canceled {} (was {from}{lease})", a.task_id))
+    Ok(format!(
+        "canceled {} (was {}{lease})",
+        a.task_id,
+        c.previous_state.as_str()
+    ))
 }

@@ -1,10 +1,9 @@
 //! `compact`: drop what the mailbox no longer needs.
 
-use anyhow::anyhow;
+use a2a_mailbox_client::types::answers::Compacted;
 use clap::Args;
-use serde_json::json;
 
-use super::{pretty, Api, ClientArgs};
+use super::{pretty, ClientArgs};
 
 #[derive(Args, Debug)]
 pub struct CompactArgs {
@@ -15,13 +14,12 @@ pub struct CompactArgs {
 }
 
 pub async fn compact(a: CompactArgs) -> anyhow::Result<String> {
-    let api = Api::new(&a.client)?;
-    let body = api.post("/a2a/compact", &json!({})).await?;
+    let dropped = a.client.client()?.compact().await?;
     if a.json {
-        return pretty(&body);
+        return pretty(&Compacted {
+            kind: Default::default(),
+            dropped,
+        });
     }
-    let dropped = body["dropped"]
-        .as_u64()
-        .ok_or_else(|| anyhow!("unexpected answer {body}"))?;
     Ok(format!("compacted: dropped {dropped} row(s)"))
 }

@@ -1,4 +1,5 @@
-//! Operator commands: they talk to a running server over HTTP with a bearer token.
+//! Operator commands: they talk to a running server through the Rust client
+//! (`a2a-mailbox-client`) with a bearer token.
 //!
 //! Every command prints its result on stdout (human text, or the server's JSON with `--json`);
 //! on any failure it prints the error on stderr, nothing on stdout, and exits non-zero.
@@ -10,11 +11,9 @@ mod retry;
 mod status;
 mod tasks;
 
-use anyhow::{bail, Context};
+use a2a_mailbox_client::Client;
 use clap::Args;
-use serde_json::Value;
-
-use crate::domain::QueueEntry;
+use serde::Serialize;
 
 pub use cancel::{cancel, CancelArgs};
 pub use compact::{compact, CompactArgs};
@@ -33,61 +32,16 @@ pub struct ClientArgs {
     pub token: String,
 }
 
-pub(crate) struct Api {
-    http: reqwest::Client,
-    base: String,
-    token: String,
-}
-
-impl Api {
-    pub(crate) fn new(a: &ClientArgs) -> anyhow::Result<Api> {
-        Ok(Api {
-            http: reqwest::Client::builder()
-                .timeout(std::time::Duration::from_secs(60))
-                .build()?,
-            base: a.url.trim_end_matches('/').to_owned(),
-            token: a.token.clone(),
-        })
-    }
-
-    async fn call(&self, req: reqwest::RequestBuilder) -> anyhow::Result<Value> {
-        let res = req
-            .bearer_auth(&self.token)
-            .send()
-            .await
-            .with_context(|| format!("cannot reach the mailbox at {}", self.base))?;
-        let status = res.status();
-        let body: Value = res.json().await.with_context(|| {
-            format!("the server answered {status} with a body that is not JSON")
-        })?;
-        if !status.is_success() {
-            let code = body["code"].as_str().unwrap_or("unknown");
-            let msg = body["message"].as_str().unwrap_or("");
-            bail!("{status} {code}: {msg}");
-        }
-        Ok(body)
-    }
-
-    pub(crate) async fn get(&self, path: &str, query: &[(&str, String)]) -> anyhow::Result<Value> {
-        self.call(self.http.get(format!("{}{path}", self.base)).query(query))
-            .await
-    }
-
-    pub(crate) async fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
-        self.call(self.http.post(format!("{}{path}", self.base)).json(body))
-            .await
+impl ClientArgs {
+    /// The client of the mailbox these flags name.
+    pub(crate) fn client(&self) -> anyhow::Result<Client> {
+        Ok(Client::new(self.url.clone(), self.token.clone())?)
     }
 }
 
-pub(crate) fn pretty(v: &Value) -> anyhow::Result<String> {
-    Ok(serde_json::to_string_pretty(v)?)
-}
-
-/// The string at `key` of an answer's object, or `?` when it is missing.
-pub(crate) fn text<'a>(v: &'a Value, key: &str) -> &'a str {
-    v[key].as_str().unwrap_or("?")
-}
-
-pub(crate) fn entries(v: &Value) -> anyhow::Result<Vec<QueueEntry>> {
-    serde_json::from_value(v["tasks"].clone()).context("the server sent an unexpected queue")
+/// An answer as indented JSON, each object's keys sorted.
+pub(crate) fn pretty(answer: &impl Serialize) -> anyhow::Result<String> {
+    Ok(serde_json::to_string_pretty(&serde_json::to_value(
+        answer,
+    )?)?)
 }

@@ -1,9 +1,10 @@
 //! `requeue` and `force-error`: an operator repairs a stale lease.
 
+use a2a_mailbox_client::types::answers::Repaired;
+use a2a_mailbox_client::types::{DuplicateRisk, RepairOutcome, RepairedState};
 use clap::{Args, ValueEnum};
-use serde_json::{json, Value};
 
-use super::{pretty, text, Api, ClientArgs};
+use super::{pretty, ClientArgs};
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
 pub enum RiskArg {
@@ -45,54 +46,50 @@ pub struct ForceErrorArgs {
     pub json: bool,
 }
 
-/// `POST /a2a/repair` with `command`, guarded by `lease_id` when given.
-async fn repair(
-    api: &Api,
-    task_id: uuid::Uuid,
-    reason: &str,
-    mut command: Value,
-    lease_id: Option<uuid::Uuid>,
-) -> anyhow::Result<Value> {
-    if let Some(l) = lease_id {
-        command["lease_id"] = json!(l);
-    }
-    api.post(
-        "/a2a/repair",
-        &json!({"task_id": task_id, "reason": reason, "command": command}),
-    )
-    .await
+/// The answer `{"kind":"a2a_repaired","outcome":…}` as JSON.
+fn repaired(outcome: RepairOutcome) -> anyhow::Result<String> {
+    pretty(&Repaired {
+        kind: Default::default(),
+        outcome,
+    })
 }
 
 pub async fn requeue(a: RequeueArgs) -> anyhow::Result<String> {
-    let api = Api::new(&a.client)?;
     let risk = match a.duplicate_risk {
-        RiskArg::Idempotent => "idempotent",
-        RiskArg::OperatorAccepted => "operator_accepted",
+        RiskArg::Idempotent => DuplicateRisk::Idempotent,
+        RiskArg::OperatorAccepted => DuplicateRisk::OperatorAccepted,
     };
-    let command = json!({"action": "requeue", "duplicate_risk": risk});
-    let body = repair(&api, a.task_id, &a.reason, command, a.lease_id).await?;
+    let outcome = a
+        .client
+        .client()?
+        .requeue(a.task_id, &a.reason, risk, a.lease_id)
+        .await?;
     if a.json {
-        return pretty(&body);
+        return repaired(outcome);
     }
-    let o = &body["outcome"];
     Ok(format!(
         "requeued task {} (attempt {} so far; the next lease makes it {}); state {}",
         a.task_id,
-        o["attempt"],
-        o["attempt"].as_u64().unwrap_or(0) + 1,
-        text(o, "state")
+        outcome.attempt,
+        outcome.attempt + 1,
+        match outcome.state {
+            RepairedState::Queued => "queued",
+            RepairedState::ResultPending => "result_pending",
+        }
     ))
 }
 
 pub async fn force_error(a: ForceErrorArgs) -> anyhow::Result<String> {
-    let api = Api::new(&a.client)?;
-    let command = json!({"action": "force_error", "message": a.message});
-    let body = repair(&api, a.task_id, &a.reason, command, a.lease_id).await?;
+    let outcome = a
+        .client
+        .client()?
+        .force_error(a.task_id, &a.reason, &a.message, a.lease_id)
+        .await?;
     if a.json {
-        return pretty(&body);
+        return repaired(outcome);
     }
     Ok(format!(
         "forced an error result for task {} (attempt {}); the sender can now drain it",
-        a.task_id, body["outcome"]["attempt"]
+        a.task_id, outcome.attempt
     ))
 }

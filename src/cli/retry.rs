@@ -1,11 +1,14 @@
 //! `retry-stale`: the retry gate, as a dry run or for real.
 
+use a2a_mailbox_client::types::answers::AutoRetried;
+use a2a_mailbox_client::types::QueueState;
+use a2a_mailbox_client::QueueQuery;
 use clap::Args;
 use serde_json::json;
 
-use super::{entries, pretty, text, Api, ClientArgs};
+use super::{pretty, ClientArgs};
 use crate::clock::now_ms;
-use crate::mailbox::retry::{Candidate, RetryPolicy};
+use crate::mailbox::retry::{Candidate, Gate, RetryPolicy};
 
 #[derive(Args, Debug)]
 pub struct RetryStaleArgs {
@@ -27,7 +30,7 @@ pub struct RetryStaleArgs {
 }
 
 pub async fn retry_stale(a: RetryStaleArgs) -> anyhow::Result<String> {
-    let api = Api::new(&a.client)?;
+    let client = a.client.client()?;
     let policy = RetryPolicy {
         enabled: a.enable,
         min_lease_age_ms: a.min_lease_age_ms,
@@ -35,48 +38,39 @@ pub async fn retry_stale(a: RetryStaleArgs) -> anyhow::Result<String> {
         max_requeues: a.max_requeues,
         scan_limit: a.scan_limit,
     };
-    let body = api
-        .post("/a2a/retry-stale", &serde_json::to_value(&policy)?)
-        .await?;
-    let report = &body["report"];
+    let report = client.retry_stale(&policy).await?;
     if a.enable {
         if a.json {
-            return pretty(&body);
+            return pretty(&AutoRetried {
+                kind: Default::default(),
+                report,
+            });
         }
         let mut out = format!(
             "considered {} in-flight task(s); requeued {}, skipped {}\n",
-            report["considered"],
-            report["requeued"].as_array().map_or(0, Vec::len),
-            report["skipped"].as_array().map_or(0, Vec::len)
+            report.considered,
+            report.requeued.len(),
+            report.skipped.len()
         );
-        for r in report["requeued"].as_array().into_iter().flatten() {
+        for r in &report.requeued {
             out.push_str(&format!(
                 "requeued  {}  lease {}  attempt {}  key {}\n",
-                text(r, "task_id"),
-                text(r, "lease_id"),
-                r["attempt"],
-                text(r, "idempotency_key")
+                r.task_id, r.lease_id, r.attempt, r.idempotency_key
             ));
         }
-        for s in report["skipped"].as_array().into_iter().flatten() {
-            out.push_str(&format!(
-                "skipped   {}  {}\n",
-                text(s, "task_id"),
-                text(s, "reason")
-            ));
+        for s in &report.skipped {
+            out.push_str(&format!("skipped   {}  {}\n", s.task_id, s.reason.as_str()));
         }
         return Ok(out.trim_end().to_owned());
     }
     // Dry run: the server changed nothing. Say what an enabled scan would do, applying the same
     // rules to the same oldest-lease-first snapshot.
-    let snap = api
-        .get(
-            "/a2a/queue",
-            &[
-                ("state", "in_flight".to_owned()),
-                ("limit", a.scan_limit.to_string()),
-            ],
-        )
+    let snap = client
+        .queue(&QueueQuery {
+            state: Some(QueueState::InFlight),
+            limit: Some(a.scan_limit),
+            ..QueueQuery::default()
+        })
         .await?;
     let enabled = RetryPolicy {
         enabled: true,
@@ -85,7 +79,7 @@ pub async fn retry_stale(a: RetryStaleArgs) -> anyhow::Result<String> {
     let now = now_ms();
     let mut would_requeue = vec![];
     let mut would_skip = vec![];
-    for e in entries(&snap)? {
+    for e in &snap.tasks {
         let lease = e.lease_id.map(|l| l.to_string());
         let c = Candidate {
             in_flight: true,
@@ -139,4 +133,9 @@ pub async fn retry_stale(a: RetryStaleArgs) -> anyhow::Result<String> {
         ));
     }
     Ok(out.trim_end().to_owned())
+}
+
+/// The string at `key` of a JSON object, or `?` when it is missing.
+fn text<'a>(v: &'a serde_json::Value, key: &str) -> &'a str {
+    v[key].as_str().unwrap_or("?")
 }

@@ -1,9 +1,11 @@
 //! `status`: the queue at a glance.
 
+use a2a_mailbox_client::types::QueueState;
+use a2a_mailbox_client::QueueQuery;
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
-use super::{entries, pretty, text, Api, ClientArgs};
+use super::{pretty, ClientArgs};
 use crate::clock::now_ms;
 
 #[derive(Args, Debug)]
@@ -32,22 +34,17 @@ pub enum StateArg {
 }
 
 pub async fn status(a: StatusArgs) -> anyhow::Result<String> {
-    let api = Api::new(&a.client)?;
-    let mut q = vec![("limit", a.limit.to_string())];
-    if let Some(v) = a.min_lease_age_ms {
-        q.push(("min_lease_age_ms", v.to_string()));
-    }
-    if let Some(v) = a.deadline_within_ms {
-        q.push(("deadline_within_ms", v.to_string()));
-    }
     let state = a.state.map(|s| match s {
-        StateArg::Queued => "queued",
-        StateArg::InFlight => "in_flight",
+        StateArg::Queued => QueueState::Queued,
+        StateArg::InFlight => QueueState::InFlight,
     });
-    if let Some(s) = state {
-        q.push(("state", s.to_owned()));
-    }
-    let snap = api.get("/a2a/queue", &q).await?;
+    let query = QueueQuery {
+        limit: Some(a.limit),
+        min_lease_age_ms: a.min_lease_age_ms,
+        deadline_within_ms: a.deadline_within_ms,
+        state,
+    };
+    let snap = a.client.client()?.queue(&query).await?;
     if a.json {
         return pretty(&json!({
             "kind": "a2a_status",
@@ -55,19 +52,17 @@ pub async fn status(a: StatusArgs) -> anyhow::Result<String> {
             "min_lease_age_ms": a.min_lease_age_ms,
             "deadline_within_ms": a.deadline_within_ms,
             "state": state,
-            "tasks": snap["tasks"],
-            "results": snap["results"],
+            "tasks": snap.tasks,
+            "results": snap.results,
         }));
     }
     let now = now_ms();
-    let tasks = entries(&snap)?;
-    let results = snap["results"].as_array().cloned().unwrap_or_default();
     let mut out = format!(
         "{} task(s), {} pending result(s)\n",
-        tasks.len(),
-        results.len()
+        snap.tasks.len(),
+        snap.results.len()
     );
-    for e in &tasks {
+    for e in &snap.tasks {
         let t = &e.task;
         match (&e.lease_id, &e.leased_to, e.heartbeat_at_ms) {
             (Some(lease), Some(to), Some(hb)) => out.push_str(&format!(
@@ -91,13 +86,13 @@ pub async fn status(a: StatusArgs) -> anyhow::Result<String> {
             )),
         }
     }
-    for r in &results {
+    for r in &snap.results {
         out.push_str(&format!(
             "result     {}  {}{}\n",
-            text(r, "task_id"),
-            text(r, "status"),
-            r["error_message"]
-                .as_str()
+            r.task_id,
+            r.status.as_str(),
+            r.error_message
+                .as_deref()
                 .map(|m| format!(": {m}"))
                 .unwrap_or_default()
         ));

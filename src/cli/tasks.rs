@@ -1,11 +1,14 @@
 //! `tasks` and `children`: the task list (§13) with its filters, one page or every page.
 
-use anyhow::Context;
-use clap::Args;
-use serde_json::{json, Value};
+use std::future::Future;
 
-use super::{pretty, Api, ClientArgs};
-use crate::domain::TaskStatus;
+use a2a_mailbox_client::types::answers::{TaskChildren, TaskPage};
+use a2a_mailbox_client::types::{Role, TaskState, TaskStatus};
+use a2a_mailbox_client::{AgentId, ListQuery};
+use anyhow::anyhow;
+use clap::Args;
+
+use super::{pretty, ClientArgs};
 
 /// The filters of `GET /a2a/tasks`, as flags.
 #[derive(Args, Debug, Clone)]
@@ -37,26 +40,51 @@ pub struct ListFlags {
     pub json: bool,
 }
 
+/// A flag's value that the request cannot carry: refused as the mailbox would refuse it.
+fn invalid(flag: &str, why: impl std::fmt::Display) -> anyhow::Error {
+    anyhow!("invalid_request: --{flag}: {why}")
+}
+
 impl ListFlags {
-    fn query(&self) -> Vec<(&'static str, String)> {
-        let mut q = vec![("limit", self.limit.to_string())];
-        let named = [
-            ("state", &self.state),
-            ("role", &self.role),
-            ("sender", &self.sender),
-            ("recipient", &self.recipient),
-            ("context_id", &self.context_id),
-            ("task_kind", &self.task_kind),
-        ];
-        q.extend(
-            named
-                .into_iter()
-                .filter_map(|(k, v)| v.clone().map(|v| (k, v))),
-        );
-        if let Some(p) = self.parent {
-            q.push(("parent", p.to_string()));
-        }
-        q
+    fn query(&self) -> anyhow::Result<ListQuery> {
+        let agent = |flag, v: &Option<String>| {
+            v.as_deref()
+                .map(|s| AgentId::parse(s).map_err(|e| invalid(flag, e)))
+                .transpose()
+        };
+        let states = match &self.state {
+            None => Vec::new(),
+            Some(s) => s
+                .split(',')
+                .map(|one| {
+                    TaskState::parse(one.trim())
+                        .ok_or_else(|| invalid("state", format!("{one:?} is not a task state")))
+                })
+                .collect::<anyhow::Result<_>>()?,
+        };
+        let role = match self.role.as_deref() {
+            None => None,
+            Some("sender") => Some(Role::Sender),
+            Some("recipient") => Some(Role::Recipient),
+            Some("any") => Some(Role::Any),
+            Some(other) => {
+                return Err(invalid(
+                    "role",
+                    format!("{other:?} is not sender, recipient or any"),
+                ))
+            }
+        };
+        Ok(ListQuery {
+            states,
+            role,
+            sender: agent("sender", &self.sender)?,
+            recipient: agent("recipient", &self.recipient)?,
+            parent: self.parent,
+            context_id: self.context_id.clone(),
+            task_kind: self.task_kind.clone(),
+            limit: Some(self.limit),
+            ..ListQuery::default()
+        })
     }
 }
 
@@ -78,27 +106,54 @@ pub struct ChildrenArgs {
     pub list: ListFlags,
 }
 
-/// Every page of `path` (or the first), and the first page's answer.
-async fn pages(api: &Api, path: &str, flags: &ListFlags) -> anyhow::Result<(Value, Vec<Value>)> {
-    let query = flags.query();
-    let first = api.get(path, &query).await?;
-    let mut tasks = first["tasks"].as_array().cloned().unwrap_or_default();
-    let mut next = first["next_cursor"].as_str().map(str::to_owned);
-    while let (true, Some(cursor)) = (flags.all, next.take()) {
-        let mut q = query.clone();
-        q.push(("cursor", cursor));
-        let page = api.get(path, &q).await?;
-        tasks.extend(page["tasks"].as_array().cloned().unwrap_or_default());
-        next = page["next_cursor"].as_str().map(str::to_owned);
-    }
-    Ok((first, tasks))
+/// A page of a list: its tasks and the cursor of the next one.
+trait Page {
+    fn tasks(&mut self) -> &mut Vec<TaskStatus>;
+    fn next_cursor(&mut self) -> &mut Option<String>;
 }
 
-fn lines(tasks: &[Value]) -> anyhow::Result<String> {
+impl Page for TaskPage {
+    fn tasks(&mut self) -> &mut Vec<TaskStatus> {
+        &mut self.tasks
+    }
+    fn next_cursor(&mut self) -> &mut Option<String> {
+        &mut self.next_cursor
+    }
+}
+
+impl Page for TaskChildren {
+    fn tasks(&mut self) -> &mut Vec<TaskStatus> {
+        &mut self.tasks
+    }
+    fn next_cursor(&mut self) -> &mut Option<String> {
+        &mut self.next_cursor
+    }
+}
+
+/// The first page; with `--all`, holding the tasks of every page and no cursor.
+async fn pages<P, F, Fut>(flags: &ListFlags, fetch: F) -> anyhow::Result<P>
+where
+    P: Page,
+    F: Fn(ListQuery) -> Fut,
+    Fut: Future<Output = Result<P, a2a_mailbox_client::Error>>,
+{
+    let query = flags.query()?;
+    let mut first = fetch(query.clone()).await?;
+    while let (true, Some(cursor)) = (flags.all, first.next_cursor().take()) {
+        let mut page = fetch(ListQuery {
+            cursor: Some(cursor),
+            ..query.clone()
+        })
+        .await?;
+        first.tasks().append(page.tasks());
+        *first.next_cursor() = page.next_cursor().take();
+    }
+    Ok(first)
+}
+
+fn lines(tasks: &[TaskStatus]) -> String {
     let mut out = String::new();
-    for t in tasks {
-        let s: TaskStatus =
-            serde_json::from_value(t.clone()).context("the server sent an unexpected task")?;
+    for s in tasks {
         out.push_str(&format!(
             "{}  {:<14} {} -> {}  attempt {}  {}\n",
             s.task.id,
@@ -109,47 +164,41 @@ fn lines(tasks: &[Value]) -> anyhow::Result<String> {
             s.task.intent_text.lines().next().unwrap_or_default()
         ));
     }
-    Ok(out)
+    out
 }
 
 pub async fn tasks(a: TasksArgs) -> anyhow::Result<String> {
-    let api = Api::new(&a.client)?;
-    let (first, tasks) = pages(&api, "/a2a/tasks", &a.list).await?;
+    let client = a.client.client()?;
+    let page = pages(&a.list, |q| {
+        let client = client.clone();
+        async move { client.list_tasks(&q).await }
+    })
+    .await?;
     if a.list.json {
-        let next = if a.list.all {
-            Value::Null
-        } else {
-            first["next_cursor"].clone()
-        };
-        return pretty(&json!({"kind": "a2a_task_page", "tasks": tasks, "next_cursor": next}));
+        return pretty(&page);
     }
-    let mut out = lines(&tasks)?;
-    if let (false, Some(c)) = (a.list.all, first["next_cursor"].as_str()) {
+    let mut out = lines(&page.tasks);
+    if let Some(c) = &page.next_cursor {
         out.push_str(&format!("more: --all, or the cursor {c}\n"));
     }
     Ok(out.trim_end().to_owned())
 }
 
 pub async fn children(a: ChildrenArgs) -> anyhow::Result<String> {
-    let api = Api::new(&a.client)?;
-    let path = format!("/a2a/tasks/{}/children", a.task_id);
-    let (first, tasks) = pages(&api, &path, &a.list).await?;
-    let c = &first["counts"];
+    let client = a.client.client()?;
+    let page = pages(&a.list, |q| {
+        let client = client.clone();
+        async move { client.children(a.task_id, &q).await }
+    })
+    .await?;
     if a.list.json {
-        let next = if a.list.all {
-            Value::Null
-        } else {
-            first["next_cursor"].clone()
-        };
-        return pretty(
-            &json!({"kind": "a2a_task_children", "parent": first["parent"],
-            "counts": c, "tasks": tasks, "next_cursor": next}),
-        );
+        return pretty(&page);
     }
+    let c = &page.counts;
     let mut out = format!(
         "children of {}: queued {}, in_flight {}, result_pending {}, resolved {}, canceled {}\n",
-        a.task_id, c["queued"], c["in_flight"], c["result_pending"], c["resolved"], c["canceled"]
+        a.task_id, c.queued, c.in_flight, c.result_pending, c.resolved, c.canceled
     );
-    out.push_str(&lines(&tasks)?);
+    out.push_str(&lines(&page.tasks));
     Ok(out.trim_end().to_owned())
 }

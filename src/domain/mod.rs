@@ -1,22 +1,20 @@
 //! Wire types of the contract (API.md §2) and their validation.
 //!
-//! Deserialisation enforces the shape (types, enums, AgentId syntax); [`A2ATask::validate`] and
-//! friends enforce the rules serde cannot express (non-blank strings, ranges).
+//! The types are defined once, in the `a2a-mailbox-types` crate the Rust client shares, and
+//! re-exported here. Deserialisation enforces the shape (types, enums, AgentId syntax);
+//! [`Validate`] enforces the rules serde cannot express (non-blank strings, ranges).
 
-mod agent;
-pub mod integral;
-mod result;
-mod state;
-mod task;
+mod rules;
 
 use crate::error::MailboxError;
 
-pub use agent::{AgentId, AGENT_ID_PATTERN};
-pub use result::{A2ATaskResult, PostResult, ResultStatus};
-pub use state::{
-    CancelRequest, Cancellation, Lease, QueueEntry, QueueState, TaskState, TaskStatus,
+pub use a2a_mailbox_types::integral;
+pub use a2a_mailbox_types::{
+    A2ATask, A2ATaskResult, AgentId, CancelRequest, Cancellation, Content, DuplicateSafety,
+    HeartbeatRequest, Idempotency, Lease, PostResult, QueueEntry, QueueState, ResultStatus,
+    TaskBatch, TaskState, TaskStatus, AGENT_ID_PATTERN,
 };
-pub use task::{A2ATask, Content, DuplicateSafety, Idempotency};
+pub use rules::{cache_key, Validate};
 
 /// Largest value a `*_ms` field may carry: timestamps are stored as signed 64-bit integers.
 pub const MAX_MS: u64 = i64::MAX as u64;

@@ -1,14 +1,13 @@
 //! The batch route (§14): many tasks in one transaction, all or nothing.
 
 use actix_web::{web, HttpRequest, HttpResponse};
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::params::{idem_request, object, typed_owned};
 use super::respond::{answer, routes};
 use super::{openapi, State};
 use crate::auth::Caller;
-use crate::domain::A2ATask;
+use crate::domain::TaskBatch;
 use crate::error::MailboxError;
 use crate::mailbox::batch::MAX_BATCH;
 
@@ -33,15 +32,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     );
 }
 
-/// The body of `POST /a2a/tasks/batch`.
-#[derive(Deserialize, utoipa::ToSchema)]
-#[schema(as = A2ATaskBatch)]
-struct BatchBody {
-    /// 1 to 500 tasks, each as the body of `POST /a2a/tasks`.
-    #[schema(value_type = Vec<A2ATask>, min_items = 1, max_items = 500)]
-    tasks: Vec<Value>,
-}
-
 /// Send many tasks at once.
 ///
 /// One transaction: every task passes the gates of a single send (`POST /a2a/tasks`), in array
@@ -54,7 +44,7 @@ struct BatchBody {
 #[utoipa::path(
     post,
     path = "/a2a/tasks/batch",
-    request_body(content = BatchBody, description = "The tasks, in the order they are queued.",
+    request_body(content = TaskBatch, description = "The tasks, in the order they are queued.",
         example = openapi::example_batch),
     responses(
         (status = 201, description = "Stored: at least one task was created. One item per task, in request order.",
@@ -71,7 +61,7 @@ async fn send_batch(
 ) -> Result<HttpResponse, MailboxError> {
     object("batch", &body)?;
     let idem = idem_request(&req, &body)?;
-    let batch: BatchBody = typed_owned("batch", body.into_inner())?;
+    let batch: TaskBatch = typed_owned("batch", body.into_inner())?;
     if batch.tasks.len() > MAX_BATCH {
         return Err(MailboxError::invalid(format!(
             "a batch holds at most {MAX_BATCH} tasks, not {}",

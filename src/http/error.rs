@@ -3,8 +3,6 @@
 
 use actix_web::http::{header, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
-use serde::Serialize;
-use utoipa::ToSchema;
 
 use super::openapi::ErrorKind;
 use crate::error::{ErrorCode, MailboxError};
@@ -31,36 +29,16 @@ pub fn status(code: ErrorCode) -> StatusCode {
     }
 }
 
-/// The error body: `{"kind":"error","code","message","retriable"}`. Every refusal and failure
-/// answers it, with the HTTP status of its `code` (API.md §9).
-#[derive(Clone, Debug, Serialize, ToSchema)]
-#[schema(example = json!({"kind": "error", "code": "not_found",
-    "message": "no task 0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90 is visible to the caller", "retriable": false}))]
-pub struct ErrorBody {
-    /// Always `"error"`.
-    #[schema(value_type = ErrorKind)]
-    pub kind: &'static str,
-    /// The stable machine code; it determines the HTTP status.
-    pub code: ErrorCode,
-    /// Human-readable; free text, never internal detail.
-    pub message: String,
-    /// `true` when the same request may succeed later (`storage_unavailable`,
-    /// `idempotency_in_flight`).
-    pub retriable: bool,
-    /// In a batch (`POST /a2a/tasks/batch`), the position of the item that was refused.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub index: Option<usize>,
-}
+pub use a2a_mailbox_types::ErrorBody;
 
-impl ErrorBody {
-    pub fn of(e: &MailboxError) -> ErrorBody {
-        ErrorBody {
-            kind: "error",
-            code: e.code,
-            message: e.message.clone(),
-            retriable: e.code.retriable(),
-            index: e.index,
-        }
+/// The body of an error answer.
+pub fn error_body(e: &MailboxError) -> ErrorBody {
+    ErrorBody {
+        kind: ErrorKind::Tag,
+        code: e.code,
+        message: e.message.clone(),
+        retriable: e.code.retriable(),
+        index: e.index,
     }
 }
 
@@ -77,7 +55,7 @@ impl ResponseError for MailboxError {
         if self.replayed {
             res.insert_header(("Idempotent-Replayed", "true"));
         }
-        res.json(ErrorBody::of(self))
+        res.json(error_body(self))
     }
 }
 

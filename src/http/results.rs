@@ -7,7 +7,7 @@ use super::params::{idem_request, limit, typed, wait, LimitQuery, WaitQuery};
 use super::respond::{answer, routes};
 use super::{openapi, State};
 use crate::auth::Caller;
-use crate::domain::PostResult;
+use crate::domain::{PostResult, Validate};
 use crate::error::MailboxError;
 
 /// This module's operations in the OpenAPI document.

@@ -9,7 +9,7 @@ use super::params::{idem_request, limit, object, path_uuid, typed, wait, LimitQu
 use super::respond::{answer, routes};
 use super::{openapi, State};
 use crate::auth::Caller;
-use crate::domain::{AgentId, CancelRequest};
+use crate::domain::{AgentId, CancelRequest, HeartbeatRequest, Validate};
 use crate::error::MailboxError;
 
 /// This module's operations in the OpenAPI document.
@@ -210,12 +210,6 @@ async fn get_task(
     Ok(HttpResponse::Ok().json(body))
 }
 
-#[derive(Deserialize, utoipa::ToSchema)]
-#[schema(as = A2AHeartbeatRequest)]
-struct HeartbeatBody {
-    lease_id: uuid::Uuid,
-}
-
 /// Extend a lease.
 ///
 /// Lessee only: refreshes the lease's `heartbeat_at_ms`, which is what lease age (and so the
@@ -224,7 +218,7 @@ struct HeartbeatBody {
     post,
     path = "/a2a/tasks/{id}/heartbeat",
     params(("id" = uuid::Uuid, Path, description = "The task id.", example = "0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90")),
-    request_body(content = HeartbeatBody, description = "The lease being extended.",
+    request_body(content = HeartbeatRequest, description = "The lease being extended.",
         example = json!({"lease_id": openapi::EXAMPLE_LEASE_ID})),
     responses(
         (status = 200, description = "The refreshed lease.", body = openapi::LeaseExtended,
@@ -239,7 +233,7 @@ async fn heartbeat(
     body: web::Json<Value>,
 ) -> Result<HttpResponse, MailboxError> {
     let id = path_uuid(&id)?;
-    let hb: HeartbeatBody = typed("heartbeat", &body)?;
+    let hb: HeartbeatRequest = typed("heartbeat", &body)?;
     let idem = idem_request(&req, &body)?;
     let done = state
         .mailbox

@@ -1,8 +1,6 @@
 //! Compaction and retention (§8) and the audit feed (§10).
 
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
-use utoipa::ToSchema;
 
 use super::audit::{audit, audited_check};
 use super::{now_ms, rule, Done, IdemRequest, Mailbox};
@@ -12,17 +10,7 @@ use uuid::Uuid;
 use crate::error::MailboxError;
 use crate::store::{AuditQuery, AuditRow, Tx};
 
-/// One audit row. `kind` is `{"type": <slug>, ...fields of that slug}`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct AuditEvent {
-    /// A UUIDv7, like every other id.
-    pub id: Uuid,
-    pub timestamp_ms: u64,
-    pub issuer: String,
-    #[schema(value_type = Object, example = json!({"type": "capability_check", "scope_id": "a2a-send:bob",
-        "required_actions": ["a2a.send.bob"], "missing_actions": [], "passed": true}))]
-    pub kind: Value,
-}
+pub use a2a_mailbox_types::AuditEvent;
 
 /// An audit row as the feed shows it.
 fn event(row: AuditRow) -> AuditEvent {

@@ -5,7 +5,6 @@
 
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -18,16 +17,7 @@ use crate::store::Tx;
 /// The most tasks one batch may hold.
 pub const MAX_BATCH: usize = 500;
 
-/// One item of a batch's answer, in request order.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BatchItem {
-    pub task_id: Uuid,
-    /// The task already existed with this body: its first answer again.
-    pub replayed: bool,
-    /// Answered at once from the result cache with a copy of this task's result.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replayed_from: Option<Uuid>,
-}
+pub use a2a_mailbox_types::BatchItem;
 
 impl Mailbox {
     /// `POST /a2a/tasks/batch`: `tasks` as JSON, each checked like the body of a single send.

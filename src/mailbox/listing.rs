@@ -2,7 +2,6 @@
 //! opaque keyset cursor, and the children's tally.
 
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::{not_found, visible_to, Mailbox};
@@ -11,18 +10,7 @@ use crate::domain::{AgentId, ResultStatus, TaskState, TaskStatus};
 use crate::error::MailboxError;
 use crate::store::{ListColumn, PageAfter, TaskFilter, TaskRow};
 
-/// Whose tasks a list keeps (`role`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    /// Tasks the caller sent.
-    Sender,
-    /// Tasks addressed to the caller.
-    Recipient,
-    /// Every task visible to the caller (for an operator, every task).
-    #[default]
-    Any,
-}
+pub use a2a_mailbox_types::{ChildCounts, Role};
 
 /// What a list asks for: every filter of §13, the cursor and the page size.
 #[derive(Clone, Debug, Default)]
@@ -49,16 +37,6 @@ pub struct ListRequest {
 pub struct TaskPage {
     pub tasks: Vec<TaskStatus>,
     pub next_cursor: Option<String>,
-}
-
-/// How many of a parent's visible children are in each state.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct ChildCounts {
-    pub queued: u64,
-    pub in_flight: u64,
-    pub result_pending: u64,
-    pub resolved: u64,
-    pub canceled: u64,
 }
 
 impl Mailbox {

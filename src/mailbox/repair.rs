@@ -1,7 +1,5 @@
 //! Explicit lease repair (§5) and heartbeats.
 
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::audit::{record_check, RepairApplied};
@@ -12,88 +10,9 @@ use crate::domain::{A2ATaskResult, Lease, ResultStatus, TaskState};
 use crate::error::{ErrorCode, MailboxError};
 use crate::store::Tx;
 
-/// The duplicate-work posture an operator states when requeueing a leased task.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum DuplicateRisk {
-    /// The task is safe to execute again.
-    Idempotent,
-    /// The operator accepts that the work may happen twice.
-    OperatorAccepted,
-}
-
-impl DuplicateRisk {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DuplicateRisk::Idempotent => "idempotent",
-            DuplicateRisk::OperatorAccepted => "operator_accepted",
-        }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
-#[serde(tag = "action", rename_all = "snake_case")]
-pub enum RepairCommand {
-    /// Return the in-flight task to the END of the queue, keeping its attempt counter.
-    #[schema(title = "RequeueCommand")]
-    Requeue {
-        /// Guard: refuse unless this is still the current lease.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        lease_id: Option<Uuid>,
-        duplicate_risk: DuplicateRisk,
-    },
-    /// Clear the lease and post an error result for the sender.
-    #[schema(title = "ForceErrorCommand")]
-    ForceError {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        lease_id: Option<Uuid>,
-        /// Non-blank, without NUL; becomes the result's `error_message`.
-        #[schema(
-            min_length = 1,
-            pattern = r"^[^\u0000]*[^\u0000\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\u0000]*$"
-        )]
-        message: String,
-    },
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
-#[schema(as = A2ARepairRequest)]
-pub struct RepairRequest {
-    pub task_id: Uuid,
-    /// Why the operator repairs this lease (non-blank); recorded in the audit row.
-    #[schema(
-        min_length = 1,
-        pattern = r"[^\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
-    )]
-    pub reason: String,
-    pub command: RepairCommand,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum RepairAction {
-    Requeued,
-    ForcedError,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum RepairedState {
-    Queued,
-    ResultPending,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
-#[schema(as = A2ARepairOutcome)]
-pub struct RepairOutcome {
-    pub task_id: Uuid,
-    pub action: RepairAction,
-    pub state: RepairedState,
-    pub attempt: u32,
-    /// The error result posted by `force_error`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result: Option<A2ATaskResult>,
-}
+pub use a2a_mailbox_types::{
+    DuplicateRisk, RepairAction, RepairCommand, RepairOutcome, RepairRequest, RepairedState,
+};
 
 impl Mailbox {
     /// `POST /a2a/repair`.

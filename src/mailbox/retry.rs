@@ -4,54 +4,15 @@
 mod preview;
 mod scan;
 
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
-use uuid::Uuid;
-
 use crate::auth::{Caller, CapCheck, ScopeCtx};
-use crate::domain::{DuplicateSafety, TaskState};
+use crate::domain::{DuplicateSafety, TaskState, Validate};
 use crate::error::MailboxError;
 use crate::store::TaskRow;
 
-/// Bounds of one retry scan. `{}` means these defaults, and a dry run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
-#[serde(default)]
-#[schema(as = A2AAutoRetryPolicy)]
-pub struct RetryPolicy {
-    /// Without `true` the scan changes nothing and skips every task as `disabled`.
-    pub enabled: bool,
-    /// Only leases whose last heartbeat is at least this old are stale.
-    #[schema(maximum = 9223372036854775807_u64)]
-    #[serde(deserialize_with = "crate::domain::integral::number")]
-    pub min_lease_age_ms: u64,
-    /// Tasks leased this many times already are left alone.
-    #[schema(format = Int64, maximum = 4294967295_u32)]
-    #[serde(deserialize_with = "crate::domain::integral::number")]
-    pub max_attempts: u32,
-    /// At most this many requeues per scan.
-    #[schema(format = Int64, maximum = 4294967295_u32)]
-    #[serde(deserialize_with = "crate::domain::integral::number")]
-    pub max_requeues: u32,
-    /// At most this many in-flight tasks are examined, oldest lease first (1..=1000).
-    #[schema(format = Int64, minimum = 1, maximum = 1000)]
-    #[serde(deserialize_with = "crate::domain::integral::number")]
-    pub scan_limit: u32,
-}
+pub use a2a_mailbox_types::{Requeued, RetryPolicy, RetryReport, SkipReason, Skipped};
 
-impl Default for RetryPolicy {
-    fn default() -> Self {
-        RetryPolicy {
-            enabled: false,
-            min_lease_age_ms: 300_000,
-            max_attempts: 3,
-            max_requeues: 1,
-            scan_limit: 100,
-        }
-    }
-}
-
-impl RetryPolicy {
-    pub fn validate(&self) -> Result<(), MailboxError> {
+impl Validate for RetryPolicy {
+    fn validate(&self) -> Result<(), MailboxError> {
         if self.scan_limit == 0 || self.scan_limit > 1000 {
             return Err(MailboxError::invalid("scan_limit must be within 1..=1000"));
         }
@@ -99,11 +60,17 @@ impl Candidate<'_> {
     }
 }
 
-impl RetryPolicy {
+/// The gate's rules over a policy.
+pub trait Gate {
     /// The gate's rules, in the contract's order, except the capability scope (which needs the
     /// caller): `Ok` when the task may be requeued, else the first failing rule (and the lease
     /// age for `lease_too_young`). Also used by the CLI to say what a dry run would do.
-    pub fn verdict(
+    fn verdict(&self, c: &Candidate, requeued_so_far: u32)
+        -> Result<(), (SkipReason, Option<u64>)>;
+}
+
+impl Gate for RetryPolicy {
+    fn verdict(
         &self,
         c: &Candidate,
         requeued_so_far: u32,
@@ -137,71 +104,6 @@ impl RetryPolicy {
         }
         Ok(())
     }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum SkipReason {
-    Disabled,
-    NotInFlight,
-    MissingLease,
-    LeaseTooYoung,
-    MissingIdempotency,
-    UnsafeDuplicateSafety,
-    MaxAttemptsReached,
-    LimitReached,
-    CapabilityScopeMismatch,
-}
-
-impl SkipReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SkipReason::Disabled => "disabled",
-            SkipReason::NotInFlight => "not_in_flight",
-            SkipReason::MissingLease => "missing_lease",
-            SkipReason::LeaseTooYoung => "lease_too_young",
-            SkipReason::MissingIdempotency => "missing_idempotency",
-            SkipReason::UnsafeDuplicateSafety => "unsafe_duplicate_safety",
-            SkipReason::MaxAttemptsReached => "max_attempts_reached",
-            SkipReason::LimitReached => "limit_reached",
-            SkipReason::CapabilityScopeMismatch => "capability_scope_mismatch",
-        }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct Requeued {
-    pub task_id: Uuid,
-    /// The stale lease that was released.
-    pub lease_id: Uuid,
-    /// The attempt counter, kept; the next lease increments it.
-    pub attempt: u32,
-    pub idempotency_key: String,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct Skipped {
-    pub task_id: Uuid,
-    pub reason: SkipReason,
-    pub attempt: u32,
-    /// Present for `lease_too_young`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lease_age_ms: Option<u64>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
-#[schema(as = A2AAutoRetryReport)]
-pub struct RetryReport {
-    pub policy: RetryPolicy,
-    pub considered: u32,
-    pub requeued: Vec<Requeued>,
-    pub skipped: Vec<Skipped>,
-    /// `true` when this scan did nothing because it was coalesced with another one: a
-    /// scheduler tick that started while another tick's scan ran, or less than
-    /// `A2A_MAILBOX_AUTO_RETRY_SCHEDULER_MIN_SPACING_MS` after the previous tick started (on
-    /// any instance of the database); a manual scan that found another scan running.
-    #[serde(default)]
-    pub coalesced: bool,
 }
 
 /// Who runs a scan: an operator over HTTP or the scheduler tick.

@@ -7,7 +7,7 @@ use uuid::Uuid;
 use super::audit::{audit, capability_audit, CAPABILITY_CHECK};
 use super::{now_ms, rule, Done, IdemRequest, Mailbox, Wake};
 use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
-use crate::domain::{A2ATask, AgentId};
+use crate::domain::{cache_key, A2ATask, AgentId, Validate};
 use crate::error::{ErrorCode, MailboxError};
 use crate::store::{parse_uuid, NewTask, Tx};
 
@@ -34,7 +34,7 @@ impl Accepted {
         let body = serde_json::to_string(&task).map_err(MailboxError::internal)?;
         Ok(Accepted {
             id: task.id.to_string(),
-            cache_key: task.cache_key(),
+            cache_key: cache_key(&task),
             body,
             task,
         })

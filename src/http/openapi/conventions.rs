@@ -318,7 +318,7 @@ mod tests {
     #[test]
     fn error_examples_match_error_body() {
         for code in ErrorCode::ALL {
-            let body = crate::http::error::ErrorBody::of(&crate::error::MailboxError::new(
+            let body = crate::http::error::error_body(&crate::error::MailboxError::new(
                 code,
                 example_message(code),
             ));

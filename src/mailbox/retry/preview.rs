@@ -1,8 +1,11 @@
 //! What an enabled scan would do now, without doing it: the gate's own rules over the tasks a
 //! scan would examine, for an operator deciding whether to run it.
 
-use super::{scope_admits, Candidate, Requeued, RetryPolicy, RetryReport, SkipReason, Skipped};
+use super::{
+    scope_admits, Candidate, Gate, Requeued, RetryPolicy, RetryReport, SkipReason, Skipped,
+};
 use crate::auth::{Caller, ScopeCtx};
+use crate::domain::Validate;
 use crate::error::MailboxError;
 use crate::mailbox::{now_ms, Mailbox};
 use crate::store::parse_uuid;

@@ -15,8 +15,9 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::{Candidate, Requeued, RetryPolicy, RetryReport, ScanKind, SkipReason, Skipped};
+use super::{Candidate, Gate, Requeued, RetryPolicy, RetryReport, ScanKind, SkipReason, Skipped};
 use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
+use crate::domain::Validate;
 use crate::error::{ErrorCode, MailboxError};
 use crate::mailbox::audit::{audit, checks_audit, RepairApplied, CAPABILITY_CHECK};
 use crate::mailbox::{now_ms, rule, Done, IdemRequest, Mailbox, Wake};

@@ -1,13 +1,12 @@
 //! A result: as the recipient posts it and as the sender drains it.
 
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::{no_nul, Content};
-use crate::error::MailboxError;
+use crate::Content;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ResultStatus {
     Ok,
@@ -34,28 +33,30 @@ impl ResultStatus {
 }
 
 /// A result as it is delivered to the sender. It never carries a `lease_id`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct A2ATaskResult {
     pub task_id: Uuid,
     pub status: ResultStatus,
     /// Always emitted; `[]` when empty.
     #[serde(default)]
-    #[schema(required = true)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub content: Vec<Content>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(pattern = r"^[^\u0000]*$")]
+    #[cfg_attr(feature = "openapi", schema(pattern = r"^[^\u0000]*$"))]
     pub error_message: Option<String>,
 }
 
 /// The body of `POST /a2a/results`: a result plus an optional fencing `lease_id`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PostResult {
     pub task_id: Uuid,
     pub status: ResultStatus,
     #[serde(default)]
     pub content: Vec<Content>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(pattern = r"^[^\u0000]*$")]
+    #[cfg_attr(feature = "openapi", schema(pattern = r"^[^\u0000]*$"))]
     pub error_message: Option<String>,
     /// Optional fencing guard: when given it must be the task's current lease id (409 `lease_mismatch`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -63,10 +64,7 @@ pub struct PostResult {
 }
 
 impl PostResult {
-    pub fn validate(&self) -> Result<(), MailboxError> {
-        no_nul("error_message", self.error_message.as_deref())
-    }
-
+    /// The result as the sender will drain it (without the `lease_id`).
     pub fn result(&self) -> A2ATaskResult {
         A2ATaskResult {
             task_id: self.task_id,

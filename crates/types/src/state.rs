@@ -1,13 +1,12 @@
 //! Where a task stands: its state, its lease, and the views that show it.
 
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::{no_nul, A2ATask, A2ATaskResult, AgentId};
-use crate::error::MailboxError;
+use crate::{A2ATask, A2ATaskResult, AgentId};
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Lease {
     pub lease_id: Uuid,
     pub leased_to: AgentId,
@@ -17,7 +16,8 @@ pub struct Lease {
     pub attempt: u32,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum TaskState {
     Queued,
@@ -57,7 +57,8 @@ impl TaskState {
 }
 
 /// The state filter of `GET /a2a/queue`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum QueueState {
     Queued,
@@ -65,7 +66,8 @@ pub enum QueueState {
 }
 
 /// One task of the queue snapshot. Lease fields are present only when `state` is `in_flight`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct QueueEntry {
     pub state: QueueState,
     pub task: A2ATask,
@@ -81,58 +83,54 @@ pub struct QueueEntry {
 }
 
 /// Everything a client resuming from a checkpoint needs to know about one task.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TaskStatus {
     pub task: A2ATask,
     pub state: TaskState,
     pub attempt: u32,
     /// The current lease; `null` unless the task is in flight.
-    #[schema(required = true)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub lease: Option<Lease>,
     /// The result; `null` until the task is answered.
-    #[schema(required = true)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub result: Option<A2ATaskResult>,
     /// Who canceled the task, when and why; `null` unless it is `canceled`.
-    #[schema(required = true)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub cancellation: Option<Cancellation>,
     pub created_at_ms: u64,
     pub updated_at_ms: u64,
 }
 
 /// How a task was canceled (`POST /a2a/tasks/{id}/cancel`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Cancellation {
     pub canceled_by: AgentId,
     /// The reason the canceller gave, if any.
-    #[schema(required = true)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub reason: Option<String>,
     /// `queued` or `in_flight`: the state the task was canceled in.
     pub previous_state: TaskState,
     /// The lease that the cancellation ended (a task canceled in flight); else `null`.
-    #[schema(required = true)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub lease_id: Option<Uuid>,
     pub canceled_at_ms: u64,
 }
 
 /// The body of `POST /a2a/tasks/{id}/cancel`; the body may also be left out.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, ToSchema)]
-#[schema(as = A2ACancelRequest)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = A2ACancelRequest))]
 pub struct CancelRequest {
     /// Why the task is canceled: kept in its `cancellation` and the audit row. Not blank, no NUL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(
-        pattern = r"^[^\u0000]*[^\u0000\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\u0000]*$",
-        example = "the customer withdrew the request"
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            pattern = r"^[^\u0000]*[^\u0000\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\u0000]*$",
+            example = "the customer withdrew the request"
+        )
     )]
     pub reason: Option<String>,
-}
-
-impl CancelRequest {
-    pub fn validate(&self) -> Result<(), MailboxError> {
-        no_nul("reason", self.reason.as_deref())?;
-        if self.reason.as_deref().is_some_and(|r| r.trim().is_empty()) {
-            return Err(MailboxError::invalid("reason must not be blank"));
-        }
-        Ok(())
-    }
 }

@@ -3,7 +3,6 @@
 use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize};
-use utoipa::ToSchema;
 
 /// An agent identity: 1..=128 characters of `[A-Za-z0-9_.-]`, optionally `@` and a domain of
 /// the same characters, e.g. `research@acme`.
@@ -13,6 +12,7 @@ pub struct AgentId(String);
 /// The AgentId syntax, as an OpenAPI `pattern` (with `maxLength` 128).
 pub const AGENT_ID_PATTERN: &str = r"^[A-Za-z0-9_.-]+(@[A-Za-z0-9_.-]+)?$";
 
+#[cfg(feature = "openapi")]
 impl utoipa::PartialSchema for AgentId {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
         utoipa::openapi::ObjectBuilder::new()
@@ -29,9 +29,17 @@ impl utoipa::PartialSchema for AgentId {
     }
 }
 
-impl ToSchema for AgentId {}
+#[cfg(feature = "openapi")]
+impl utoipa::ToSchema for AgentId {}
 
 impl AgentId {
+    /// Checks the syntax and wraps the string; the error says what is wrong.
+    ///
+    /// ```
+    /// use a2a_mailbox_types::AgentId;
+    /// assert_eq!(AgentId::parse("research@acme").unwrap().as_str(), "research@acme");
+    /// assert!(AgentId::parse("not an id").is_err());
+    /// ```
     pub fn parse(s: &str) -> Result<AgentId, String> {
         let valid_part = |p: &str| {
             !p.is_empty()
@@ -52,6 +60,7 @@ impl AgentId {
             ))
         }
     }
+    /// The id as it travels.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -60,6 +69,13 @@ impl AgentId {
 impl fmt::Display for AgentId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
+    }
+}
+
+impl std::str::FromStr for AgentId {
+    type Err = String;
+    fn from_str(s: &str) -> Result<AgentId, String> {
+        AgentId::parse(s)
     }
 }
 

@@ -1,0 +1,182 @@
+//! One logical call: the HTTP exchange, the contract's error body, and the retries.
+
+use std::time::Duration;
+
+use reqwest::header::RETRY_AFTER;
+use reqwest::Method;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::error::transport;
+use crate::{ApiError, Client, Error};
+use a2a_mailbox_types::ErrorBody;
+
+/// Whether a call may be sent again after a connection broke mid-way, when the mailbox may
+/// have acted on it without the answer arriving.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Replay {
+    /// Reads, and writes carrying their `Idempotency-Key`: a second try answers like the first.
+    Safe,
+    /// Leasing and draining consume what they answer: retried only when the request surely did
+    /// not arrive (connection refused) or the mailbox said it changed nothing (a retriable code).
+    OnlyUnsent,
+}
+
+/// What to ask: method, path, query and JSON body.
+pub(crate) struct Call {
+    pub method: Method,
+    pub path: String,
+    pub query: Vec<(&'static str, String)>,
+    pub body: Option<Value>,
+    pub replay: Replay,
+    /// A long-poll's wait, added to the exchange's timeout.
+    pub wait: Duration,
+}
+
+impl Call {
+    pub(crate) fn get(path: impl Into<String>) -> Call {
+        Call {
+            method: Method::GET,
+            path: path.into(),
+            query: Vec::new(),
+            body: None,
+            replay: Replay::Safe,
+            wait: Duration::ZERO,
+        }
+    }
+
+    pub(crate) fn post(path: impl Into<String>, body: Option<Value>) -> Call {
+        Call {
+            method: Method::POST,
+            body,
+            ..Call::get(path)
+        }
+    }
+
+    pub(crate) fn query(mut self, pairs: Vec<(&'static str, String)>) -> Call {
+        self.query.extend(pairs);
+        self
+    }
+
+    /// A long-poll that consumes what it answers.
+    pub(crate) fn consuming(mut self, wait: Duration) -> Call {
+        self.replay = Replay::OnlyUnsent;
+        self.wait = wait;
+        self.query.push(("wait_ms", wait.as_millis().to_string()));
+        self
+    }
+}
+
+/// A success answer: its body and whether it replays an earlier one (`Idempotent-Replayed`).
+pub(crate) struct Answered<T> {
+    pub value: T,
+    pub replayed: bool,
+}
+
+/// The query pairs whose value is present.
+pub(crate) fn present<const N: usize>(
+    pairs: [(&'static str, Option<String>); N],
+) -> Vec<(&'static str, String)> {
+    pairs
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k, v)))
+        .collect()
+}
+
+/// The serialised body of a typed request.
+pub(crate) fn json<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).expect("wire types serialise")
+}
+
+impl Client {
+    /// Runs `call` until it succeeds, fails for good, or the backoff is spent. A POST carries an
+    /// `Idempotency-Key` chosen here, once, and the same on every try.
+    pub(crate) async fn call<T: DeserializeOwned>(&self, call: Call) -> Result<Answered<T>, Error> {
+        let key = (call.method == Method::POST).then(|| uuid::Uuid::now_v7().to_string());
+        let backoff = &self.inner.backoff;
+        let mut attempt = 0;
+        loop {
+            let err = match self.exchange(&call, key.as_deref()).await {
+                Ok(answered) => return Ok(answered),
+                Err(e) => e,
+            };
+            let may_have_acted = matches!(
+                err,
+                Error::Transport {
+                    before_sending: false,
+                    ..
+                }
+            );
+            let again = err.retriable()
+                && attempt < backoff.retries
+                && !(may_have_acted && call.replay == Replay::OnlyUnsent);
+            if !again {
+                return Err(err);
+            }
+            tokio::time::sleep(backoff.delay(attempt, err.retry_after())).await;
+            attempt += 1;
+        }
+    }
+
+    /// One try.
+    async fn exchange<T: DeserializeOwned>(
+        &self,
+        call: &Call,
+        key: Option<&str>,
+    ) -> Result<Answered<T>, Error> {
+        let inner = &self.inner;
+        let mut req = inner
+            .http
+            .request(call.method.clone(), format!("{}{}", inner.base, call.path))
+            .bearer_auth(&inner.token)
+            .timeout(inner.timeout + call.wait);
+        if !call.query.is_empty() {
+            req = req.query(&call.query);
+        }
+        if let Some(key) = key {
+            req = req.header("Idempotency-Key", key);
+        }
+        if let Some(body) = &call.body {
+            req = req.json(body);
+        }
+        let res = req.send().await.map_err(transport)?;
+        let status = res.status().as_u16();
+        let header = |name| res.headers().get(name).and_then(|v| v.to_str().ok());
+        let replayed =
+            header("idempotent-replayed").is_some_and(|v| v.eq_ignore_ascii_case("true"));
+        let retry_after = header(RETRY_AFTER.as_str())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let bytes = res.bytes().await.map_err(transport)?;
+        if (200..300).contains(&status) {
+            let value = serde_json::from_slice(&bytes).map_err(|e| Error::UnexpectedAnswer {
+                status,
+                message: format!("{e} in {}", excerpt(&bytes)),
+            })?;
+            return Ok(Answered { value, replayed });
+        }
+        Err(match serde_json::from_slice::<ErrorBody>(&bytes) {
+            Ok(body) => Error::Api(ApiError {
+                status,
+                code: body.code,
+                message: body.message,
+                retriable: body.retriable,
+                retry_after,
+                index: body.index,
+            }),
+            Err(_) => Error::UnexpectedAnswer {
+                status,
+                message: excerpt(&bytes),
+            },
+        })
+    }
+}
+
+/// The start of a body, for an error message.
+fn excerpt(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    match text.char_indices().nth(200) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.into_owned(),
+    }
+}

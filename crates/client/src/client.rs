@@ -1,0 +1,174 @@
+//! The client: where the mailbox is, who calls it, and how patiently.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use crate::checkpoint::Ledger;
+use crate::{token_subject, AgentId, Backoff, Error};
+
+/// A typed client of one a2a-mailbox, over TCP or a Unix socket.
+///
+/// Cheap to clone: clones share one connection pool and one record of the tasks sent and not
+/// yet drained (see [`Client::checkpoint`]). Every method is one logical call: it retries
+/// retriable errors with [`Backoff`], reusing the same task id and `Idempotency-Key`.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), a2a_mailbox_client::Error> {
+/// use a2a_mailbox_client::{Client, NewTask};
+///
+/// let alice = Client::new("http://127.0.0.1:8080", std::env::var("ALICE_TOKEN").unwrap())?;
+/// let sent = alice.send(NewTask::new("bob", "summarise the Q3 report")).await?;
+/// println!("queued {}", sent.task_id);
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) http: reqwest::Client,
+    pub(crate) base: String,
+    pub(crate) token: String,
+    pub(crate) agent: AgentId,
+    pub(crate) backoff: Backoff,
+    pub(crate) timeout: Duration,
+    pub(crate) ledger: Mutex<Ledger>,
+}
+
+/// Options of a [`Client`]: start from [`Client::builder`] or [`ClientBuilder::unix`].
+///
+/// ```no_run
+/// # fn demo() -> Result<(), a2a_mailbox_client::Error> {
+/// use std::time::Duration;
+/// use a2a_mailbox_client::{Backoff, Client};
+///
+/// let client = Client::builder("http://127.0.0.1:8080", "<jwt>")
+///     .backoff(Backoff::none())
+///     .timeout(Duration::from_secs(10))
+///     .context_id("conversation-42")
+///     .build()?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct ClientBuilder {
+    base: String,
+    socket: Option<PathBuf>,
+    token: String,
+    backoff: Backoff,
+    timeout: Duration,
+    context_id: Option<String>,
+}
+
+impl ClientBuilder {
+    /// A client of the mailbox listening on the Unix socket at `path` (API.md §15); the token
+    /// is still required.
+    pub fn unix(path: impl AsRef<Path>, token: impl Into<String>) -> ClientBuilder {
+        ClientBuilder {
+            socket: Some(path.as_ref().to_owned()),
+            ..Client::builder("http://localhost", token)
+        }
+    }
+
+    /// How retriable errors are retried (default [`Backoff::default`]).
+    pub fn backoff(mut self, backoff: Backoff) -> ClientBuilder {
+        self.backoff = backoff;
+        self
+    }
+
+    /// How long one HTTP exchange may take, on top of a long-poll's own wait (default 30 s).
+    pub fn timeout(mut self, timeout: Duration) -> ClientBuilder {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The `context_id` given to every task sent without one, and kept in checkpoints.
+    pub fn context_id(mut self, context_id: impl Into<String>) -> ClientBuilder {
+        self.context_id = Some(context_id.into());
+        self
+    }
+
+    /// The client. Fails when the base URL is not `http://…` or the token's `sub` cannot be
+    /// read.
+    pub fn build(self) -> Result<Client, Error> {
+        let base = self.base.trim_end_matches('/').to_owned();
+        if !base.starts_with("http://") {
+            return Err(Error::InvalidInput(format!(
+                "the base URL must start with http:// (the client speaks plain HTTP), not {base:?}"
+            )));
+        }
+        let agent = token_subject(&self.token)?;
+        let mut http = reqwest::Client::builder();
+        if let Some(path) = &self.socket {
+            http = http.unix_socket(path.as_path());
+        }
+        let http = http
+            .build()
+            .map_err(|e| Error::InvalidInput(format!("cannot build the HTTP client: {e}")))?;
+        Ok(Client {
+            inner: Arc::new(Inner {
+                http,
+                base,
+                token: self.token,
+                agent,
+                backoff: self.backoff,
+                timeout: self.timeout,
+                ledger: Mutex::new(Ledger::new(self.context_id)),
+            }),
+        })
+    }
+}
+
+impl Client {
+    /// A client of the mailbox at `base_url` (e.g. `http://127.0.0.1:8080`) calling with the
+    /// bearer `token`, whose `sub` is the agent it speaks for.
+    pub fn new(base_url: impl Into<String>, token: impl Into<String>) -> Result<Client, Error> {
+        Client::builder(base_url, token).build()
+    }
+
+    /// A client of the mailbox listening on the Unix socket at `path` (API.md §15).
+    ///
+    /// ```no_run
+    /// # fn demo() -> Result<(), a2a_mailbox_client::Error> {
+    /// let client = a2a_mailbox_client::Client::unix("/run/a2a/mailbox.sock", "<jwt>")?;
+    /// # Ok(()) }
+    /// ```
+    pub fn unix(path: impl AsRef<Path>, token: impl Into<String>) -> Result<Client, Error> {
+        ClientBuilder::unix(path, token).build()
+    }
+
+    /// Options beyond [`Client::new`]'s.
+    pub fn builder(base_url: impl Into<String>, token: impl Into<String>) -> ClientBuilder {
+        ClientBuilder {
+            base: base_url.into(),
+            socket: None,
+            token: token.into(),
+            backoff: Backoff::default(),
+            timeout: Duration::from_secs(30),
+            context_id: None,
+        }
+    }
+
+    /// The agent this client speaks for: its token's `sub`.
+    pub fn agent_id(&self) -> &AgentId {
+        &self.inner.agent
+    }
+
+    pub(crate) fn ledger(&self) -> MutexGuard<'_, Ledger> {
+        // The ledger holds plain data: a panic elsewhere cannot leave it half-written.
+        self.inner
+            .ledger
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("base", &self.inner.base)
+            .field("agent", &self.inner.agent)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,59 @@
+//! A typed Rust client for a2a-mailbox, a durable, explicitly leased task mailbox between AI
+//! agents.
+//!
+//! - [`Client`] has one async method per endpoint of the HTTP contract (`API.md` §4, §12–§14),
+//!   over TCP ([`Client::new`]) or a Unix socket ([`Client::unix`]), with the wire types of
+//!   [`a2a_mailbox_types`] (re-exported as [`types`]).
+//! - Retries are built in and safe: a send picks its task id (a UUIDv7) and every POST its
+//!   `Idempotency-Key` once per logical call, and reuses them on every retry of a retriable
+//!   error (503, 409 `idempotency_in_flight`, a refused or broken connection), with capped
+//!   exponential [`Backoff`] and jitter. Other errors come back at once as one [`Error`], which
+//!   carries the contract's `code`, `retriable` and `Retry-After`.
+//! - Long-polls: [`Client::next_task`] and [`Client::next_result`]; [`Worker`] runs a handler
+//!   on each leased task, heartbeats, stops it on cancellation and posts its [`Reply`].
+//! - [`Client::checkpoint`] and [`Client::from_checkpoint`] let a process that restarts pick
+//!   up the tasks it sent and has not drained, as the same agent only.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use a2a_mailbox_client::{Client, NewTask, Reply};
+//!
+//! # async fn demo(alice_token: String, bob_token: String) -> Result<(), a2a_mailbox_client::Error> {
+//! let alice = Client::new("http://127.0.0.1:8080", alice_token)?;
+//! let bob = Client::new("http://127.0.0.1:8080", bob_token)?;
+//!
+//! let sent = alice.send(NewTask::new("bob", "summarise the Q3 report")).await?;
+//! let leased = bob.next_task(Duration::from_secs(5)).await?.expect("a task");
+//! let reply = Reply::text("Revenue up 4%.").for_task(leased.task.id, Some(leased.lease.lease_id));
+//! bob.post_result(&reply).await?;
+//! let result = alice.next_result(Duration::from_secs(5)).await?.expect("a result");
+//! assert_eq!(result.task_id, sent.task_id);
+//! # Ok(()) }
+//! ```
+
+#![warn(missing_docs)]
+
+mod backoff;
+mod call;
+mod checkpoint;
+mod client;
+mod error;
+mod listing;
+mod ops;
+mod results;
+mod tasks;
+mod token;
+mod worker;
+
+pub use a2a_mailbox_types as types;
+pub use a2a_mailbox_types::{AgentId, ErrorCode};
+pub use backoff::Backoff;
+pub use checkpoint::{Checkpoint, Resumed, CHECKPOINT_VERSION};
+pub use client::{Client, ClientBuilder};
+pub use error::{ApiError, Error};
+pub use listing::ListQuery;
+pub use ops::{AuditQuery, QueueQuery};
+pub use results::Reply;
+pub use tasks::{Leased, NewTask, Sent, MAX_WAIT};
+pub use token::token_subject;
+pub use worker::{Outcome, Worker};

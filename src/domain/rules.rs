@@ -1,0 +1,92 @@
+//! The rules of a valid body that serde cannot express, and the result cache key.
+
+use super::{no_nul, A2ATask, CancelRequest, DuplicateSafety, PostResult, MAX_MS};
+use crate::error::MailboxError;
+
+/// A body's rules beyond its shape: `Err` (400 `invalid_request`) names the first broken one.
+pub trait Validate {
+    fn validate(&self) -> Result<(), MailboxError>;
+}
+
+impl Validate for A2ATask {
+    fn validate(&self) -> Result<(), MailboxError> {
+        if let Some(kind) = &self.task_kind {
+            if kind.trim().is_empty() {
+                return Err(MailboxError::invalid(
+                    "task_kind must not be blank when present",
+                ));
+            }
+        }
+        if let Some(idem) = &self.idempotency {
+            if idem.key.trim().is_empty() {
+                return Err(MailboxError::invalid("idempotency.key must not be blank"));
+            }
+        }
+        if self.deadline_ms.is_some_and(|d| d > MAX_MS) {
+            return Err(MailboxError::invalid("deadline_ms is out of range"));
+        }
+        no_nul(
+            "idempotency.key",
+            self.idempotency.as_ref().map(|i| i.key.as_str()),
+        )?;
+        // Lists filter on these, so they are kept in text columns too.
+        no_nul("task_kind", self.task_kind.as_deref())?;
+        no_nul("context_id", self.context_id.as_deref())?;
+        Ok(())
+    }
+}
+
+impl Validate for PostResult {
+    fn validate(&self) -> Result<(), MailboxError> {
+        no_nul("error_message", self.error_message.as_deref())
+    }
+}
+
+impl Validate for CancelRequest {
+    fn validate(&self) -> Result<(), MailboxError> {
+        no_nul("reason", self.reason.as_deref())?;
+        if self.reason.as_deref().is_some_and(|r| r.trim().is_empty()) {
+            return Err(MailboxError::invalid("reason must not be blank"));
+        }
+        Ok(())
+    }
+}
+
+/// The receiver-side result cache key (§6.2), for idempotent tasks with a key.
+pub fn cache_key(task: &A2ATask) -> Option<String> {
+    let idem = task.idempotency.as_ref()?;
+    if idem.duplicate_safety != DuplicateSafety::Idempotent {
+        return None;
+    }
+    let kind = task.task_kind.as_deref().unwrap_or(&task.intent_text);
+    // JSON array encoding keeps the four parts unambiguous whatever characters they hold.
+    Some(
+        serde_json::to_string(&(
+            task.sender.as_str(),
+            task.recipient.as_str(),
+            kind,
+            idem.key.as_str(),
+        ))
+        .expect("strings serialise"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use uuid::Uuid;
+
+    #[test]
+    fn cache_key_uses_kind_or_intent() {
+        let mut t: A2ATask = serde_json::from_value(serde_json::json!({
+            "id": Uuid::nil(), "sender": "a", "recipient": "b", "intent_text": "do",
+            "idempotency": {"duplicate_safety": "idempotent", "key": "k"}
+        }))
+        .unwrap();
+        assert_eq!(cache_key(&t).unwrap(), r#"["a","b","do","k"]"#);
+        t.task_kind = Some("refund".into());
+        assert_eq!(cache_key(&t).unwrap(), r#"["a","b","refund","k"]"#);
+        t.idempotency.as_mut().unwrap().duplicate_safety = DuplicateSafety::Unsafe;
+        assert!(cache_key(&t).is_none());
+    }
+}

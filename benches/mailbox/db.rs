@@ -112,6 +112,20 @@ impl Store {
         Ok(n as u64)
     }
 
+    /// Runs one statement of the bench's own (e.g. to age loaded tasks); the rows it changed.
+    pub async fn execute(&self, sql: &str) -> Result<u64> {
+        Ok(match self.engine {
+            Engine::Sqlite => sqlx::query(sql)
+                .execute(&mut self.sqlite_conn().await?)
+                .await?
+                .rows_affected(),
+            Engine::Postgres => sqlx::query(sql)
+                .execute(&mut self.pg_conn().await?)
+                .await?
+                .rows_affected(),
+        })
+    }
+
     /// Adds `n` queued tasks in bulk, spread round-robin over `worker-0..recipients` (sent by
     /// `alice-<same index>`), each with a unique, increasing `queue_seq` taken from the
     /// server's own counter (SQLite `counters`.'queue', PostgreSQL `a2a_queue_seq`), so the

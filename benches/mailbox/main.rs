@@ -12,6 +12,7 @@
 
 mod authflood;
 mod batch;
+mod dashboard;
 mod db;
 mod load;
 mod peer;
@@ -82,11 +83,12 @@ pub struct Args {
     pub no_vacuum_analyze_after_load: bool,
     /// Phases to run, comma-separated: baselines,lifecycle,agents,batch,authflood,depth,peer
     /// (`agents`: the lifecycle again, with waiting agents; `batch`: 500 single sends against one
-    /// batch of 500; `authflood`: a sender's latency during a burst of bad tokens).
+    /// batch of 500; `authflood`: a sender's latency during a burst of bad tokens; `dashboard`:
+    /// the operator's overview with a million tasks).
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "baselines,lifecycle,agents,batch,authflood,depth,peer"
+        default_value = "baselines,lifecycle,agents,batch,authflood,depth,dashboard,peer"
     )]
     pub phases: Vec<String>,
     /// PostgreSQL server (the admin database is used to create and drop fresh databases).
@@ -467,6 +469,9 @@ async fn run_engine(s: &Settings, engine: Engine) -> Result<Value> {
     }
     if s.phase("depth") {
         out["depth"] = load::depth(s, engine).await?;
+    }
+    if s.phase("dashboard") {
+        out["dashboard"] = dashboard::dashboard(s, engine).await?;
     }
     report::ratios(&mut out);
     Ok(out)

@@ -108,3 +108,66 @@ async fn a_checkpoint_of_another_agent_is_refused_without_a_call(app: TestApp) {
     assert!(matches!(e, Error::CheckpointAgentMismatch { .. }), "{e:?}");
     assert!(live.checkpoint().active_task_ids.is_empty());
 }
+
+/// The environment that makes [`a_sender_that_dies_after_sending`] act: the mailbox, the token and
+/// the checkpoint file, separated by newlines.
+const CHILD: &str = "A2A_CLIENT_TEST_DYING_SENDER";
+
+/// Run as a child process by the next test: sends two tasks, saves its checkpoint and dies at
+/// once (an abort: nothing is drained, nothing is cleaned up). Without [`CHILD`] it does nothing.
+#[tokio::test]
+async fn a_sender_that_dies_after_sending() {
+    let Ok(spec) = std::env::var(CHILD) else {
+        return;
+    };
+    let [base, token, file]: [&str; 3] =
+        spec.splitn(3, '\n').collect::<Vec<_>>().try_into().unwrap();
+    let alice = super::connect_to(base, token.to_owned());
+    for i in 0..2 {
+        alice
+            .send(NewTask::new("bob", format!("job {i}")))
+            .await
+            .unwrap();
+    }
+    alice.checkpoint().save(std::path::Path::new(file)).unwrap();
+    std::process::abort();
+}
+
+both_engines!(a_sender_process_that_dies_resumes_from_its_checkpoint_file);
+async fn a_sender_process_that_dies_resumes_from_its_checkpoint_file(app: TestApp) {
+    let file = app.dir.join("dying-sender.checkpoint.json");
+    let spec = format!("{}\n{}\n{}", app.address, app.alice(), file.display());
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "client::checkpoint::a_sender_that_dies_after_sending",
+            "--nocapture",
+        ])
+        .env(CHILD, spec)
+        .output()
+        .unwrap();
+    assert!(!child.status.success(), "the sender died: {child:?}");
+    let saved = Checkpoint::load(&file).unwrap();
+    assert_eq!(saved.active_task_ids.len(), 2, "it checkpointed both sends");
+    let (alice, resumed) = Client::from_checkpoint(&app.address, app.alice(), saved)
+        .await
+        .unwrap();
+    assert!(resumed.tasks.iter().all(|s| s.state == TaskState::Queued));
+    let bob = connect(&app, app.bob());
+    for _ in 0..2 {
+        let leased = bob.next_task(SOON).await.unwrap().unwrap();
+        let reply = Reply::text("done").for_task(leased.task.id, Some(leased.lease.lease_id));
+        bob.post_result(&reply).await.unwrap();
+    }
+    let mut drained = Vec::new();
+    while !alice.checkpoint().active_task_ids.is_empty() {
+        drained.push(alice.next_result(SOON).await.unwrap().unwrap().task_id);
+    }
+    let mut sent = Checkpoint::load(&file).unwrap().active_task_ids;
+    sent.sort();
+    drained.sort();
+    assert_eq!(
+        drained, sent,
+        "the new process drained what the dead one sent"
+    );
+}

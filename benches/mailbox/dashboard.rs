@@ -20,12 +20,14 @@ const RESOLVE_MOST: &str = "UPDATE tasks SET state = 'resolved', result_status =
 pub async fn dashboard(s: &Settings, engine: Engine) -> Result<Value> {
     let (tasks, requests) = if s.smoke { (2_000, 5) } else { (1_000_000, 40) };
     let store = Store::fresh(s, engine, "dashboard").await?;
-    let load = store.bulk_load(s, tasks, 100, "dashboard").await?;
+    // The server makes the schema; the tasks are loaded beside it.
+    let server = Server::start(s, engine, &store, "dashboard").await?;
+    let label = format!("{} bulk load to {tasks}", engine.name());
+    let load = store.bulk_load(s, tasks, 100, &label).await?;
     let resolved = store.execute(RESOLVE_MOST).await?;
     if engine == Engine::Postgres {
         store.execute("VACUUM ANALYZE tasks").await?;
     }
-    let server = Server::start(s, engine, &store, "dashboard").await?;
     let http = reqwest::Client::builder().no_proxy().build()?;
     let cookie = format!(
         "a2a_dashboard={}",

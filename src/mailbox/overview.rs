@@ -5,6 +5,9 @@ use crate::auth::Caller;
 use crate::error::{ErrorCode, MailboxError};
 use crate::metrics::Minute;
 
+/// Finished tasks are counted up to this many (more shows as "at least").
+pub const FINISHED_COUNT_CAP: u64 = 100_000;
+
 /// Lease ages that bound the stale-lease buckets: 1, 5 and 30 minutes.
 pub const LEASE_AGE_BOUNDS_MS: [i64; 3] = [60_000, 300_000, 1_800_000];
 
@@ -14,7 +17,8 @@ pub struct Overview {
     pub queued: u64,
     pub in_flight: u64,
     pub result_pending: u64,
-    /// Resolved or canceled, kept until compaction.
+    /// Resolved or canceled, kept until compaction: counted up to [`FINISHED_COUNT_CAP`], and
+    /// one more when there are more.
     pub finished: u64,
     /// The deepest queues: recipient and queued tasks.
     pub depth: Vec<(String, u64)>,
@@ -40,7 +44,8 @@ impl Mailbox {
         let queued = count(self.store.count_in_state("queued").await?);
         let in_flight = count(self.store.count_in_state("in_flight").await?);
         let result_pending = count(self.store.count_in_state("result_pending").await?);
-        let all = count(self.store.count_all().await?);
+        let cap = FINISHED_COUNT_CAP as i64 + 1;
+        let finished = count(self.store.count_finished(cap).await?);
         let bounds = LEASE_AGE_BOUNDS_MS.map(|age| now - age);
         let (oldest_queued, _) = self.store.oldest().await?;
         let depth = self.store.depth_by_recipient(20).await?;
@@ -51,7 +56,7 @@ impl Mailbox {
             queued,
             in_flight,
             result_pending,
-            finished: all.saturating_sub(queued + in_flight + result_pending),
+            finished,
             depth: depth.into_iter().map(|(r, n)| (r, count(n))).collect(),
             oldest_queued_age_ms: oldest_queued.map(|at| count(now - at)),
             lease_ages: self.store.lease_ages(bounds).await?.map(count),

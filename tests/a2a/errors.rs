@@ -11,97 +11,123 @@ use crate::common::*;
 both_engines!(every_json_rpc_error_code_has_its_reason);
 async fn every_json_rpc_error_code_has_its_reason(app: TestApp) {
     let alice = app.alice();
-    let call = |method: &'static str, params| {
-        let (api, alice) = (&app.api, alice.clone());
-        async move { rpc(api, "bob", &alice, method, params).await }
-    };
-    // -32001: unknown, and not a UUID at all.
-    for id in [uuid::Uuid::new_v4().to_string(), "not-a-uuid".into()] {
-        rpc_error(
-            &call("GetTask", json!({"id": id})).await,
-            -32001,
-            "TASK_NOT_FOUND",
-        );
-        rpc_error(
-            &call("CancelTask", json!({"id": id})).await,
-            -32001,
-            "TASK_NOT_FOUND",
-        );
-    }
-    // -32002: an answered task is not cancelable.
+    // An answered task, which cannot be canceled.
     let task = send_task(&app, "bob", &alice, "answer me").await;
     answer(&app, &app.bob(), json!({"status": "ok"})).await;
-    let r = call("CancelTask", json!({"id": task["id"]})).await;
-    rpc_error(&r, -32002, "TASK_NOT_CANCELABLE");
-    // -32003: push notifications, as methods and as SendMessage configuration.
-    for method in [
-        "CreateTaskPushNotificationConfig",
-        "GetTaskPushNotificationConfig",
-        "ListTaskPushNotificationConfigs",
-        "DeleteTaskPushNotificationConfig",
-    ] {
-        rpc_error(
-            &call(method, json!({})).await,
-            -32003,
-            "PUSH_NOTIFICATION_NOT_SUPPORTED",
-        );
-    }
-    let push = json!({"message": message("x"), "configuration": {"taskPushNotificationConfig": {"url": "https://x"}}});
-    rpc_error(
-        &call("SendMessage", push).await,
-        -32003,
-        "PUSH_NOTIFICATION_NOT_SUPPORTED",
-    );
-    // -32004: streaming and follow-ups.
-    for method in ["SendStreamingMessage", "SubscribeToTask"] {
-        rpc_error(
-            &call(method, json!({})).await,
-            -32004,
-            "UNSUPPORTED_OPERATION",
-        );
-    }
     let mut follow_up = message("more");
     follow_up["taskId"] = task["id"].clone();
-    rpc_error(
-        &call("SendMessage", send_now(follow_up)).await,
-        -32004,
-        "UNSUPPORTED_OPERATION",
-    );
-    // -32601: anything else.
-    rpc_error(
-        &call("tasks/get", json!({})).await,
-        -32601,
-        "METHOD_NOT_FOUND",
-    );
-    // -32602: what SendMessage and ListTasks refuse.
-    let bad_messages = [
-        json!({"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "x"}]}),
-        json!({"messageId": "m", "role": "user", "parts": [{"text": "x"}]}),
-        json!({"role": "ROLE_USER", "parts": [{"text": "x"}]}),
-        json!({"messageId": "m", "role": "ROLE_USER", "parts": []}),
-        json!({"messageId": "m", "role": "ROLE_USER", "parts": [{"url": "https://x/y.pdf"}]}),
-        json!({"messageId": "m", "role": "ROLE_USER", "parts": [{"raw": "aGk="}]}),
-        json!("not a message"),
-    ];
-    for m in bad_messages {
-        rpc_error(
-            &call("SendMessage", send_now(m)).await,
+    let push = json!({"message": message("x"),
+        "configuration": {"taskPushNotificationConfig": {"url": "https://x"}}});
+    let unknown = uuid::Uuid::new_v4().to_string();
+    let bad_message = |m: serde_json::Value| ("SendMessage", send_now(m), -32602, "INVALID_PARAMS");
+    let cases = [
+        ("GetTask", json!({"id": unknown}), -32001, "TASK_NOT_FOUND"),
+        (
+            "GetTask",
+            json!({"id": "not-a-uuid"}),
+            -32001,
+            "TASK_NOT_FOUND",
+        ),
+        (
+            "CancelTask",
+            json!({"id": unknown}),
+            -32001,
+            "TASK_NOT_FOUND",
+        ),
+        (
+            "CancelTask",
+            json!({"id": "not-a-uuid"}),
+            -32001,
+            "TASK_NOT_FOUND",
+        ),
+        (
+            "CancelTask",
+            json!({"id": task["id"]}),
+            -32002,
+            "TASK_NOT_CANCELABLE",
+        ),
+        (
+            "CreateTaskPushNotificationConfig",
+            json!({}),
+            -32003,
+            "PUSH_NOTIFICATION_NOT_SUPPORTED",
+        ),
+        (
+            "GetTaskPushNotificationConfig",
+            json!({}),
+            -32003,
+            "PUSH_NOTIFICATION_NOT_SUPPORTED",
+        ),
+        (
+            "ListTaskPushNotificationConfigs",
+            json!({}),
+            -32003,
+            "PUSH_NOTIFICATION_NOT_SUPPORTED",
+        ),
+        (
+            "DeleteTaskPushNotificationConfig",
+            json!({}),
+            -32003,
+            "PUSH_NOTIFICATION_NOT_SUPPORTED",
+        ),
+        (
+            "SendMessage",
+            push,
+            -32003,
+            "PUSH_NOTIFICATION_NOT_SUPPORTED",
+        ),
+        (
+            "SendStreamingMessage",
+            json!({}),
+            -32004,
+            "UNSUPPORTED_OPERATION",
+        ),
+        (
+            "SubscribeToTask",
+            json!({}),
+            -32004,
+            "UNSUPPORTED_OPERATION",
+        ),
+        (
+            "SendMessage",
+            send_now(follow_up),
+            -32004,
+            "UNSUPPORTED_OPERATION",
+        ),
+        ("tasks/get", json!({}), -32601, "METHOD_NOT_FOUND"),
+        bad_message(json!({"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "x"}]})),
+        bad_message(json!({"messageId": "m", "role": "user", "parts": [{"text": "x"}]})),
+        bad_message(json!({"role": "ROLE_USER", "parts": [{"text": "x"}]})),
+        bad_message(json!({"messageId": "m", "role": "ROLE_USER", "parts": []})),
+        bad_message(
+            json!({"messageId": "m", "role": "ROLE_USER", "parts": [{"url": "https://x/y.pdf"}]}),
+        ),
+        bad_message(json!({"messageId": "m", "role": "ROLE_USER", "parts": [{"raw": "aGk="}]})),
+        bad_message(json!("not a message")),
+        ("SendMessage", json!({}), -32602, "INVALID_PARAMS"),
+        ("GetTask", json!({}), -32602, "INVALID_PARAMS"),
+        (
+            "ListTasks",
+            json!({"pageSize": 101}),
             -32602,
             "INVALID_PARAMS",
-        );
-    }
-    rpc_error(
-        &call("SendMessage", json!({})).await,
-        -32602,
-        "INVALID_PARAMS",
-    );
-    rpc_error(&call("GetTask", json!({})).await, -32602, "INVALID_PARAMS");
-    for params in [
-        json!({"pageSize": 101}),
-        json!({"status": "completed"}),
-        json!({"pageToken": "x"}),
-    ] {
-        rpc_error(&call("ListTasks", params).await, -32602, "INVALID_PARAMS");
+        ),
+        (
+            "ListTasks",
+            json!({"status": "completed"}),
+            -32602,
+            "INVALID_PARAMS",
+        ),
+        (
+            "ListTasks",
+            json!({"pageToken": "x"}),
+            -32602,
+            "INVALID_PARAMS",
+        ),
+    ];
+    for (method, params, code, reason) in cases {
+        let r = rpc(&app, "bob", &alice, method, params).await;
+        rpc_error(&r, code, reason);
     }
     let listed = app.get("/a2a/tasks", &app.ops()).await;
     let tasks = listed.expect(200)["tasks"].as_array().unwrap().len();
@@ -182,79 +208,88 @@ async fn only_a2a_version_1_0_is_spoken(app: TestApp) {
 both_engines!(http_json_errors_carry_their_status_and_reason);
 async fn http_json_errors_carry_their_status_and_reason(app: TestApp) {
     let alice = app.alice();
-    let unknown = format!("/tasks/{}", uuid::Uuid::new_v4());
-    let r = rest(&app, Method::GET, "bob", &unknown, &alice, None).await;
-    rest_error(&r, 404, "NOT_FOUND", "TASK_NOT_FOUND");
-    let r = rest(
-        &app,
-        Method::POST,
-        "bob",
-        &format!("{unknown}:cancel"),
-        &alice,
-        None,
-    )
-    .await;
-    rest_error(&r, 404, "NOT_FOUND", "TASK_NOT_FOUND");
     let task = send_task(&app, "bob", &alice, "x").await;
     answer(&app, &app.bob(), json!({"status": "ok"})).await;
-    let cancel = format!("/tasks/{}:cancel", task["id"].as_str().unwrap());
-    let r = rest(&app, Method::POST, "bob", &cancel, &alice, Some(json!({}))).await;
-    rest_error(&r, 400, "FAILED_PRECONDITION", "TASK_NOT_CANCELABLE");
-    let r = rest(
-        &app,
-        Method::POST,
-        "bob",
-        "/message:stream",
-        &alice,
-        Some(json!({})),
-    )
-    .await;
-    rest_error(&r, 400, "FAILED_PRECONDITION", "UNSUPPORTED_OPERATION");
-    let subscribe = format!("/tasks/{}:subscribe", task["id"].as_str().unwrap());
-    let r = rest(&app, Method::GET, "bob", &subscribe, &alice, None).await;
-    rest_error(&r, 400, "FAILED_PRECONDITION", "UNSUPPORTED_OPERATION");
-    let push = format!(
-        "/tasks/{}/pushNotificationConfigs",
-        task["id"].as_str().unwrap()
-    );
-    let r = rest(&app, Method::POST, "bob", &push, &alice, Some(json!({}))).await;
-    rest_error(
-        &r,
-        400,
-        "FAILED_PRECONDITION",
-        "PUSH_NOTIFICATION_NOT_SUPPORTED",
-    );
-    let bad = json!({"message": {"messageId": "m", "role": "ROLE_USER", "parts": []}});
-    let r = rest(
-        &app,
-        Method::POST,
-        "bob",
-        "/message:send",
-        &alice,
-        Some(bad),
-    )
-    .await;
-    rest_error(&r, 400, "INVALID_ARGUMENT", "INVALID_PARAMS");
-    let r = rest(
-        &app,
-        Method::POST,
-        "bob",
-        "/message:send",
-        &alice,
-        Some(json!([1])),
-    )
-    .await;
-    rest_error(&r, 400, "INVALID_ARGUMENT", "INVALID_REQUEST");
-    let r = rest(
-        &app,
-        Method::GET,
-        "bob",
-        "/tasks?pageSize=abc",
-        &alice,
-        None,
-    )
-    .await;
-    rest_error(&r, 400, "INVALID_ARGUMENT", "INVALID_PARAMS");
+    let (id, unknown) = (task["id"].as_str().unwrap(), uuid::Uuid::new_v4());
+    let no_parts = json!({"message": {"messageId": "m", "role": "ROLE_USER", "parts": []}});
+    let cases = [
+        (
+            Method::GET,
+            format!("/tasks/{unknown}"),
+            None,
+            404,
+            "NOT_FOUND",
+            "TASK_NOT_FOUND",
+        ),
+        (
+            Method::POST,
+            format!("/tasks/{unknown}:cancel"),
+            None,
+            404,
+            "NOT_FOUND",
+            "TASK_NOT_FOUND",
+        ),
+        (
+            Method::POST,
+            format!("/tasks/{id}:cancel"),
+            Some(json!({})),
+            400,
+            "FAILED_PRECONDITION",
+            "TASK_NOT_CANCELABLE",
+        ),
+        (
+            Method::POST,
+            "/message:stream".into(),
+            Some(json!({})),
+            400,
+            "FAILED_PRECONDITION",
+            "UNSUPPORTED_OPERATION",
+        ),
+        (
+            Method::GET,
+            format!("/tasks/{id}:subscribe"),
+            None,
+            400,
+            "FAILED_PRECONDITION",
+            "UNSUPPORTED_OPERATION",
+        ),
+        (
+            Method::POST,
+            format!("/tasks/{id}/pushNotificationConfigs"),
+            Some(json!({})),
+            400,
+            "FAILED_PRECONDITION",
+            "PUSH_NOTIFICATION_NOT_SUPPORTED",
+        ),
+        (
+            Method::POST,
+            "/message:send".into(),
+            Some(no_parts),
+            400,
+            "INVALID_ARGUMENT",
+            "INVALID_PARAMS",
+        ),
+        (
+            Method::POST,
+            "/message:send".into(),
+            Some(json!([1])),
+            400,
+            "INVALID_ARGUMENT",
+            "INVALID_REQUEST",
+        ),
+        (
+            Method::GET,
+            "/tasks?pageSize=abc".into(),
+            None,
+            400,
+            "INVALID_ARGUMENT",
+            "INVALID_PARAMS",
+        ),
+    ];
+    for (method, path, body, status, name, reason) in cases {
+        let r = rest(&app, method, "bob", &path, &alice, body).await;
+        rest_error(&r, status, name, reason);
+    }
 }
 
 both_engines!(authentication_and_media_type_fail_at_the_transport);

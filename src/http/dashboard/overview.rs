@@ -7,7 +7,7 @@ use maud::{html, Markup};
 use super::layout::{age, ok, respond, when};
 use super::session::session;
 use crate::http::State;
-use crate::mailbox::overview::{Overview, LEASE_AGE_BOUNDS_MS};
+use crate::mailbox::overview::{Overview, FINISHED_COUNT_CAP, LEASE_AGE_BOUNDS_MS};
 use crate::metrics::Minute;
 
 pub async fn overview(state: State, req: HttpRequest) -> HttpResponse {
@@ -53,7 +53,12 @@ fn fragment(o: &Overview) -> Markup {
             div.card { div.n #count-queued { (o.queued) } div.label { "queued" } }
             div.card { div.n #count-in-flight { (o.in_flight) } div.label { "in flight" } }
             div.card { div.n #count-result-pending { (o.result_pending) } div.label { "results pending" } }
-            div.card { div.n #count-finished { (o.finished) } div.label { "resolved or canceled" } }
+            div.card {
+                div.n #count-finished {
+                    @if o.finished > FINISHED_COUNT_CAP { (FINISHED_COUNT_CAP) "+" } @else { (o.finished) }
+                }
+                div.label { "resolved or canceled" }
+            }
             div.card.warn[o.oldest_queued_age_ms.is_some_and(|a| a > 60_000)] {
                 div.n { (o.oldest_queued_age_ms.map_or("—".to_owned(), age)) }
                 div.label { "oldest queued task" }

@@ -173,6 +173,15 @@ pub struct MailboxArgs {
         default_value_t = 30 * 86_400_000
     )]
     pub audit_retention_ms: u64,
+    /// Refused tokens from one client address answered at once per minute; past it each refusal
+    /// is answered 100 ms late, so a flood of bad tokens cannot take the CPU from real callers
+    /// (0: never slow down).
+    #[arg(
+        long,
+        env = "A2A_MAILBOX_AUTH_FAILURES_PER_MINUTE",
+        default_value_t = 600
+    )]
+    pub auth_failures_per_minute: u64,
 }
 
 impl MailboxArgs {
@@ -198,6 +207,7 @@ impl MailboxArgs {
             idempotency_window_ms: clamp_ms(self.idempotency_window_ms),
             idempotency_pending_ttl_ms: clamp_ms(self.idempotency_pending_ttl_ms),
             audit_retention_ms: clamp_ms(self.audit_retention_ms),
+            auth_failures_per_minute: self.auth_failures_per_minute,
             ..MailboxConfig::default()
         })
     }

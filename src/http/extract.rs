@@ -2,7 +2,7 @@
 
 use std::future::{ready, Ready};
 
-use futures_util::future::LocalBoxFuture;
+use futures_util::future::{Either, LocalBoxFuture};
 
 use actix_web::error::{JsonPayloadError, PathError, PayloadError, QueryPayloadError};
 use actix_web::{dev::Payload, mime, web, FromRequest, HttpMessage, HttpRequest};
@@ -12,20 +12,32 @@ use super::State;
 use crate::auth::{refused, AuthReason, Caller, Refused};
 use crate::error::{ErrorCode, MailboxError};
 
+/// An answer given late (a refused token past its address's budget).
+pub type Late<T> = LocalBoxFuture<'static, Result<T, MailboxError>>;
+
 impl FromRequest for Caller {
     type Error = MailboxError;
-    type Future = Ready<Result<Caller, MailboxError>>;
+    type Future = Either<Ready<Result<Caller, MailboxError>>, Late<Caller>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let Some(state) = req.app_data::<State>() else {
-            return ready(Err(MailboxError::internal("application state missing")));
+            return Either::Left(ready(Err(MailboxError::internal(
+                "application state missing",
+            ))));
         };
-        ready(authenticate(req, state).map_err(|(reason, e)| {
+        match authenticate(req, state) {
+            Ok(caller) => Either::Left(ready(Ok(caller))),
             // Counted in memory, audited at most once per client address and minute (API.md
-            // §10): a refused token costs no database write of its own.
-            state.mailbox.auth_failed(&client_address(req), reason);
-            e
-        }))
+            // §10): a refused token costs no database write of its own; past the address's
+            // budget it is answered late (`auth_failures`).
+            Err((reason, e)) => match state.mailbox.auth_failed(&client_address(req), reason) {
+                None => Either::Left(ready(Err(e))),
+                Some(late) => Either::Right(Box::pin(async move {
+                    tokio::time::sleep(late).await;
+                    Err(e)
+                })),
+            },
+        }
     }
 }
 

@@ -4,7 +4,9 @@
 //! `anonymous`, body `{address, count, reasons}`: the first failure of the minute writes it
 //! promptly, later ones update its counts, every second at most. Memory stays bounded: an entry
 //! is dropped once written and its minute over, and past [`MAX_ADDRESSES`] a new address is
-//! counted under [`OVERFLOW`].
+//! counted under [`OVERFLOW`]. Past `auth_failures_per_minute` refusals from one address in a
+//! minute, each further refusal is answered [`SLOW_DOWN`] late: a flood then costs the server a
+//! timer per request instead of its CPU, and authenticated callers keep their latency.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
@@ -28,6 +30,8 @@ pub const UNIX: &str = "unix";
 const MINUTE_MS: i64 = 60_000;
 /// How often counts are written while failures keep coming.
 const FLUSH_EVERY: Duration = Duration::from_secs(1);
+/// How late a refusal past the address's budget is answered.
+pub const SLOW_DOWN: Duration = Duration::from_millis(100);
 /// The shortest gap between two writes, however many new addresses fail meanwhile.
 const MIN_GAP: Duration = Duration::from_millis(100);
 
@@ -52,8 +56,9 @@ pub struct AuthFailures {
 }
 
 impl AuthFailures {
-    /// Counts one refused token from `address` (an IP, or [`UNIX`]). No I/O.
-    pub fn record(&self, address: &str, reason: AuthReason, now: i64) {
+    /// Counts one refused token from `address` (an IP, or [`UNIX`]); answers how many that
+    /// address has had this minute. No I/O.
+    pub fn record(&self, address: &str, reason: AuthReason, now: i64) -> u64 {
         let minute = now.div_euclid(MINUTE_MS);
         let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         let key = if map.contains_key(&(address.to_owned(), minute)) || map.len() < MAX_ADDRESSES {
@@ -68,6 +73,7 @@ impl AuthFailures {
         }
         e.count += 1;
         *e.reasons.entry(reason.slug()).or_default() += 1;
+        e.count
     }
 
     /// The entries whose counts changed since written: (address, minute, first, row, count, body).
@@ -115,10 +121,13 @@ struct Pending {
 
 impl Mailbox {
     /// A refused token from `address`: counted by reason, and in the audit feed at the next
-    /// flush. Costs no database write of its own.
-    pub fn auth_failed(&self, address: &str, reason: AuthReason) {
+    /// flush. Costs no database write of its own. Answers how long to hold the refusal back:
+    /// [`SLOW_DOWN`] once the address is past its budget for the minute.
+    pub fn auth_failed(&self, address: &str, reason: AuthReason) -> Option<Duration> {
         self.metrics.auth_failures[reason as usize].fetch_add(1, Ordering::Relaxed);
-        self.auth_failures.record(address, reason, now_ms());
+        let count = self.auth_failures.record(address, reason, now_ms());
+        let budget = self.cfg.auth_failures_per_minute;
+        (budget > 0 && count > budget).then_some(SLOW_DOWN)
     }
 
     /// Writes the counts that changed (all in one transaction); answers how many rows it wrote.

@@ -57,6 +57,9 @@ pub struct MailboxConfig {
     pub audit_retention_ms: i64,
     /// Scheduler ticks closer than this to the previous tick's start are coalesced (§7).
     pub scheduler_min_spacing_ms: i64,
+    /// Refused tokens per client address and minute answered at once (0: no limit); see
+    /// `auth_failures`.
+    pub auth_failures_per_minute: u64,
 }
 
 impl Default for MailboxConfig {
@@ -68,6 +71,7 @@ impl Default for MailboxConfig {
             idempotency_pending_ttl_ms: 60 * 1000,
             audit_retention_ms: 30 * 24 * 3600 * 1000,
             scheduler_min_spacing_ms: 1000,
+            auth_failures_per_minute: 600,
         }
     }
 }

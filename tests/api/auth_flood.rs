@@ -152,3 +152,31 @@ async fn the_first_refused_token_of_a_minute_is_audited_promptly(app: TestApp) {
         .await;
     assert_eq!(mine.expect(200)["events"], json!([]));
 }
+
+fn small_budget() -> AppConfig {
+    AppConfig::default().env("A2A_MAILBOX_AUTH_FAILURES_PER_MINUTE", "5")
+}
+
+both_engines!(
+    refusals_past_an_address_budget_are_answered_late,
+    config = small_budget
+);
+async fn refusals_past_an_address_budget_are_answered_late(app: TestApp) {
+    let bad = Some("Bearer not-a-token");
+    for _ in 0..5 {
+        let r = app.raw(Method::GET, "/a2a/queue", bad, None, None).await;
+        assert_error(&r, 401, "unauthenticated");
+    }
+    // The sixth refusal of the minute from this address waits before it answers...
+    let t = Instant::now();
+    let r = app.raw(Method::GET, "/a2a/queue", bad, None, None).await;
+    assert_error(&r, 401, "unauthenticated");
+    assert!(
+        t.elapsed() >= std::time::Duration::from_millis(100),
+        "{:?}",
+        t.elapsed()
+    );
+    // ... while a caller with a good token from the same address is served as ever.
+    app.queue(&app.ops(), "").await;
+    app.send_ok(&app.alice(), &task("alice", "bob")).await;
+}

@@ -99,6 +99,7 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
         App::new()
             .app_data(state.clone())
             .app_data(http::json_config(max_body))
+            .app_data(http::form_config(max_body))
             .app_data(web::PayloadConfig::new(max_body))
             .app_data(http::extract_query_config())
             .app_data(http::extract_path_config())

@@ -41,6 +41,8 @@ def sign_in(d, base, token):
     check(d.current_url.endswith("/dashboard/login"), "an anonymous visit is sent to the sign-in page")
     d.find_element(By.ID, "token").send_keys(token)
     d.find_element(By.CSS_SELECTOR, "form.login button").click()
+    # The answer is another page (the overview, or a refusal): wait until it has replaced this one.
+    WebDriverWait(d, 15).until(lambda drv: not drv.title.startswith("Sign in"))
 
 
 def text(d, css):
@@ -58,6 +60,7 @@ def main(base, ops, plain, first, second, shots, name):
         sign_in(d, base, plain)
         check("cannot open the dashboard" in d.page_source, "a token without a2a.operator is refused")
         d.find_element(By.CSS_SELECTOR, "form button").click()
+        wait.until(lambda drv: drv.title.startswith("Sign in"))
 
         sign_in(d, base, ops)
         wait.until(EC.text_to_be_present_in_element((By.ID, "count-in-flight"), "2"))
@@ -114,6 +117,7 @@ def main(base, ops, plain, first, second, shots, name):
         check(text(d, "#count-result-pending") == "1", "the live overview shows the pending result")
 
         d.find_element(By.CSS_SELECTOR, "form.signout button").click()
+        wait.until(lambda drv: drv.title.startswith("Sign in"))
         check(d.current_url.endswith("/dashboard/login"), "signing out returns to the sign-in page")
         check(d.get_cookie("a2a_dashboard") is None, "and forgets the token")
         print(f"dashboard in Chromium ({name}): passed")

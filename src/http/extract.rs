@@ -4,7 +4,9 @@ use std::future::{ready, Ready};
 
 use futures_util::future::{Either, LocalBoxFuture};
 
-use actix_web::error::{JsonPayloadError, PathError, PayloadError, QueryPayloadError};
+use actix_web::error::{
+    JsonPayloadError, PathError, PayloadError, QueryPayloadError, UrlencodedError,
+};
 use actix_web::{dev::Payload, mime, web, FromRequest, HttpMessage, HttpRequest};
 use serde_json::Value;
 
@@ -82,6 +84,24 @@ pub fn json_config(limit: usize) -> web::JsonConfig {
                 | JsonPayloadError::Overflow { .. } => too_large(limit),
                 JsonPayloadError::ContentType => not_json(),
                 other => MailboxError::invalid(format!("malformed JSON body: {other}")),
+            };
+            e.into()
+        })
+}
+
+/// Form bodies (the dashboard's): size limit, content type and syntax errors in the contract's
+/// shape, as for JSON bodies.
+pub fn form_config(limit: usize) -> web::FormConfig {
+    web::FormConfig::default()
+        .limit(limit)
+        .error_handler(move |err, _req| {
+            let e = match &err {
+                UrlencodedError::Overflow { .. } => too_large(limit),
+                UrlencodedError::ContentType => MailboxError::new(
+                    ErrorCode::UnsupportedMediaType,
+                    "the request body must be application/x-www-form-urlencoded",
+                ),
+                other => MailboxError::invalid(format!("malformed form body: {other}")),
             };
             e.into()
         })

@@ -26,7 +26,8 @@ use crate::auth::Verifier;
 use crate::mailbox::Mailbox;
 
 pub use extract::{
-    json_config, path_config as extract_path_config, query_config as extract_query_config,
+    form_config, json_config, path_config as extract_path_config,
+    query_config as extract_query_config,
 };
 pub use query_guard::refuse_nul_in_query;
 pub use respond::{not_found_route, observe_latency};

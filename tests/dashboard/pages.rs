@@ -327,3 +327,29 @@ async fn the_overview_counts_and_ranks_queues(app: TestApp) {
     assert!(bob < carol, "the deepest queue first");
     assert!(r.text.contains("<svg"), "the throughput chart");
 }
+
+both_engines!(bad_requests_get_the_contract_error_body);
+async fn bad_requests_get_the_contract_error_body(app: TestApp) {
+    use reqwest::Method;
+    let r = app
+        .raw(
+            Method::POST,
+            "/dashboard/login",
+            None,
+            Some("text/plain"),
+            Some(b"x".to_vec()),
+        )
+        .await;
+    assert_error(&r, 415, "unsupported_media_type");
+    let r = post_form(&app, "/dashboard/login", "", &[("not_token", "x")]).await;
+    assert_error(&r, 400, "invalid_request");
+    assert_error(
+        &app.get_anon("/dashboard/assets/nope.js").await,
+        404,
+        "not_found",
+    );
+    let r = app
+        .raw(Method::PUT, "/dashboard/leases", None, None, None)
+        .await;
+    assert_error(&r, 405, "method_not_allowed");
+}

@@ -34,15 +34,6 @@ pub struct Settings {
     pub block: Duration,
 }
 
-impl Default for Settings {
-    fn default() -> Self {
-        Settings {
-            public_url: None,
-            block: Duration::from_secs(30),
-        }
-    }
-}
-
 /// The routes of every agent. `…/tasks/{id}` comes last: the `:cancel` and `:subscribe` paths
 /// are matched first.
 pub fn configure(cfg: &mut web::ServiceConfig) {

@@ -16,32 +16,27 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use maud::html;
 
+use super::respond::routes;
 use crate::error::MailboxError;
 use layout::outcome_page;
 use session::Session;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/dashboard", web::get().to(overview::overview))
-        .route("/dashboard/live", web::get().to(overview::live))
-        .route("/dashboard/login", web::get().to(session::login_page))
-        .route("/dashboard/login", web::post().to(session::sign_in))
-        .route("/dashboard/logout", web::post().to(session::sign_out))
-        .route(
-            "/dashboard/logout-refused",
-            web::post().to(session::sign_out_refused),
-        )
-        .route("/dashboard/leases", web::get().to(leases::list))
-        .route("/dashboard/leases/act", web::post().to(leases::act))
-        .route("/dashboard/retry", web::get().to(retry::preview))
-        .route("/dashboard/retry", web::post().to(retry::run))
-        .route("/dashboard/tasks", web::get().to(tasks::search))
-        .route("/dashboard/tasks/{id}", web::get().to(tasks::task))
-        .route(
-            "/dashboard/tasks/{id}/cancel",
-            web::post().to(tasks::cancel),
-        )
-        .route("/dashboard/audit", web::get().to(audit::feed))
-        .route("/dashboard/assets/{name}", web::get().to(assets::asset));
+    routes!(cfg;
+        "/dashboard" => GET overview::overview;
+        "/dashboard/live" => GET overview::live;
+        "/dashboard/login" => GET session::login_page, POST session::sign_in;
+        "/dashboard/logout" => POST session::sign_out;
+        "/dashboard/logout-refused" => POST session::sign_out_refused;
+        "/dashboard/leases" => GET leases::list;
+        "/dashboard/leases/act" => POST leases::act;
+        "/dashboard/retry" => GET retry::preview, POST retry::run;
+        "/dashboard/tasks" => GET tasks::search;
+        "/dashboard/tasks/{id}" => GET tasks::task;
+        "/dashboard/tasks/{id}/cancel" => POST tasks::cancel;
+        "/dashboard/audit" => GET audit::feed;
+        "/dashboard/assets/{name}" => GET assets::asset;
+    );
 }
 
 /// A mailbox refusal or failure, as a page: its status, its code and what it says.

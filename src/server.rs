@@ -3,9 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix_web::middleware::from_fn;
-use actix_web::{web, App, HttpServer};
-use tracing_actix_web::TracingLogger;
+use actix_web::web;
 
 use crate::auth::Verifier;
 use crate::auth::{Caller, CapEntry};
@@ -15,7 +13,7 @@ use crate::mailbox::retry::{RetryPolicy, ScanKind};
 use crate::mailbox::{Mailbox, MailboxConfig};
 use crate::metrics::Metrics;
 use crate::store::{Engine, PoolSettings, Store};
-use crate::transport::{self, Bind};
+use crate::transport::Bind;
 
 pub struct ServerSettings {
     pub database_url: String,
@@ -94,53 +92,19 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
         a2a: s.a2a,
         transports: std::sync::OnceLock::new(),
     }));
-    let app_state = state.clone();
-    let mut server = HttpServer::new(move || {
-        App::new()
-            .app_data(state.clone())
-            .app_data(http::json_config(max_body))
-            .app_data(http::form_config(max_body))
-            .app_data(web::PayloadConfig::new(max_body))
-            .app_data(http::extract_query_config())
-            .app_data(http::extract_path_config())
-            .wrap(from_fn(http::refuse_nul_in_query))
-            .wrap(from_fn(http::observe_latency))
-            .wrap(TracingLogger::default())
-            .configure(http::configure)
-            .default_service(web::to(http::not_found_route))
-    })
-    .shutdown_timeout(5)
-    .workers(workers);
-    // Every entry of `A2A_MAILBOX_BIND`, as `/version` names it (`tcp:ADDR`, `unix:PATH`).
-    let (mut transports, mut sockets) = (Vec::new(), Vec::new());
-    for bind in &s.binds {
-        match bind {
-            Bind::Tcp(addr) => {
-                let before = server.addrs().len();
-                server = server
-                    .bind(addr)
-                    .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
-                transports.extend(server.addrs()[before..].iter().map(|a| format!("tcp:{a}")));
-            }
-            Bind::Unix(path) => {
-                transport::claim_socket_path(path)?;
-                server = server
-                    .bind_uds(path)
-                    .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", path.display()))?;
-                transport::set_mode(path, s.unix_mode)?;
-                transports.push(format!("unix:{}", path.display()));
-                sockets.push(path.clone());
-            }
-        }
-    }
+    let http::Listening {
+        server,
+        transports,
+        sockets,
+    } = http::listen(state.clone(), max_body, &s.binds, s.unix_mode, workers)?;
     for t in &transports {
         match t.strip_prefix("tcp:") {
             Some(addr) => println!("a2a-mailbox listening on http://{addr}"),
             None => println!("a2a-mailbox listening on {t}"),
         }
     }
-    let _ = app_state.transports.set(transports);
-    let outcome = server.run().await;
+    let _ = state.transports.set(transports);
+    let outcome = server.await;
     for path in &sockets {
         if let Err(e) = std::fs::remove_file(path) {
             tracing::warn!(path = %path.display(), error = %e, "could not remove the socket file");

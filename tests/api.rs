@@ -24,6 +24,7 @@ mod api {
     mod longpoll;
     mod outage;
     mod queue;
+    mod raw_http;
     mod recent;
     mod results;
     mod send;

@@ -21,6 +21,8 @@ pub fn status(code: ErrorCode) -> StatusCode {
         TaskIdConflict | NotInFlight | LeaseMismatch | ResultConflict | IdempotencyInFlight
         | NotCancelable | TaskCanceled => StatusCode::CONFLICT,
         PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        HeadersTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+        RequestTimeout => StatusCode::REQUEST_TIMEOUT,
         UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
         IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
         MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,

@@ -4,9 +4,11 @@
 
 pub mod a2a;
 mod batch;
+pub(crate) mod conn;
 mod dashboard;
 pub mod error;
 pub(crate) mod extract;
+mod listen;
 mod listing;
 pub mod openapi;
 mod ops;
@@ -29,6 +31,7 @@ pub use extract::{
     form_config, json_config, path_config as extract_path_config,
     query_config as extract_query_config,
 };
+pub use listen::{listen, Listening};
 pub use query_guard::refuse_nul_in_query;
 pub use respond::{not_found_route, observe_latency};
 

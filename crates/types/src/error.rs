@@ -28,6 +28,10 @@ pub enum ErrorCode {
     /// The task was canceled: its former lessee should stop working on it.
     TaskCanceled,
     PayloadTooLarge,
+    /// The request's headers are past the server's limits (96 lines, 128 KiB in all).
+    HeadersTooLarge,
+    /// The request's headers did not arrive in time.
+    RequestTimeout,
     UnsupportedMediaType,
     IdempotencyKeyReused,
     MethodNotAllowed,
@@ -43,7 +47,7 @@ impl std::fmt::Display for ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order of the contract's table.
-    pub const ALL: [ErrorCode; 21] = [
+    pub const ALL: [ErrorCode; 23] = [
         ErrorCode::InvalidRequest,
         ErrorCode::Unauthenticated,
         ErrorCode::SenderMismatch,
@@ -60,6 +64,8 @@ impl ErrorCode {
         ErrorCode::NotCancelable,
         ErrorCode::TaskCanceled,
         ErrorCode::PayloadTooLarge,
+        ErrorCode::HeadersTooLarge,
+        ErrorCode::RequestTimeout,
         ErrorCode::UnsupportedMediaType,
         ErrorCode::IdempotencyKeyReused,
         ErrorCode::MethodNotAllowed,
@@ -87,6 +93,8 @@ impl ErrorCode {
             NotCancelable => "not_cancelable",
             TaskCanceled => "task_canceled",
             PayloadTooLarge => "payload_too_large",
+            HeadersTooLarge => "headers_too_large",
+            RequestTimeout => "request_timeout",
             UnsupportedMediaType => "unsupported_media_type",
             IdempotencyKeyReused => "idempotency_key_reused",
             MethodNotAllowed => "method_not_allowed",

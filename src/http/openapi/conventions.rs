@@ -68,6 +68,10 @@ fn example_message(code: ErrorCode) -> &'static str {
         NotCancelable => "the task is already answered; there is nothing to cancel",
         TaskCanceled => "the task was canceled by its sender; stop working on it",
         PayloadTooLarge => "the request body is larger than 1048576 bytes",
+        HeadersTooLarge => {
+            "the request's headers are too large: at most 96 header lines and 128 KiB in all"
+        }
+        RequestTimeout => "the request's headers did not arrive in time; send them at once",
         UnsupportedMediaType => "the request body must be application/json",
         IdempotencyKeyReused => "this Idempotency-Key was already used for a different request",
         MethodNotAllowed => "this path answers POST only",
@@ -197,6 +201,18 @@ impl Conventions {
             "405",
             "`method_not_allowed`: this path was called with another HTTP method than the \
              documented one; the `Allow` header names the method it answers.",
+        );
+        documented(
+            responses,
+            "408",
+            "`request_timeout`: the request's headers did not arrive within 5 seconds; the \
+             connection is closed.",
+        );
+        documented(
+            responses,
+            "431",
+            "`headers_too_large`: the request's headers are past the server's limits (more \
+             than 96 header lines, or 128 KiB in all); the connection is closed.",
         );
         if json_body {
             documented(

@@ -1,0 +1,182 @@
+//! Binds every entry of `A2A_MAILBOX_BIND` (API.md §15) and serves the app on each, with the
+//! settings actix-web's `HttpServer` would use, through [`ContractErrors`] so that even the
+//! answers actix-http writes by itself carry the contract's error body.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use actix_http::error::DispatchError;
+use actix_http::{HttpService, KeepAlive, Protocol};
+use actix_server::{GracefulShutdownSignal, Server, ServerBuilder};
+use actix_service::{
+    fn_service, map_config, IntoServiceFactory, ServiceFactory, ServiceFactoryExt,
+};
+use actix_web::dev::AppConfig;
+use actix_web::middleware::from_fn;
+use actix_web::rt::net::{TcpStream, UnixStream};
+use actix_web::{web, App};
+use anyhow::Context;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tracing_actix_web::TracingLogger;
+
+use super::conn::ContractErrors;
+use super::State;
+use crate::transport::{self, Bind};
+
+/// Pending connections a listening socket holds (as actix-web's own default).
+const BACKLOG: i32 = 1024;
+/// How long a request's head may take to arrive.
+const REQUEST_HEAD_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a closing connection may take to shut down.
+const DISCONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long a stopping server lets its requests finish.
+const SHUTDOWN_SECS: u64 = 5;
+
+/// A bound, not yet running server.
+pub struct Listening {
+    pub server: Server,
+    /// What it listens on, as `/version` names it: `tcp:ADDR`, `unix:PATH`.
+    pub transports: Vec<String>,
+    /// The socket files it made, to remove when it stops.
+    pub sockets: Vec<PathBuf>,
+}
+
+/// The service's app: every route, the extractors' error answers and the middleware.
+fn app(
+    state: State,
+    max_body: usize,
+) -> App<
+    impl actix_web::dev::ServiceFactory<
+        actix_web::dev::ServiceRequest,
+        Config = (),
+        Response = actix_web::dev::ServiceResponse<impl actix_web::body::MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    App::new()
+        .app_data(state)
+        .app_data(super::json_config(max_body))
+        .app_data(super::form_config(max_body))
+        .app_data(web::PayloadConfig::new(max_body))
+        .app_data(super::extract_query_config())
+        .app_data(super::extract_path_config())
+        .wrap(from_fn(super::refuse_nul_in_query))
+        .wrap(from_fn(super::observe_latency))
+        .wrap(TracingLogger::default())
+        .configure(super::configure)
+        .default_service(web::to(super::not_found_route))
+}
+
+/// The HTTP service of one worker and socket, over a stream of type `T`.
+fn http_service<T>(
+    (state, stopping): (State, GracefulShutdownSignal),
+    max_body: usize,
+) -> impl ServiceFactory<
+    (T, Protocol, Option<SocketAddr>),
+    Config = (),
+    Response = (),
+    Error = DispatchError,
+    InitError = (),
+>
+where
+    T: AsyncRead + AsyncWrite + Unpin + 'static,
+{
+    HttpService::build()
+        .keep_alive(KeepAlive::default())
+        .client_request_timeout(REQUEST_HEAD_TIMEOUT)
+        .client_disconnect_timeout(DISCONNECT_TIMEOUT)
+        .h1_allow_half_closed(true)
+        .graceful_shutdown_signal(move || {
+            let stopping = stopping.clone();
+            async move { stopping.notified().await }
+        })
+        .finish(map_config(
+            app(state, max_body)
+                .into_factory()
+                .map_err(|e: actix_web::Error| e.error_response()),
+            |_| AppConfig::default(),
+        ))
+}
+
+/// Binds every entry of `binds` (a Unix socket file gets `unix_mode`) for `workers` threads.
+pub fn listen(
+    state: State,
+    max_body: usize,
+    binds: &[Bind],
+    unix_mode: u32,
+    workers: usize,
+) -> anyhow::Result<Listening> {
+    let mut builder = ServerBuilder::default()
+        .workers(workers)
+        .shutdown_timeout(SHUTDOWN_SECS);
+    let stopping = builder.graceful_shutdown_signal();
+    let http = move || (state.clone(), stopping.clone());
+    let (mut transports, mut sockets) = (Vec::new(), Vec::new());
+    for bind in binds {
+        match bind {
+            Bind::Tcp(addr) => {
+                for listener in tcp_listeners(addr)? {
+                    let at = listener.local_addr()?;
+                    let http = http.clone();
+                    builder = builder.listen(format!("tcp:{at}"), listener, move || {
+                        fn_service(|io: TcpStream| async move {
+                            let peer = io.peer_addr().ok();
+                            Ok((ContractErrors::new(io), Protocol::Http1, peer))
+                        })
+                        .and_then(http_service(http(), max_body))
+                    })?;
+                    transports.push(format!("tcp:{at}"));
+                }
+            }
+            Bind::Unix(path) => {
+                transport::claim_socket_path(path)?;
+                let listener = std::os::unix::net::UnixListener::bind(path)
+                    .with_context(|| format!("cannot listen on {}", path.display()))?;
+                transport::set_mode(path, unix_mode)?;
+                let http = http.clone();
+                builder = builder.listen_uds(format!("unix:{}", path.display()), listener, {
+                    move || {
+                        fn_service(|io: UnixStream| async move {
+                            Ok((ContractErrors::new(io), Protocol::Http1, None))
+                        })
+                        .and_then(http_service(http(), max_body))
+                    }
+                })?;
+                transports.push(format!("unix:{}", path.display()));
+                sockets.push(path.clone());
+            }
+        }
+    }
+    Ok(Listening {
+        server: builder.run(),
+        transports,
+        sockets,
+    })
+}
+
+/// Listening TCP sockets for the addresses `addr` (`host:port`) resolves to: every one that
+/// can be bound, and an error only when none can.
+fn tcp_listeners(addr: &str) -> anyhow::Result<Vec<std::net::TcpListener>> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let bind = |at: std::net::SocketAddr| -> std::io::Result<std::net::TcpListener> {
+        let socket = Socket::new(Domain::for_address(at), Type::STREAM, Some(Protocol::TCP))?;
+        socket.set_reuse_address(true)?;
+        socket.bind(&at.into())?;
+        socket.listen(BACKLOG)?;
+        Ok(socket.into())
+    };
+    let (mut out, mut failure) = (Vec::new(), None);
+    for at in addr.to_socket_addrs()? {
+        match bind(at) {
+            Ok(listener) => out.push(listener),
+            Err(e) => failure = Some(e),
+        }
+    }
+    match (out.is_empty(), failure) {
+        (true, Some(e)) => Err(e.into()),
+        (true, None) => anyhow::bail!("{addr} names no address"),
+        _ => Ok(out),
+    }
+}

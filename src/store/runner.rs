@@ -86,6 +86,38 @@ macro_rules! bind_all {
 }
 pub(crate) use bind_all;
 
+/// `typed_reads!(vis fn first, every(receiver) on value; sqlite arm => executor, postgres arm
+/// => executor)` defines the two typed reads of something that reaches one executor per
+/// engine: `first` answers the first row (`fetch_optional`), `every` every row (`fetch_all`).
+macro_rules! typed_reads {
+    ($vis:vis fn $first:ident, $every:ident($($recv:tt)+) on $on:expr;
+        $sp:pat => $sx:expr, $pp:pat => $px:expr $(,)?
+    ) => {
+        $vis async fn $first<T: Row>(
+            $($recv)+,
+            sql: &str,
+            args: &[Val],
+        ) -> Result<Option<T>, sqlx::Error> {
+            typed_reads!(@fetch fetch_optional, sql, args, $on; $sp => $sx, $pp => $px)
+        }
+
+        $vis async fn $every<T: Row>(
+            $($recv)+,
+            sql: &str,
+            args: &[Val],
+        ) -> Result<Vec<T>, sqlx::Error> {
+            typed_reads!(@fetch fetch_all, sql, args, $on; $sp => $sx, $pp => $px)
+        }
+    };
+    (@fetch $fetch:ident, $sql:ident, $args:ident, $on:expr; $sp:pat => $sx:expr, $pp:pat => $px:expr) => {
+        match $on {
+            $sp => bind_all!(sqlx::query_as::<sqlx::Sqlite, T>($sql), $args).$fetch($sx).await,
+            $pp => bind_all!(sqlx::query_as::<sqlx::Postgres, T>($sql), $args).$fetch($px).await,
+        }
+    };
+}
+pub(crate) use typed_reads;
+
 /// A row type that both engines can decode.
 pub(crate) trait Row:
     for<'r> FromRow<'r, SqliteRow> + for<'r> FromRow<'r, PgRow> + Send + Unpin
@@ -124,43 +156,10 @@ impl Tx {
         })
     }
 
-    pub(crate) async fn fetch_optional<T: Row>(
-        &mut self,
-        sql: &str,
-        args: &[Val],
-    ) -> Result<Option<T>, sqlx::Error> {
-        match self {
-            Tx::Sqlite(tx) => {
-                bind_all!(sqlx::query_as::<Sqlite, T>(sql), args)
-                    .fetch_optional(&mut **tx)
-                    .await
-            }
-            Tx::Postgres(tx) => {
-                bind_all!(sqlx::query_as::<Postgres, T>(sql), args)
-                    .fetch_optional(&mut **tx)
-                    .await
-            }
-        }
-    }
-
-    pub(crate) async fn fetch_all<T: Row>(
-        &mut self,
-        sql: &str,
-        args: &[Val],
-    ) -> Result<Vec<T>, sqlx::Error> {
-        match self {
-            Tx::Sqlite(tx) => {
-                bind_all!(sqlx::query_as::<Sqlite, T>(sql), args)
-                    .fetch_all(&mut **tx)
-                    .await
-            }
-            Tx::Postgres(tx) => {
-                bind_all!(sqlx::query_as::<Postgres, T>(sql), args)
-                    .fetch_all(&mut **tx)
-                    .await
-            }
-        }
-    }
+    typed_reads!(pub(crate) fn fetch_optional, fetch_all(&mut self) on self;
+        Tx::Sqlite(tx) => &mut **tx,
+        Tx::Postgres(tx) => &mut **tx,
+    );
 
     pub(crate) async fn commit(self) -> Result<(), sqlx::Error> {
         match self {

@@ -1,10 +1,10 @@
 //! The batch route (§14): many tasks in one transaction, all or nothing.
 
-use actix_web::{web, HttpRequest, HttpResponse};
-use serde_json::Value;
+use actix_web::web;
 
-use super::params::{idem_request, object, typed_owned};
-use super::respond::{answer, routes};
+use super::params::typed_owned;
+use super::respond::{answer, routes, Answer};
+use super::write::Write;
 use super::{openapi, State};
 use crate::auth::Caller;
 use crate::domain::TaskBatch;
@@ -53,15 +53,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             body = openapi::TasksQueued),
     )
 )]
-async fn send_batch(
-    state: State,
-    caller: Caller,
-    req: HttpRequest,
-    body: web::Json<Value>,
-) -> Result<HttpResponse, MailboxError> {
-    object("batch", &body)?;
-    let idem = idem_request(&req, &body)?;
-    let batch: TaskBatch = typed_owned("batch", body.into_inner())?;
+async fn send_batch(state: State, caller: Caller, body: Write) -> Answer {
+    let (body, idem) = body.object("batch")?;
+    let batch: TaskBatch = typed_owned("batch", body)?;
     if batch.tasks.len() > MAX_BATCH {
         return Err(MailboxError::invalid(format!(
             "a batch holds at most {MAX_BATCH} tasks, not {}",

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::params::{limit, path_uuid};
-use super::respond::routes;
+use super::respond::{routes, Answer};
 use super::{openapi, State};
 use crate::auth::Caller;
 use crate::domain::{no_nul, AgentId, TaskState, MAX_MS};
@@ -136,11 +136,7 @@ impl ListQuery {
             example = openapi::example_task_page),
     )
 )]
-pub(super) async fn list_tasks(
-    state: State,
-    caller: Caller,
-    q: web::Query<ListQuery>,
-) -> Result<HttpResponse, MailboxError> {
+pub(super) async fn list_tasks(state: State, caller: Caller, q: web::Query<ListQuery>) -> Answer {
     let page = state.mailbox.list_tasks(&caller, &q.request()?).await?;
     Ok(HttpResponse::Ok().json(json!({
         "kind": "a2a_task_page",
@@ -168,7 +164,7 @@ async fn children(
     caller: Caller,
     id: web::Path<String>,
     q: web::Query<ListQuery>,
-) -> Result<HttpResponse, MailboxError> {
+) -> Answer {
     let parent = path_uuid(&id)?;
     let (counts, page) = state
         .mailbox

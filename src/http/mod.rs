@@ -19,6 +19,7 @@ mod results;
 mod system;
 mod tasks;
 pub(crate) mod time;
+mod write;
 
 use std::sync::Arc;
 

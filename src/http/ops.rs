@@ -5,8 +5,9 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::params::{idem_request, limit, non_negative, typed, LimitQuery};
-use super::respond::{answer, routes};
+use super::params::{idem_request, limit, non_negative, LimitQuery};
+use super::respond::{answer, routes, Answer};
+use super::write::Write;
 use super::{openapi, State};
 use crate::auth::Caller;
 use crate::domain::QueueState;
@@ -86,14 +87,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             )),
     )
 )]
-async fn repair(
-    state: State,
-    caller: Caller,
-    req: HttpRequest,
-    body: web::Json<Value>,
-) -> Result<HttpResponse, MailboxError> {
-    let input: RepairRequest = typed("repair request", &body)?;
-    let idem = idem_request(&req, &body)?;
+async fn repair(state: State, caller: Caller, body: Write) -> Answer {
+    let (input, idem): (RepairRequest, _) = body.read()?;
     let done = state.mailbox.repair(&caller, idem.as_ref(), &input).await?;
     let body = json!({"kind": "a2a_repaired", "outcome": done.value});
     Ok(answer(&done, body))
@@ -117,14 +112,8 @@ async fn repair(
             example = openapi::example_auto_retried),
     )
 )]
-async fn retry_stale(
-    state: State,
-    caller: Caller,
-    req: HttpRequest,
-    body: web::Json<Value>,
-) -> Result<HttpResponse, MailboxError> {
-    let policy: RetryPolicy = typed("retry policy", &body)?;
-    let idem = idem_request(&req, &body)?;
+async fn retry_stale(state: State, caller: Caller, body: Write) -> Answer {
+    let (policy, idem): (RetryPolicy, _) = body.read()?;
     let r = state
         .mailbox
         .retry_stale(&caller, idem.as_ref(), &policy, ScanKind::Manual)
@@ -150,11 +139,7 @@ async fn retry_stale(
             example = openapi::example_auto_retried),
     )
 )]
-async fn scheduler_tick(
-    state: State,
-    caller: Caller,
-    req: HttpRequest,
-) -> Result<HttpResponse, MailboxError> {
+async fn scheduler_tick(state: State, caller: Caller, req: HttpRequest) -> Answer {
     let idem = idem_request(&req, &Value::Null)?;
     let r = state
         .mailbox
@@ -189,11 +174,7 @@ fn auto_retried(done: &crate::mailbox::Done<crate::mailbox::retry::RetryReport>)
             example = json!({"kind": "a2a_compacted", "dropped": 42})),
     )
 )]
-async fn compact(
-    state: State,
-    caller: Caller,
-    req: HttpRequest,
-) -> Result<HttpResponse, MailboxError> {
+async fn compact(state: State, caller: Caller, req: HttpRequest) -> Answer {
     let idem = idem_request(&req, &Value::Null)?;
     let done = state.mailbox.compact(&caller, idem.as_ref()).await?;
     let body = json!({"kind": "a2a_compacted", "dropped": done.value});
@@ -230,11 +211,7 @@ struct QueueQuery {
         (status = 200, description = "The snapshot.", body = openapi::Queue, example = openapi::example_queue),
     )
 )]
-async fn queue(
-    state: State,
-    caller: Caller,
-    q: web::Query<QueueQuery>,
-) -> Result<HttpResponse, MailboxError> {
+async fn queue(state: State, caller: Caller, q: web::Query<QueueQuery>) -> Answer {
     let filter = QueueFilter {
         limit: limit(q.limit),
         min_lease_age_ms: non_negative("min_lease_age_ms", q.min_lease_age_ms)?,
@@ -277,11 +254,7 @@ struct AuditQuery {
             example = openapi::example_audit_events),
     )
 )]
-async fn audit_recent(
-    state: State,
-    caller: Caller,
-    q: web::Query<AuditQuery>,
-) -> Result<HttpResponse, MailboxError> {
+async fn audit_recent(state: State, caller: Caller, q: web::Query<AuditQuery>) -> Answer {
     let since_ms = match q.since_ms {
         Some(s) if s > crate::domain::MAX_MS => {
             return Err(MailboxError::invalid("since_ms is out of range"))

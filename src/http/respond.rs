@@ -50,6 +50,9 @@ macro_rules! routes {
 }
 pub(crate) use routes;
 
+/// What a handler answers: a response, or the error whose body the contract gives.
+pub(crate) type Answer = Result<HttpResponse, MailboxError>;
+
 /// A write's answer: 201 when it created something (a task, a result), else 200, with
 /// `Idempotent-Replayed: true` when it replays an earlier answer.
 pub(crate) fn answer<T, B: serde::Serialize>(done: &Done<T>, body: B) -> HttpResponse {

@@ -1,14 +1,14 @@
 //! Result routes: post a result, drain the next, peek.
 
-use actix_web::{web, HttpRequest, HttpResponse};
-use serde_json::{json, Value};
+use actix_web::{web, HttpResponse};
+use serde_json::json;
 
-use super::params::{idem_request, limit, typed, wait, LimitQuery, WaitQuery};
-use super::respond::{answer, routes};
+use super::params::{limit, wait, LimitQuery, WaitQuery};
+use super::respond::{answer, routes, Answer};
+use super::write::Write;
 use super::{openapi, State};
 use crate::auth::Caller;
-use crate::domain::{PostResult, Validate};
-use crate::error::MailboxError;
+use crate::domain::PostResult;
 
 /// This module's operations in the OpenAPI document.
 #[derive(utoipa::OpenApi)]
@@ -59,15 +59,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             body = openapi::ResultPosted),
     )
 )]
-async fn post_result(
-    state: State,
-    caller: Caller,
-    req: HttpRequest,
-    body: web::Json<Value>,
-) -> Result<HttpResponse, MailboxError> {
-    let input: PostResult = typed("result", &body)?;
-    input.validate()?;
-    let idem = idem_request(&req, &body)?;
+async fn post_result(state: State, caller: Caller, body: Write) -> Answer {
+    let (input, idem): (PostResult, _) = body.read()?;
     let done = state
         .mailbox
         .post_result(&caller, idem.as_ref(), &input)
@@ -92,11 +85,7 @@ async fn post_result(
             )),
     )
 )]
-async fn drain_next_result(
-    state: State,
-    caller: Caller,
-    q: web::Query<WaitQuery>,
-) -> Result<HttpResponse, MailboxError> {
+async fn drain_next_result(state: State, caller: Caller, q: web::Query<WaitQuery>) -> Answer {
     let result = state
         .mailbox
         .drain_result(&caller, wait(q.wait_ms)?)
@@ -114,11 +103,7 @@ async fn drain_next_result(
             example = openapi::example_results),
     )
 )]
-async fn recent_results(
-    state: State,
-    caller: Caller,
-    q: web::Query<LimitQuery>,
-) -> Result<HttpResponse, MailboxError> {
+async fn recent_results(state: State, caller: Caller, q: web::Query<LimitQuery>) -> Answer {
     let results = state
         .mailbox
         .recent_results(&caller, limit(q.limit))

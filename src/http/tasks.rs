@@ -1,15 +1,15 @@
 //! Task routes: send, lease the next, peek, read one, and extend a lease.
 
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpResponse};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::json;
 
-use super::extract::OptionalJson;
-use super::params::{idem_request, limit, object, path_uuid, typed, wait, LimitQuery, WaitQuery};
-use super::respond::{answer, routes};
+use super::params::{limit, path_uuid, wait, LimitQuery, WaitQuery};
+use super::respond::{answer, routes, Answer};
+use super::write::{OptionalWrite, Write};
 use super::{openapi, State};
 use crate::auth::Caller;
-use crate::domain::{AgentId, CancelRequest, HeartbeatRequest, Validate};
+use crate::domain::{AgentId, CancelRequest, HeartbeatRequest};
 use crate::error::MailboxError;
 
 /// This module's operations in the OpenAPI document.
@@ -95,14 +95,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             body = openapi::TaskQueued),
     )
 )]
-async fn send_task(
-    state: State,
-    caller: Caller,
-    req: HttpRequest,
-    body: web::Json<Value>,
-) -> Result<HttpResponse, MailboxError> {
-    object("task", &body)?;
-    let idem = idem_request(&req, &body)?;
+async fn send_task(state: State, caller: Caller, body: Write) -> Answer {
+    let (body, idem) = body.object("task")?;
     let done = state.mailbox.send(&caller, idem.as_ref(), &body).await?;
     let body = openapi::TaskQueued {
         kind: openapi::TaskQueuedKind::Tag,
@@ -142,11 +136,7 @@ struct NextTaskQuery {
             )),
     )
 )]
-async fn lease_next_task(
-    state: State,
-    caller: Caller,
-    q: web::Query<NextTaskQuery>,
-) -> Result<HttpResponse, MailboxError> {
+async fn lease_next_task(state: State, caller: Caller, q: web::Query<NextTaskQuery>) -> Answer {
     let recipient = match &q.recipient {
         Some(r) => AgentId::parse(r).map_err(MailboxError::invalid)?,
         None => caller.sub.clone(),
@@ -176,11 +166,7 @@ async fn lease_next_task(
             example = openapi::example_tasks),
     )
 )]
-async fn recent_tasks(
-    state: State,
-    caller: Caller,
-    q: web::Query<LimitQuery>,
-) -> Result<HttpResponse, MailboxError> {
+async fn recent_tasks(state: State, caller: Caller, q: web::Query<LimitQuery>) -> Answer {
     let tasks = state.mailbox.recent_tasks(&caller, limit(q.limit)).await?;
     Ok(HttpResponse::Ok().json(json!({"kind": "a2a_tasks", "tasks": tasks})))
 }
@@ -198,11 +184,7 @@ async fn recent_tasks(
             example = openapi::example_task_status),
     )
 )]
-async fn get_task(
-    state: State,
-    caller: Caller,
-    id: web::Path<String>,
-) -> Result<HttpResponse, MailboxError> {
+async fn get_task(state: State, caller: Caller, id: web::Path<String>) -> Answer {
     let id = path_uuid(&id)?;
     let status = state.mailbox.task_status(&caller, id).await?;
     let mut body = serde_json::to_value(status).map_err(MailboxError::internal)?;
@@ -225,16 +207,9 @@ async fn get_task(
             example = openapi::example_lease_extended),
     )
 )]
-async fn heartbeat(
-    state: State,
-    caller: Caller,
-    req: HttpRequest,
-    id: web::Path<String>,
-    body: web::Json<Value>,
-) -> Result<HttpResponse, MailboxError> {
+async fn heartbeat(state: State, caller: Caller, id: web::Path<String>, body: Write) -> Answer {
     let id = path_uuid(&id)?;
-    let hb: HeartbeatRequest = typed("heartbeat", &body)?;
-    let idem = idem_request(&req, &body)?;
+    let (hb, idem): (HeartbeatRequest, _) = body.read()?;
     let done = state
         .mailbox
         .heartbeat(&caller, idem.as_ref(), id, hb.lease_id)
@@ -267,19 +242,12 @@ async fn heartbeat(
 async fn cancel_task(
     state: State,
     caller: Caller,
-    req: HttpRequest,
     id: web::Path<String>,
-    body: OptionalJson,
-) -> Result<HttpResponse, MailboxError> {
+    body: OptionalWrite,
+) -> Answer {
     let id = path_uuid(&id)?;
     // No body, or JSON `null`, is a cancel without a reason.
-    let body = match body.0 {
-        None | Some(Value::Null) => json!({}),
-        Some(v) => v,
-    };
-    let input: CancelRequest = typed("cancel request", &body)?;
-    input.validate()?;
-    let idem = idem_request(&req, &body)?;
+    let (input, idem): (CancelRequest, _) = body.0.read()?;
     let done = state
         .mailbox
         .cancel(&caller, idem.as_ref(), id, input.reason)

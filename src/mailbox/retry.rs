@@ -23,6 +23,17 @@ impl Validate for RetryPolicy {
     }
 }
 
+/// A scan's report before it requeued or skipped anything: `considered` tasks under `policy`.
+fn fresh_report(policy: &RetryPolicy, considered: usize) -> RetryReport {
+    RetryReport {
+        policy: policy.clone(),
+        considered: considered as u32,
+        requeued: vec![],
+        skipped: vec![],
+        coalesced: false,
+    }
+}
+
 /// What the gate knows of one in-flight task.
 pub struct Candidate<'a> {
     pub in_flight: bool,

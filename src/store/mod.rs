@@ -37,7 +37,7 @@ pub use records::{
 pub use runner::Tx;
 pub use unit::Op;
 
-use runner::{bind_all, Row, Val};
+use runner::{bind_all, typed_reads, Row, Val};
 use statements::Statements;
 use unit::Unit;
 
@@ -154,39 +154,11 @@ impl Store {
         }
     }
 
-    async fn read_optional<T: Row>(
-        &self,
-        sql: &str,
-        args: &[Val],
-    ) -> Result<Option<T>, sqlx::Error> {
-        match &self.inner {
-            Inner::Sqlite(s) => {
-                bind_all!(sqlx::query_as::<sqlx::Sqlite, T>(sql), args)
-                    .fetch_optional(&s.read)
-                    .await
-            }
-            Inner::Postgres(p) => {
-                bind_all!(sqlx::query_as::<sqlx::Postgres, T>(sql), args)
-                    .fetch_optional(&p.pool)
-                    .await
-            }
-        }
-    }
-
-    async fn read_all<T: Row>(&self, sql: &str, args: &[Val]) -> Result<Vec<T>, sqlx::Error> {
-        match &self.inner {
-            Inner::Sqlite(s) => {
-                bind_all!(sqlx::query_as::<sqlx::Sqlite, T>(sql), args)
-                    .fetch_all(&s.read)
-                    .await
-            }
-            Inner::Postgres(p) => {
-                bind_all!(sqlx::query_as::<sqlx::Postgres, T>(sql), args)
-                    .fetch_all(&p.pool)
-                    .await
-            }
-        }
-    }
+    // Reads outside a write run on the read pool (SQLite) or the pool (PostgreSQL).
+    typed_reads!(fn read_optional, read_all(&self) on &self.inner;
+        Inner::Sqlite(s) => &s.read,
+        Inner::Postgres(p) => &p.pool,
+    );
 
     /// The engine's plan of a read, one line per plan row (SQLite: `EXPLAIN QUERY PLAN`;
     /// PostgreSQL: `EXPLAIN`).

@@ -74,11 +74,7 @@ impl Store {
         deadline_max: Option<i64>,
     ) -> Result<Vec<TaskRow>> {
         let s = self.statements();
-        let stmt = match seen_by {
-            None => s.snapshot_queued_all,
-            Some(_) => s.snapshot_queued_visible,
-        };
-        let me = seen_by.unwrap_or("");
+        let (stmt, me) = scoped(seen_by, s.snapshot_queued_all, s.snapshot_queued_visible);
         Ok(self.read_all(stmt, args![me, limit, deadline_max]).await?)
     }
 
@@ -90,11 +86,11 @@ impl Store {
         deadline_max: Option<i64>,
         heartbeat_max: Option<i64>,
     ) -> Result<Vec<TaskRow>> {
-        let stmt = match seen_by {
-            None => sql::SNAPSHOT_IN_FLIGHT_ALL,
-            Some(_) => sql::SNAPSHOT_IN_FLIGHT_VISIBLE,
-        };
-        let me = seen_by.unwrap_or("");
+        let (stmt, me) = scoped(
+            seen_by,
+            sql::SNAPSHOT_IN_FLIGHT_ALL,
+            sql::SNAPSHOT_IN_FLIGHT_VISIBLE,
+        );
         Ok(self
             .read_all(stmt, args![me, limit, deadline_max, heartbeat_max])
             .await?)
@@ -107,11 +103,7 @@ impl Store {
         limit: i64,
     ) -> Result<Vec<TaskRow>> {
         let s = self.statements();
-        let stmt = match seen_by {
-            None => s.snapshot_results_all,
-            Some(_) => s.snapshot_results_visible,
-        };
-        let me = seen_by.unwrap_or("");
+        let (stmt, me) = scoped(seen_by, s.snapshot_results_all, s.snapshot_results_visible);
         Ok(self.read_all(stmt, args![me, limit]).await?)
     }
 
@@ -173,5 +165,18 @@ impl Store {
     pub async fn ping(&self) -> Result<()> {
         let _: Option<(i64,)> = self.read_optional(sql::PING, &[]).await?;
         Ok(())
+    }
+}
+
+/// A snapshot read of every task (`all`) or of those `seen_by` sees (`visible`): the statement,
+/// and its first parameter (`seen_by`; `""`, which `all` ignores, for every task).
+fn scoped<'a>(
+    seen_by: Option<&'a str>,
+    all: &'static str,
+    visible: &'static str,
+) -> (&'static str, &'a str) {
+    match seen_by {
+        None => (all, ""),
+        Some(me) => (visible, me),
     }
 }

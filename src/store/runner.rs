@@ -18,50 +18,27 @@ pub(crate) enum Val {
     OptInt(Option<i64>),
 }
 
-impl From<&str> for Val {
-    fn from(v: &str) -> Val {
-        Val::Str(v.to_owned())
-    }
+/// `val_from! { T => |v| value; … }`: how each Rust type becomes a bound parameter.
+macro_rules! val_from {
+    ($($t:ty => |$v:ident| $e:expr;)+) => {
+        $(impl From<$t> for Val {
+            fn from($v: $t) -> Val {
+                $e
+            }
+        })+
+    };
 }
-impl From<String> for Val {
-    fn from(v: String) -> Val {
-        Val::Str(v)
-    }
-}
-impl From<&String> for Val {
-    fn from(v: &String) -> Val {
-        Val::Str(v.clone())
-    }
-}
-impl From<i64> for Val {
-    fn from(v: i64) -> Val {
-        Val::Int(v)
-    }
-}
-impl From<Option<String>> for Val {
-    fn from(v: Option<String>) -> Val {
-        Val::OptStr(v)
-    }
-}
-impl From<Option<&str>> for Val {
-    fn from(v: Option<&str>) -> Val {
-        Val::OptStr(v.map(str::to_owned))
-    }
-}
-impl From<Option<i64>> for Val {
-    fn from(v: Option<i64>) -> Val {
-        Val::OptInt(v)
-    }
-}
-impl From<uuid::Uuid> for Val {
-    fn from(v: uuid::Uuid) -> Val {
-        Val::Str(v.to_string())
-    }
-}
-impl From<Option<uuid::Uuid>> for Val {
-    fn from(v: Option<uuid::Uuid>) -> Val {
-        Val::OptStr(v.map(|u| u.to_string()))
-    }
+
+val_from! {
+    &str => |v| Val::Str(v.to_owned());
+    String => |v| Val::Str(v);
+    &String => |v| Val::Str(v.clone());
+    i64 => |v| Val::Int(v);
+    Option<String> => |v| Val::OptStr(v);
+    Option<&str> => |v| Val::OptStr(v.map(str::to_owned));
+    Option<i64> => |v| Val::OptInt(v);
+    uuid::Uuid => |v| Val::Str(v.to_string());
+    Option<uuid::Uuid> => |v| Val::OptStr(v.map(|u| u.to_string()));
 }
 
 /// `args![a, b, c]` builds a parameter list.
@@ -85,6 +62,33 @@ macro_rules! bind_all {
     }};
 }
 pub(crate) use bind_all;
+
+/// `typed_reads!(vis fn first, every(receiver) on value; sqlite arm => executor, postgres arm
+/// => executor)` defines the two typed reads of something that reaches one executor per
+/// engine: `first` answers the first row (`fetch_optional`), `every` every row (`fetch_all`).
+macro_rules! typed_reads {
+    ($vis:vis fn $first:ident, $every:ident($($recv:tt)+) on $on:expr;
+        $sp:pat => $sx:expr, $pp:pat => $px:expr $(,)?
+    ) => {
+        typed_reads!(@fn $vis $first -> Option<T>, fetch_optional, ($($recv)+) $on; $sp => $sx, $pp => $px);
+        typed_reads!(@fn $vis $every -> Vec<T>, fetch_all, ($($recv)+) $on; $sp => $sx, $pp => $px);
+    };
+    (@fn $vis:vis $name:ident -> $out:ty, $fetch:ident, ($($recv:tt)+) $on:expr;
+        $sp:pat => $sx:expr, $pp:pat => $px:expr
+    ) => {
+        $vis async fn $name<T: Row>(
+            $($recv)+,
+            sql: &str,
+            args: &[Val],
+        ) -> Result<$out, sqlx::Error> {
+            match $on {
+                $sp => bind_all!(sqlx::query_as::<sqlx::Sqlite, T>(sql), args).$fetch($sx).await,
+                $pp => bind_all!(sqlx::query_as::<sqlx::Postgres, T>(sql), args).$fetch($px).await,
+            }
+        }
+    };
+}
+pub(crate) use typed_reads;
 
 /// A row type that both engines can decode.
 pub(crate) trait Row:
@@ -124,43 +128,10 @@ impl Tx {
         })
     }
 
-    pub(crate) async fn fetch_optional<T: Row>(
-        &mut self,
-        sql: &str,
-        args: &[Val],
-    ) -> Result<Option<T>, sqlx::Error> {
-        match self {
-            Tx::Sqlite(tx) => {
-                bind_all!(sqlx::query_as::<Sqlite, T>(sql), args)
-                    .fetch_optional(&mut **tx)
-                    .await
-            }
-            Tx::Postgres(tx) => {
-                bind_all!(sqlx::query_as::<Postgres, T>(sql), args)
-                    .fetch_optional(&mut **tx)
-                    .await
-            }
-        }
-    }
-
-    pub(crate) async fn fetch_all<T: Row>(
-        &mut self,
-        sql: &str,
-        args: &[Val],
-    ) -> Result<Vec<T>, sqlx::Error> {
-        match self {
-            Tx::Sqlite(tx) => {
-                bind_all!(sqlx::query_as::<Sqlite, T>(sql), args)
-                    .fetch_all(&mut **tx)
-                    .await
-            }
-            Tx::Postgres(tx) => {
-                bind_all!(sqlx::query_as::<Postgres, T>(sql), args)
-                    .fetch_all(&mut **tx)
-                    .await
-            }
-        }
-    }
+    typed_reads!(pub(crate) fn fetch_optional, fetch_all(&mut self) on self;
+        Tx::Sqlite(tx) => &mut **tx,
+        Tx::Postgres(tx) => &mut **tx,
+    );
 
     pub(crate) async fn commit(self) -> Result<(), sqlx::Error> {
         match self {

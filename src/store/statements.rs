@@ -12,6 +12,14 @@ macro_rules! task_cols {
 }
 pub(crate) use task_cols;
 
+/// `select_tasks!("WHERE …")`: every column of the tasks that match.
+macro_rules! select_tasks {
+    ($rest:literal) => {
+        concat!("SELECT ", task_cols!(), " FROM tasks ", $rest)
+    };
+}
+pub(crate) use select_tasks;
+
 /// The statements whose text differs by engine: where PostgreSQL locks rows (`FOR UPDATE`,
 /// `SKIP LOCKED`) and SQLite relies on its single writer, and how each numbers the FIFO
 /// positions of the queue and of the pending results.
@@ -75,7 +83,7 @@ pub(crate) struct Statements {
 
 /// `$1` now: the harmless write `/readyz` commits to learn whether a write can commit.
 pub(crate) const TOUCH_READINESS: &str = "UPDATE readiness SET checked_at_ms = $1 WHERE id = 1";
-pub(crate) const TASK_BY_ID: &str = concat!("SELECT ", task_cols!(), " FROM tasks WHERE id = $1");
+pub(crate) const TASK_BY_ID: &str = select_tasks!("WHERE id = $1");
 pub(crate) const TASK_ORIGIN: &str = "SELECT sender, body, replayed_from FROM tasks WHERE id = $1";
 pub(crate) const TASK_LEASE: &str =
     "SELECT sender, state, leased_to, lease_id, cache_key FROM tasks WHERE id = $1";
@@ -107,31 +115,21 @@ pub(crate) const CACHE_PUT: &str =
         content = excluded.content, error_message = excluded.error_message, \
         created_at_ms = excluded.created_at_ms, expires_at_ms = excluded.expires_at_ms \
      WHERE result_cache.expires_at_ms <= $6";
-pub(crate) const IN_FLIGHT_BY_AGE: &str = concat!(
-    "SELECT ",
-    task_cols!(),
-    " FROM tasks WHERE state = 'in_flight' ORDER BY heartbeat_at_ms, id LIMIT $1"
-);
+pub(crate) const IN_FLIGHT_BY_AGE: &str =
+    select_tasks!("WHERE state = 'in_flight' ORDER BY heartbeat_at_ms, id LIMIT $1");
 /// `$1` caller (ignored for an operator), `$2` limit, `$3` deadline bound, `$4` heartbeat bound.
-pub(crate) const SNAPSHOT_IN_FLIGHT_ALL: &str = concat!(
-    "SELECT ",
-    task_cols!(),
-    " FROM tasks WHERE state = 'in_flight' AND $1 = $1 \
+pub(crate) const SNAPSHOT_IN_FLIGHT_ALL: &str = select_tasks!(
+    "WHERE state = 'in_flight' AND $1 = $1 \
      AND ($3 IS NULL OR deadline_ms <= $3) AND ($4 IS NULL OR heartbeat_at_ms <= $4) \
      ORDER BY heartbeat_at_ms, id LIMIT $2"
 );
-pub(crate) const SNAPSHOT_IN_FLIGHT_VISIBLE: &str = concat!(
-    "SELECT ",
-    task_cols!(),
-    " FROM tasks WHERE state = 'in_flight' AND (sender = $1 OR recipient = $1 OR leased_to = $1) \
+pub(crate) const SNAPSHOT_IN_FLIGHT_VISIBLE: &str = select_tasks!(
+    "WHERE state = 'in_flight' AND (sender = $1 OR recipient = $1 OR leased_to = $1) \
      AND ($3 IS NULL OR deadline_ms <= $3) AND ($4 IS NULL OR heartbeat_at_ms <= $4) \
      ORDER BY heartbeat_at_ms, id LIMIT $2"
 );
-pub(crate) const PENDING_OF_SENDER: &str = concat!(
-    "SELECT ",
-    task_cols!(),
-    " FROM tasks WHERE state = 'result_pending' AND sender = $1 ORDER BY result_seq LIMIT $2"
-);
+pub(crate) const PENDING_OF_SENDER: &str =
+    select_tasks!("WHERE state = 'result_pending' AND sender = $1 ORDER BY result_seq LIMIT $2");
 pub(crate) const COUNT_IN_STATE: &str = "SELECT COUNT(*) AS n FROM tasks WHERE state = $1";
 pub(crate) const OLDEST_LEASE: &str =
     "SELECT heartbeat_at_ms AS at FROM tasks WHERE state = 'in_flight' ORDER BY heartbeat_at_ms LIMIT 1";

@@ -9,8 +9,8 @@ use super::errors::{A2aError, Fault, Kind};
 use super::methods::Call;
 use super::{check_version, key_header, recipient};
 use crate::auth::Caller;
-use crate::error::MailboxError;
 use crate::http::extract::JsonBytes;
+use crate::http::respond::Answer;
 use crate::http::State;
 
 /// Which method a route runs.
@@ -29,7 +29,7 @@ async fn run(
     req: &HttpRequest,
     method: Method,
     params: Result<Value, A2aError>,
-) -> Result<HttpResponse, MailboxError> {
+) -> Answer {
     let recipient = recipient(req)?;
     let outcome = async {
         check_version(req)?;
@@ -98,18 +98,13 @@ pub async fn send_message(
     caller: Caller,
     req: HttpRequest,
     body: JsonBytes,
-) -> Result<HttpResponse, MailboxError> {
+) -> Answer {
     let params = body_params(&body).map(Value::Object);
     run(&state, &caller, &req, Method::Send, params).await
 }
 
-pub async fn get_task(
-    state: State,
-    caller: Caller,
-    req: HttpRequest,
-) -> Result<HttpResponse, MailboxError> {
-    let params = query_params(&req);
-    run(&state, &caller, &req, Method::Get, params).await
+pub async fn get_task(state: State, caller: Caller, req: HttpRequest) -> Answer {
+    run(&state, &caller, &req, Method::Get, query_params(&req)).await
 }
 
 pub async fn cancel_task(
@@ -117,7 +112,7 @@ pub async fn cancel_task(
     caller: Caller,
     req: HttpRequest,
     body: JsonBytes,
-) -> Result<HttpResponse, MailboxError> {
+) -> Answer {
     let params = body_params(&body).map(|mut p| {
         with_path_id(&req, &mut p);
         Value::Object(p)
@@ -125,17 +120,12 @@ pub async fn cancel_task(
     run(&state, &caller, &req, Method::Cancel, params).await
 }
 
-pub async fn list_tasks(
-    state: State,
-    caller: Caller,
-    req: HttpRequest,
-) -> Result<HttpResponse, MailboxError> {
-    let params = query_params(&req);
-    run(&state, &caller, &req, Method::List, params).await
+pub async fn list_tasks(state: State, caller: Caller, req: HttpRequest) -> Answer {
+    run(&state, &caller, &req, Method::List, query_params(&req)).await
 }
 
 /// Streaming routes: this agent does not stream.
-pub async fn unsupported(_: Caller, req: HttpRequest) -> Result<HttpResponse, MailboxError> {
+pub async fn unsupported(_: Caller, req: HttpRequest) -> Answer {
     refuse(
         &req,
         Kind::UnsupportedOperation,
@@ -144,7 +134,7 @@ pub async fn unsupported(_: Caller, req: HttpRequest) -> Result<HttpResponse, Ma
 }
 
 /// Push-notification routes.
-pub async fn no_push(_: Caller, req: HttpRequest) -> Result<HttpResponse, MailboxError> {
+pub async fn no_push(_: Caller, req: HttpRequest) -> Answer {
     refuse(
         &req,
         Kind::PushNotificationNotSupported,
@@ -152,7 +142,7 @@ pub async fn no_push(_: Caller, req: HttpRequest) -> Result<HttpResponse, Mailbo
     )
 }
 
-fn refuse(req: &HttpRequest, kind: Kind, message: &str) -> Result<HttpResponse, MailboxError> {
+fn refuse(req: &HttpRequest, kind: Kind, message: &str) -> Answer {
     recipient(req)?;
     let e = check_version(req)
         .err()

@@ -2,7 +2,8 @@
 //! scan would examine, for an operator deciding whether to run it.
 
 use super::{
-    scope_admits, Candidate, Gate, Requeued, RetryPolicy, RetryReport, SkipReason, Skipped,
+    fresh_report, scope_admits, Candidate, Gate, Requeued, RetryPolicy, RetryReport, SkipReason,
+    Skipped,
 };
 use crate::auth::{Caller, ScopeCtx};
 use crate::domain::Validate;
@@ -30,13 +31,7 @@ impl Mailbox {
             .store
             .snapshot_in_flight(None, limit, None, None)
             .await?;
-        let mut report = RetryReport {
-            policy: enabled.clone(),
-            considered: rows.len() as u32,
-            requeued: vec![],
-            skipped: vec![],
-            coalesced: false,
-        };
+        let mut report = fresh_report(&enabled, rows.len());
         for row in &rows {
             let task_id = parse_uuid(&row.id)?;
             let c = Candidate::of(row, now);

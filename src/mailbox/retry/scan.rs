@@ -15,7 +15,10 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::{Candidate, Gate, Requeued, RetryPolicy, RetryReport, ScanKind, SkipReason, Skipped};
+use super::{
+    fresh_report, Candidate, Gate, Requeued, RetryPolicy, RetryReport, ScanKind, SkipReason,
+    Skipped,
+};
 use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
 use crate::domain::Validate;
 use crate::error::{ErrorCode, MailboxError};
@@ -86,11 +89,8 @@ impl Mailbox {
         }
         let report = if cap_error.is_some() || coalesced {
             RetryReport {
-                policy: policy.clone(),
-                considered: 0,
-                requeued: vec![],
-                skipped: vec![],
                 coalesced,
+                ..fresh_report(policy, 0)
             }
         } else {
             self.scan(tx, caller, policy, now).await?
@@ -147,13 +147,7 @@ impl Mailbox {
         now: i64,
     ) -> Result<RetryReport, MailboxError> {
         let rows = tx.in_flight_by_age(policy.scan_limit as i64).await?;
-        let mut report = RetryReport {
-            policy: policy.clone(),
-            considered: rows.len() as u32,
-            requeued: vec![],
-            skipped: vec![],
-            coalesced: false,
-        };
+        let mut report = fresh_report(policy, rows.len());
         for row in rows {
             let attempt = row.attempt as u32;
             let task_id = parse_uuid(&row.id)?;

@@ -4,7 +4,7 @@
 //! `result_seq + 0` (see the schema), so that a claim (`ORDER BY queue_seq` for one recipient)
 //! can only use the per-recipient index; the operator views order by those expressions.
 
-use crate::store::statements::{task_cols, Statements};
+use crate::store::statements::{select_tasks, task_cols, Statements};
 
 pub(crate) static STATEMENTS: Statements = Statements {
     claim_head: concat!(
@@ -52,7 +52,7 @@ pub(crate) static STATEMENTS: Statements = Statements {
                    VALUES (COALESCE($1::bigint, nextval(pg_get_serial_sequence('audit', 'id'))), \
                            $2, $3, $4, $5) \
                    ON CONFLICT (id) DO UPDATE SET body = excluded.body RETURNING id",
-    task_for_update: concat!("SELECT ", task_cols!(), " FROM tasks WHERE id = $1 FOR UPDATE"),
+    task_for_update: select_tasks!("WHERE id = $1 FOR UPDATE"),
     store_result: "UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
                      result_error = $4, result_by = $5, result_at_ms = $6, \
                      result_seq = nextval('a2a_result_seq'), updated_at_ms = $6 WHERE id = $1",
@@ -67,38 +67,24 @@ pub(crate) static STATEMENTS: Statements = Statements {
     claim_tick: "UPDATE scheduler_ticks SET started_at_ms = $1 \
                  WHERE id = (SELECT id FROM scheduler_ticks WHERE id = 1 \
                    AND started_at_ms <= $1 - $2 AND finished_at_ms < $1 FOR UPDATE SKIP LOCKED)",
-    queued_all: concat!(
-        "SELECT ",
-        task_cols!(),
-        " FROM tasks WHERE state = 'queued' ORDER BY queue_seq + 0 LIMIT $1"
-    ),
-    queued_visible: concat!(
-        "SELECT ",
-        task_cols!(),
-        " FROM tasks WHERE state = 'queued' AND (sender = $1 OR recipient = $1) \
+    queued_all: select_tasks!("WHERE state = 'queued' ORDER BY queue_seq + 0 LIMIT $1"),
+    queued_visible: select_tasks!(
+        "WHERE state = 'queued' AND (sender = $1 OR recipient = $1) \
          ORDER BY queue_seq + 0 LIMIT $2"
     ),
-    snapshot_queued_all: concat!(
-        "SELECT ",
-        task_cols!(),
-        " FROM tasks WHERE state = 'queued' AND $1 = $1 AND ($3 IS NULL OR deadline_ms <= $3) \
+    snapshot_queued_all: select_tasks!(
+        "WHERE state = 'queued' AND $1 = $1 AND ($3 IS NULL OR deadline_ms <= $3) \
          ORDER BY queue_seq + 0 LIMIT $2"
     ),
-    snapshot_queued_visible: concat!(
-        "SELECT ",
-        task_cols!(),
-        " FROM tasks WHERE state = 'queued' AND (sender = $1 OR recipient = $1 OR leased_to = $1) \
+    snapshot_queued_visible: select_tasks!(
+        "WHERE state = 'queued' AND (sender = $1 OR recipient = $1 OR leased_to = $1) \
          AND ($3 IS NULL OR deadline_ms <= $3) ORDER BY queue_seq + 0 LIMIT $2"
     ),
-    snapshot_results_all: concat!(
-        "SELECT ",
-        task_cols!(),
-        " FROM tasks WHERE state = 'result_pending' AND $1 = $1 ORDER BY result_seq + 0 LIMIT $2"
+    snapshot_results_all: select_tasks!(
+        "WHERE state = 'result_pending' AND $1 = $1 ORDER BY result_seq + 0 LIMIT $2"
     ),
-    snapshot_results_visible: concat!(
-        "SELECT ",
-        task_cols!(),
-        " FROM tasks WHERE state = 'result_pending' AND (sender = $1 OR recipient = $1) \
+    snapshot_results_visible: select_tasks!(
+        "WHERE state = 'result_pending' AND (sender = $1 OR recipient = $1) \
          ORDER BY result_seq + 0 LIMIT $2"
     ),
     oldest_queued: "SELECT updated_at_ms AS at FROM tasks WHERE state = 'queued' \

@@ -1,0 +1,119 @@
+//! A write's request: its JSON body, read into the write's input, and the `Idempotency-Key`
+//! bound to the request's method, path and body.
+
+use actix_web::{dev::Payload, web, FromRequest, HttpRequest};
+use futures_util::future::LocalBoxFuture;
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+
+use super::extract::OptionalJson;
+use super::params::{idem_request, object, typed};
+use crate::domain::{CancelRequest, HeartbeatRequest, PostResult, Validate};
+use crate::error::MailboxError;
+use crate::mailbox::repair::RepairRequest;
+use crate::mailbox::retry::RetryPolicy;
+use crate::mailbox::IdemRequest;
+
+/// A write's JSON body as sent, with its request. Extracting it refuses only what every JSON
+/// body is refused for (size, media type, syntax); reading it is left to the handler, once the
+/// caller is authenticated.
+pub(crate) struct Write {
+    req: HttpRequest,
+    body: Value,
+}
+
+/// What a write's body is read into.
+pub(crate) trait Input: DeserializeOwned {
+    /// The body's name in refusals (`invalid <WHAT>: …`).
+    const WHAT: &'static str;
+
+    /// The checks of the parsed input that come before the `Idempotency-Key`'s.
+    fn check(&self) -> Result<(), MailboxError> {
+        Ok(())
+    }
+}
+
+impl Write {
+    /// The body as a `T` (it must be a JSON object), checked, and the request's
+    /// `Idempotency-Key`: refused in that order.
+    pub fn read<T: Input>(&self) -> Result<(T, Option<IdemRequest>), MailboxError> {
+        let input: T = typed(T::WHAT, &self.body)?;
+        input.check()?;
+        Ok((input, self.idem()?))
+    }
+
+    /// The body as sent, which must be a JSON object (`what` names it in the refusal), and the
+    /// request's `Idempotency-Key`.
+    pub fn object(self, what: &str) -> Result<(Value, Option<IdemRequest>), MailboxError> {
+        object(what, &self.body)?;
+        let idem = self.idem()?;
+        Ok((self.body, idem))
+    }
+
+    fn idem(&self) -> Result<Option<IdemRequest>, MailboxError> {
+        idem_request(&self.req, &self.body)
+    }
+}
+
+impl FromRequest for Write {
+    type Error = actix_web::Error;
+    type Future = LocalBoxFuture<'static, Result<Write, actix_web::Error>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let body = web::Json::<Value>::from_request(req, payload);
+        let req = req.clone();
+        Box::pin(async move {
+            let body = body.await?.into_inner();
+            Ok(Write { req, body })
+        })
+    }
+}
+
+/// A [`Write`] whose body may be left out: no body, or JSON `null`, reads as `{}`.
+pub(crate) struct OptionalWrite(pub Write);
+
+impl FromRequest for OptionalWrite {
+    type Error = MailboxError;
+    type Future = LocalBoxFuture<'static, Result<OptionalWrite, MailboxError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let body = OptionalJson::from_request(req, payload);
+        let req = req.clone();
+        Box::pin(async move {
+            let body = match body.await?.0 {
+                None | Some(Value::Null) => json!({}),
+                Some(v) => v,
+            };
+            Ok(OptionalWrite(Write { req, body }))
+        })
+    }
+}
+
+impl Input for HeartbeatRequest {
+    const WHAT: &'static str = "heartbeat";
+}
+
+impl Input for CancelRequest {
+    const WHAT: &'static str = "cancel request";
+
+    fn check(&self) -> Result<(), MailboxError> {
+        self.validate()
+    }
+}
+
+impl Input for PostResult {
+    const WHAT: &'static str = "result";
+
+    fn check(&self) -> Result<(), MailboxError> {
+        self.validate()
+    }
+}
+
+impl Input for RepairRequest {
+    const WHAT: &'static str = "repair request";
+}
+
+/// The retry gate's own checks run in the mailbox, after its capability checks.
+impl Input for RetryPolicy {
+    const WHAT: &'static str = "retry policy";
+}

@@ -13,30 +13,42 @@ use crate::server::{Engine, Server};
 use crate::stats::round3;
 use crate::Settings;
 
-fn tasks(n: usize) -> Vec<Value> {
+/// `n` tasks for one recipient, or with `fan_out` each for another (`bench-worker-<i>`).
+fn tasks_to(n: usize, fan_out: bool) -> Vec<Value> {
     (0..n)
-        .map(|_| {
+        .map(|i| {
+            let recipient = if fan_out {
+                format!("bench-worker-{i}")
+            } else {
+                "bench-worker".to_owned()
+            };
             json!({
                 "id": Uuid::new_v4(),
                 "sender": "bench-sender",
-                "recipient": "bench-worker",
+                "recipient": recipient,
                 "intent_text": "summarise the attached report and answer with three bullet points",
             })
         })
         .collect()
 }
 
+fn tasks(n: usize) -> Vec<Value> {
+    tasks_to(n, false)
+}
+
 pub async fn batch(s: &Settings, engine: Engine) -> Result<Value> {
     let (size, rounds) = if s.smoke { (20, 2) } else { (500, 5) };
     let store = Store::fresh(s, engine, "batch").await?;
     let server = Server::start(s, engine, &store, "batch").await?;
-    let sender = Agent::new(&server, "bench-sender", &["a2a.send.bench-worker"])?;
+    let sender = Agent::new(&server, "bench-sender", &["a2a.send.*"])?;
     // Warm-up: one of each.
     sender.post("/a2a/tasks", &tasks(1)[0], 201).await?;
     sender
         .post("/a2a/tasks/batch", &json!({"tasks": tasks(size)}), 201)
         .await?;
     let (mut single_secs, mut batch_secs, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    // A batch that fans out to as many recipients as it has tasks (one audit row per item).
+    let mut fan_out_secs = Vec::new();
     for r in 0..rounds {
         let mut one = 0.0;
         let mut many = 0.0;
@@ -59,12 +71,18 @@ pub async fn batch(s: &Settings, engine: Engine) -> Result<Value> {
                 );
             }
         }
+        let t = Instant::now();
+        let body = json!({"tasks": tasks_to(size, true)});
+        sender.post("/a2a/tasks/batch", &body, 201).await?;
+        fan_out_secs.push(t.elapsed().as_secs_f64());
         eprintln!(
-            "  {} batch round {}/{rounds}: {size} single sends {:.3} s, one batch {:.3} s",
+            "  {} batch round {}/{rounds}: {size} single sends {:.3} s, one batch {:.3} s, \
+             one batch to {size} recipients {:.3} s",
             engine.name(),
             r + 1,
             one,
-            many
+            many,
+            fan_out_secs[r]
         );
         single_secs.push(one);
         batch_secs.push(many);
@@ -88,6 +106,8 @@ pub async fn batch(s: &Settings, engine: Engine) -> Result<Value> {
         "batch_tasks_per_s": round3(size as f64 / median(&batch_secs)),
         "batch_over_single_median": round3(median(&ratios)),
         "batch_over_single_min": round3(ratios.iter().cloned().fold(f64::INFINITY, f64::min)),
+        "fan_out_batch_secs": fan_out_secs.iter().map(|x| round3(*x)).collect::<Vec<_>>(),
+        "fan_out_over_single_median": round3(median(&single_secs) / median(&fan_out_secs)),
         "queued_after": queued,
     }))
 }

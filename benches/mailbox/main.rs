@@ -375,7 +375,7 @@ fn smoke_check(s: &Settings, summary: &Value) -> Result<()> {
             check(
                 b["batch_over_single_median"].as_f64() > Some(0.0)
                     && b["queued_after"].as_u64()
-                        == Some(1 + (1 + b["rounds"].as_u64().unwrap_or(0) * 2) * 20),
+                        == Some(1 + (1 + b["rounds"].as_u64().unwrap_or(0) * 3) * 20),
                 format!("{}: batch phase sent every task", e.name()),
             );
         }

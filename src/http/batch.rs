@@ -40,7 +40,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// task whose id exists with the same body is a replay of that item (`replayed: true`); with
 /// another body, 409 `task_id_conflict` for the whole batch. A result-cache hit creates its task
 /// already answered, as a single send would. Tasks of one batch for one recipient are leased in
-/// array order. An `Idempotency-Key` covers the whole batch.
+/// array order. An `Idempotency-Key` covers the whole batch. The audit feed records each
+/// distinct check once: 500 tasks for one recipient write one `capability_check` row for
+/// `a2a-send:<recipient>`, a fan-out to 500 recipients 500 rows.
 #[utoipa::path(
     post,
     path = "/a2a/tasks/batch",

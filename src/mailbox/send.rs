@@ -67,16 +67,23 @@ pub(super) struct Checked {
     pub outcome: Result<Accepted, MailboxError>,
 }
 
-/// Writes the audit rows of send gates (one item's, or a whole batch's) in one statement.
+/// Writes the audit rows of send gates (one item's, or a whole batch's) in one statement, each
+/// distinct row once: a batch is one request of one caller, and the same check with the same
+/// outcome (500 tasks for one recipient pass one `capability_check` for `a2a-send:<recipient>`)
+/// is recorded once, not once per item. A fan-out to 500 recipients writes 500 rows.
 pub(super) async fn write_audits<'a>(
     tx: &mut Tx,
     caller: &Caller,
     now: i64,
     audits: impl IntoIterator<Item = &'a (&'static str, Value)>,
 ) -> Result<(), MailboxError> {
+    let (mut seen, mut last) = (std::collections::HashSet::new(), None);
     let rows: Vec<(&str, String)> = audits
         .into_iter()
+        // A run of equal rows (a batch's items for one recipient) is serialised once.
+        .filter(|row| last.replace(*row) != Some(*row))
         .map(|(kind, fields)| (*kind, fields.to_string()))
+        .filter(|row| seen.insert(row.clone()))
         .collect();
     tx.audit_many(now, caller.sub.as_str(), &rows).await
 }

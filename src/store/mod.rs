@@ -13,6 +13,7 @@
 mod fast;
 mod fault;
 mod listing;
+mod new_task;
 mod ops;
 mod overview;
 mod postgres;
@@ -167,7 +168,7 @@ impl Store {
         let lines: Vec<String> = match &self.inner {
             Inner::Sqlite(s) => {
                 let text = format!("EXPLAIN QUERY PLAN {sql}");
-                let rows = bind_all!(sqlx::query::<sqlx::Sqlite>(&text), args)
+                let rows = bind_all!(sqlite: sqlx::query::<sqlx::Sqlite>(&text), args)
                     .fetch_all(&s.read)
                     .await?;
                 rows.iter()
@@ -185,7 +186,7 @@ impl Store {
                     .execute(&mut *tx)
                     .await?;
                 let text = format!("EXPLAIN {sql}");
-                let rows = bind_all!(sqlx::query::<sqlx::Postgres>(&text), args)
+                let rows = bind_all!(postgres: sqlx::query::<sqlx::Postgres>(&text), args)
                     .fetch_all(&mut *tx)
                     .await?;
                 tx.rollback().await?;

@@ -4,50 +4,13 @@
 
 use std::collections::HashSet;
 
+pub use super::new_task::NewTask;
 use super::records::{CacheHit, Compacted, KeyRecord, QueueHead, TaskOrigin, TaskRow};
 use super::runner::{args, Tx, Val};
 use super::statements as sql;
 use crate::error::MailboxError;
 
 type Result<T> = std::result::Result<T, MailboxError>;
-
-/// A task to insert, as stored; serialised by name for [`Tx::insert_tasks`].
-#[derive(serde::Serialize)]
-pub struct NewTask<'a> {
-    pub id: &'a str,
-    pub sender: &'a str,
-    pub recipient: &'a str,
-    /// The canonical JSON of the task as accepted.
-    pub body: &'a str,
-    pub deadline_ms: Option<i64>,
-    pub duplicate_safety: Option<&'a str>,
-    pub idem_key: Option<&'a str>,
-    pub cache_key: Option<&'a str>,
-    /// What lists filter on (§13), from the task.
-    pub parent: Option<String>,
-    pub context_id: Option<&'a str>,
-    pub task_kind: Option<&'a str>,
-}
-
-impl NewTask<'_> {
-    /// The task's own columns in the order every insert binds them first: id, sender,
-    /// recipient, body, deadline_ms, duplicate_safety, idem_key, parent, context_id, task_kind.
-    pub(crate) fn columns(&self) -> Vec<Val> {
-        args![
-            self.id,
-            self.sender,
-            self.recipient,
-            self.body,
-            self.deadline_ms,
-            self.duplicate_safety,
-            self.idem_key,
-            self.parent.clone(),
-            self.context_id,
-            self.task_kind
-        ]
-        .to_vec()
-    }
-}
 
 /// A result to store, as stored.
 pub struct StoredResult<'a> {
@@ -88,9 +51,15 @@ impl Tx {
         if tasks.is_empty() {
             return Ok(HashSet::new());
         }
-        let stmt = self.sql().insert_tasks;
-        let rows = serde_json::to_string(tasks).map_err(MailboxError::internal)?;
-        let inserted: Vec<(String,)> = self.fetch_all(stmt, args![rows, now]).await?;
+        let sql = self.sql();
+        let mut a = if sql.insert_tasks_by_column {
+            NewTask::by_column(tasks)
+        } else {
+            let rows = serde_json::to_string(tasks).map_err(MailboxError::internal)?;
+            args![rows].to_vec()
+        };
+        a.push(Val::Int(now));
+        let inserted: Vec<(String,)> = self.fetch_all(sql.insert_tasks, &a).await?;
         Ok(inserted.into_iter().map(|(id,)| id).collect())
     }
 

@@ -16,6 +16,11 @@ pub(crate) enum Val {
     Int(i64),
     OptStr(Option<String>),
     OptInt(Option<i64>),
+    /// One column of a set-based statement's rows: a `text[]` on PostgreSQL (read with
+    /// `unnest`), a JSON array on SQLite.
+    Texts(Vec<Option<String>>),
+    /// As [`Val::Texts`], of integers (`bigint[]`).
+    Ints(Vec<Option<i64>>),
 }
 
 /// `val_from! { T => |v| value; … }`: how each Rust type becomes a bound parameter.
@@ -47,8 +52,16 @@ macro_rules! args {
 }
 pub(crate) use args;
 
+/// `bind_all!(engine: query, args)` binds every parameter; a column is an array on
+/// PostgreSQL and JSON text on SQLite.
 macro_rules! bind_all {
-    ($q:expr, $args:expr) => {{
+    (sqlite: $q:expr, $args:expr) => {
+        bind_all!(@ $q, $args, |v| serde_json::to_string(v).unwrap_or_default())
+    };
+    (postgres: $q:expr, $args:expr) => {
+        bind_all!(@ $q, $args, |v| v.as_slice())
+    };
+    (@ $q:expr, $args:expr, |$v:ident| $column:expr) => {{
         let mut q = $q;
         for a in $args {
             q = match a {
@@ -56,6 +69,8 @@ macro_rules! bind_all {
                 Val::Int(i) => q.bind(*i),
                 Val::OptStr(s) => q.bind(s.as_deref()),
                 Val::OptInt(i) => q.bind(*i),
+                Val::Texts($v) => q.bind($column),
+                Val::Ints($v) => q.bind($column),
             };
         }
         q
@@ -82,8 +97,8 @@ macro_rules! typed_reads {
             args: &[Val],
         ) -> Result<$out, sqlx::Error> {
             match $on {
-                $sp => bind_all!(sqlx::query_as::<sqlx::Sqlite, T>(sql), args).$fetch($sx).await,
-                $pp => bind_all!(sqlx::query_as::<sqlx::Postgres, T>(sql), args).$fetch($px).await,
+                $sp => bind_all!(sqlite: sqlx::query_as::<sqlx::Sqlite, T>(sql), args).$fetch($sx).await,
+                $pp => bind_all!(postgres: sqlx::query_as::<sqlx::Postgres, T>(sql), args).$fetch($px).await,
             }
         }
     };
@@ -117,11 +132,11 @@ impl Tx {
     /// Runs a statement; answers the number of rows it changed.
     pub(crate) async fn execute(&mut self, sql: &str, args: &[Val]) -> Result<u64, sqlx::Error> {
         Ok(match self {
-            Tx::Sqlite(tx) => bind_all!(sqlx::query::<Sqlite>(sql), args)
+            Tx::Sqlite(tx) => bind_all!(sqlite: sqlx::query::<Sqlite>(sql), args)
                 .execute(&mut **tx)
                 .await?
                 .rows_affected(),
-            Tx::Postgres(tx) => bind_all!(sqlx::query::<Postgres>(sql), args)
+            Tx::Postgres(tx) => bind_all!(postgres: sqlx::query::<Postgres>(sql), args)
                 .execute(&mut **tx)
                 .await?
                 .rows_affected(),

@@ -36,11 +36,14 @@ pub(crate) struct Statements {
     /// `$1..$7` the task, `$8` cache key, `$9` source task, `$10..$12` the cached result,
     /// `$13` now: inserts a task already answered from the result cache.
     pub insert_answered: &'static str,
-    /// `$1` the tasks as a JSON array of objects (the columns of [`super::NewTask`] by name),
-    /// `$2` now: inserts them as queued, in array order (their FIFO positions follow it), each
-    /// unless its id exists; answers the ids inserted. One statement whatever the number of
-    /// tasks, and one bound parameter (SQLite's limit on parameters never applies).
+    /// The tasks, then now: inserts them as queued, in order (their FIFO positions follow
+    /// it), each unless its id exists; answers the ids inserted. One statement whatever the
+    /// number of tasks, with a fixed number of parameters (SQLite's limit never applies): with
+    /// `insert_tasks_by_column`, `$1..$11` one array per column of [`super::NewTask::columns`]
+    /// (PostgreSQL decodes arrays faster than JSON); otherwise `$1` the tasks as a JSON array of
+    /// objects (the columns by name).
     pub insert_tasks: &'static str,
+    pub insert_tasks_by_column: bool,
     /// `$1` now, `$2` issuer, `$3` the rows as a JSON array of `{kind, body}`: audit rows in
     /// array order.
     pub insert_audits: &'static str,

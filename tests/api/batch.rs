@@ -288,3 +288,22 @@ async fn an_idempotency_key_covers_the_whole_batch(app: TestApp) {
     assert_error(&r, 422, "idempotency_key_reused");
     assert_eq!(all_tasks(&app).await.len(), 2);
 }
+
+both_engines!(a_batch_records_each_distinct_check_once);
+async fn a_batch_records_each_distinct_check_once(app: TestApp) {
+    let alice = app.token("alice", json!(["a2a.send.bob", "a2a.send.carol"]));
+    let mut tasks: Vec<Value> = (0..4).map(|_| task("alice", "bob")).collect();
+    tasks.insert(2, task("alice", "carol"));
+    tasks.push(task("alice", "carol"));
+    batch(&app, &alice, &tasks).await.expect(201);
+    let r = app.get("/audit/recent?limit=1000", &app.ops()).await;
+    let rows = r.expect(200)["events"].as_array().unwrap().clone();
+    let scopes: Vec<&str> = rows
+        .iter()
+        .map(|e| e["kind"]["scope_id"].as_str().unwrap_or_default())
+        .collect();
+    // Newest first: one passed check per recipient, in the order the batch met them.
+    assert_eq!(scopes, vec!["a2a-send:carol", "a2a-send:bob"], "{rows:?}");
+    assert!(rows.iter().all(|e| e["kind"]["passed"] == true));
+    assert_eq!(all_tasks(&app).await.len(), 6);
+}

@@ -40,11 +40,13 @@ pub(crate) static STATEMENTS: Statements = Statements {
                      cache_key, created_at_ms, updated_at_ms) \
                    SELECT t.id, t.sender, t.recipient, t.body, 'queued', 0, \
                      nextval('a2a_queue_seq'), t.deadline_ms, t.duplicate_safety, t.idem_key, \
-                     t.parent, t.context_id, t.task_kind, t.cache_key, $2, $2 \
-                   FROM json_to_recordset($1::json) AS t(id text, sender text, recipient text, \
-                     body text, deadline_ms bigint, duplicate_safety text, idem_key text, \
-                     parent text, context_id text, task_kind text, cache_key text) \
+                     t.parent, t.context_id, t.task_kind, t.cache_key, $12, $12 \
+                   FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], \
+                     $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[]) \
+                     AS t(id, sender, recipient, body, deadline_ms, duplicate_safety, idem_key, \
+                     parent, context_id, task_kind, cache_key) \
                    ON CONFLICT (id) DO NOTHING RETURNING id",
+    insert_tasks_by_column: true,
     insert_audits: "INSERT INTO audit (timestamp_ms, issuer, kind, body) \
                     SELECT $1, $2, t.kind, t.body \
                     FROM json_to_recordset($3::json) AS t(kind text, body text)",

@@ -63,6 +63,7 @@ pub(crate) static STATEMENTS: Statements = Statements {
             value ->> 'cache_key', $2, $2 \
          FROM json_each($1) WHERE true ORDER BY key ON CONFLICT (id) DO NOTHING RETURNING id"
     ),
+    insert_tasks_by_column: false,
     insert_audits: "INSERT INTO audit (timestamp_ms, issuer, kind, body) \
                     SELECT $1, $2, value ->> 'kind', value ->> 'body' FROM json_each($3) \
                     WHERE true ORDER BY key",

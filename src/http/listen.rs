@@ -117,7 +117,9 @@ pub fn listen(
     for bind in binds {
         match bind {
             Bind::Tcp(addr) => {
-                for listener in tcp_listeners(addr)? {
+                let listeners =
+                    tcp_listeners(addr).with_context(|| format!("cannot listen on {addr}"))?;
+                for listener in listeners {
                     let at = listener.local_addr()?;
                     let http = http.clone();
                     builder = builder.listen(format!("tcp:{at}"), listener, move || {

@@ -4,7 +4,8 @@
 //! (`src/mailbox/`); each write re-checks, atomically, the state the mailbox relied on, and a
 //! request whose write changed nothing goes down its own transaction.
 
-use super::ops::{NewTask, StoredResult};
+use super::new_task::NewTask;
+use super::ops::StoredResult;
 use super::postgres::{self, ClaimArgs, ResultArgs, SendArgs};
 use super::records::{Drained, TaskRow};
 use super::runner::args;

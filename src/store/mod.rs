@@ -29,7 +29,8 @@ use std::time::Duration;
 
 pub use fast::{LaneOutcome, Parked};
 pub use listing::{ListColumn, PageAfter, TaskFilter};
-pub use ops::{NewTask, StoredResult};
+pub use new_task::NewTask;
+pub use ops::StoredResult;
 pub use reads::AuditQuery;
 pub use records::{
     parse_uuid, result_from_columns, AuditRow, CacheHit, Compacted, Drained, KeyRecord, LeaseView,

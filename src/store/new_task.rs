@@ -38,9 +38,7 @@ impl NewTask<'_> {
         ]
         .to_vec()
     }
-}
 
-impl NewTask<'_> {
     /// The columns of [`NewTask::columns`] and then `cache_key`, one array each: the rows of
     /// a set-based insert.
     pub(crate) fn by_column(tasks: &[NewTask<'_>]) -> Vec<Val> {

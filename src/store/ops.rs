@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-pub use super::new_task::NewTask;
+use super::new_task::NewTask;
 use super::records::{CacheHit, Compacted, KeyRecord, QueueHead, TaskOrigin, TaskRow};
 use super::runner::{args, Tx, Val};
 use super::statements as sql;

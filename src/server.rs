@@ -10,6 +10,7 @@ use crate::auth::{Caller, CapEntry};
 use crate::domain::AgentId;
 use crate::http::{self, AppState};
 use crate::mailbox::retry::{RetryPolicy, ScanKind};
+use crate::mailbox::Writer;
 use crate::mailbox::{Mailbox, MailboxConfig};
 use crate::metrics::Metrics;
 use crate::store::{Engine, PoolSettings, Store};
@@ -143,7 +144,7 @@ async fn scheduler_timer(mailbox: Mailbox, policy: RetryPolicy, every: Duration)
     loop {
         ticker.tick().await;
         match mailbox
-            .retry_stale(&caller, None, &policy, ScanKind::Scheduler)
+            .retry_stale(Writer::from(&caller), &policy, ScanKind::Scheduler)
             .await
         {
             Ok(r) => tracing::info!(

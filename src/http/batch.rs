@@ -10,6 +10,7 @@ use crate::auth::Caller;
 use crate::domain::TaskBatch;
 use crate::error::MailboxError;
 use crate::mailbox::batch::MAX_BATCH;
+use crate::mailbox::Writer;
 
 /// This module's operations in the OpenAPI document.
 #[derive(utoipa::OpenApi)]
@@ -66,7 +67,7 @@ async fn send_batch(state: State, caller: Caller, body: Write) -> Answer {
     }
     let done = state
         .mailbox
-        .send_batch(&caller, idem.as_ref(), batch.tasks)
+        .send_batch(Writer::keyed(&caller, idem.as_ref()), batch.tasks)
         .await?;
     Ok(answer(
         &done,

@@ -16,6 +16,7 @@ use crate::mailbox::admin::AuditFilter;
 use crate::mailbox::repair::RepairRequest;
 use crate::mailbox::retry::{RetryPolicy, ScanKind};
 use crate::mailbox::tasks::QueueFilter;
+use crate::mailbox::Writer;
 
 /// This module's operations in the OpenAPI document.
 #[derive(utoipa::OpenApi)]
@@ -89,7 +90,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 )]
 async fn repair(state: State, caller: Caller, body: Write) -> Answer {
     let (input, idem): (RepairRequest, _) = body.read()?;
-    let done = state.mailbox.repair(&caller, idem.as_ref(), &input).await?;
+    let done = state
+        .mailbox
+        .repair(Writer::keyed(&caller, idem.as_ref()), &input)
+        .await?;
     let body = json!({"kind": "a2a_repaired", "outcome": done.value});
     Ok(answer(&done, body))
 }
@@ -116,7 +120,11 @@ async fn retry_stale(state: State, caller: Caller, body: Write) -> Answer {
     let (policy, idem): (RetryPolicy, _) = body.read()?;
     let r = state
         .mailbox
-        .retry_stale(&caller, idem.as_ref(), &policy, ScanKind::Manual)
+        .retry_stale(
+            Writer::keyed(&caller, idem.as_ref()),
+            &policy,
+            ScanKind::Manual,
+        )
         .await?;
     Ok(auto_retried(&r))
 }
@@ -144,8 +152,7 @@ async fn scheduler_tick(state: State, caller: Caller, req: HttpRequest) -> Answe
     let r = state
         .mailbox
         .retry_stale(
-            &caller,
-            idem.as_ref(),
+            Writer::keyed(&caller, idem.as_ref()),
             &state.scheduler_policy,
             ScanKind::Scheduler,
         )
@@ -176,7 +183,10 @@ fn auto_retried(done: &crate::mailbox::Done<crate::mailbox::retry::RetryReport>)
 )]
 async fn compact(state: State, caller: Caller, req: HttpRequest) -> Answer {
     let idem = idem_request(&req, &Value::Null)?;
-    let done = state.mailbox.compact(&caller, idem.as_ref()).await?;
+    let done = state
+        .mailbox
+        .compact(Writer::keyed(&caller, idem.as_ref()))
+        .await?;
     let body = json!({"kind": "a2a_compacted", "dropped": done.value});
     Ok(answer(&done, body))
 }

@@ -9,6 +9,7 @@ use super::write::Write;
 use super::{openapi, State};
 use crate::auth::Caller;
 use crate::domain::PostResult;
+use crate::mailbox::Writer;
 
 /// This module's operations in the OpenAPI document.
 #[derive(utoipa::OpenApi)]
@@ -63,7 +64,7 @@ async fn post_result(state: State, caller: Caller, body: Write) -> Answer {
     let (input, idem): (PostResult, _) = body.read()?;
     let done = state
         .mailbox
-        .post_result(&caller, idem.as_ref(), &input)
+        .post_result(Writer::keyed(&caller, idem.as_ref()), &input)
         .await?;
     let body = json!({"kind": "a2a_result_posted", "task_id": done.value.task_id});
     Ok(answer(&done, body))

@@ -11,6 +11,7 @@ use super::{openapi, State};
 use crate::auth::Caller;
 use crate::domain::{AgentId, CancelRequest, HeartbeatRequest};
 use crate::error::MailboxError;
+use crate::mailbox::Writer;
 
 /// This module's operations in the OpenAPI document.
 #[derive(utoipa::OpenApi)]
@@ -97,7 +98,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 )]
 async fn send_task(state: State, caller: Caller, body: Write) -> Answer {
     let (body, idem) = body.object("task")?;
-    let done = state.mailbox.send(&caller, idem.as_ref(), &body).await?;
+    let done = state
+        .mailbox
+        .send(Writer::keyed(&caller, idem.as_ref()), &body)
+        .await?;
     let body = openapi::TaskQueued {
         kind: openapi::TaskQueuedKind::Tag,
         task_id: done.value.task_id,
@@ -212,7 +216,7 @@ async fn heartbeat(state: State, caller: Caller, id: web::Path<String>, body: Wr
     let (hb, idem): (HeartbeatRequest, _) = body.read()?;
     let done = state
         .mailbox
-        .heartbeat(&caller, idem.as_ref(), id, hb.lease_id)
+        .heartbeat(Writer::keyed(&caller, idem.as_ref()), id, hb.lease_id)
         .await?;
     let body = json!({"kind": "a2a_lease_extended", "lease": done.value});
     Ok(answer(&done, body))
@@ -250,7 +254,7 @@ async fn cancel_task(
     let (input, idem): (CancelRequest, _) = body.0.read()?;
     let done = state
         .mailbox
-        .cancel(&caller, idem.as_ref(), id, input.reason)
+        .cancel(Writer::keyed(&caller, idem.as_ref()), id, input.reason)
         .await?;
     let body = openapi::TaskCanceled {
         kind: openapi::TaskCanceledKind::Tag,

@@ -3,11 +3,12 @@
 use serde_json::{json, Map, Value};
 
 use super::audit::{audit, audited_check};
-use super::{now_ms, rule, Done, IdemRequest, Mailbox};
+use super::{now_ms, rule, Done, Mailbox};
 use crate::auth::{Caller, ScopeCtx};
 use uuid::Uuid;
 
 use crate::error::MailboxError;
+use crate::mailbox::{Writer, Written};
 use crate::store::{AuditQuery, AuditRow, Tx};
 
 pub use a2a_mailbox_types::AuditEvent;
@@ -40,16 +41,12 @@ impl Mailbox {
     /// audit rows older than the retention. Never touches queued tasks, leases, pending results
     /// or live cache entries. Its capability check is audited (scope `a2a:compact`), also when
     /// it fails.
-    pub async fn compact(
-        &self,
-        caller: &Caller,
-        idem: Option<&IdemRequest>,
-    ) -> Result<Done<u64>, MailboxError> {
-        self.write(caller, idem, rule!(|this, tx, c| this.compact_in(tx, &c)))
+    pub async fn compact(&self, by: Writer<'_>) -> Written<u64> {
+        self.write(by, rule!(|this, tx, c| this.compact_in(tx, &c)))
             .await
     }
 
-    async fn compact_in(&self, tx: &mut Tx, caller: &Caller) -> Result<Done<u64>, MailboxError> {
+    async fn compact_in(&self, tx: &mut Tx, caller: &Caller) -> Written<u64> {
         let now = now_ms();
         let ctx = ScopeCtx::default();
         audited_check(tx, caller, "a2a:compact", "a2a.compact", &ctx, now).await?;

@@ -9,9 +9,10 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::send::{check_send, write_audits, Accepted};
-use super::{now_ms, rule, Done, IdemRequest, Mailbox, TaskQueued, Wake};
+use super::{now_ms, rule, Done, Mailbox, TaskQueued, Wake};
 use crate::auth::Caller;
 use crate::error::MailboxError;
+use crate::mailbox::{Writer, Written};
 use crate::store::Tx;
 
 /// The most tasks one batch may hold.
@@ -21,12 +22,7 @@ pub use a2a_mailbox_types::BatchItem;
 
 impl Mailbox {
     /// `POST /a2a/tasks/batch`: `tasks` as JSON, each checked like the body of a single send.
-    pub async fn send_batch(
-        &self,
-        caller: &Caller,
-        idem: Option<&IdemRequest>,
-        tasks: Vec<Value>,
-    ) -> Result<Done<Vec<BatchItem>>, MailboxError> {
+    pub async fn send_batch(&self, by: Writer<'_>, tasks: Vec<Value>) -> Written<Vec<BatchItem>> {
         if tasks.is_empty() || tasks.len() > MAX_BATCH {
             return Err(MailboxError::invalid(format!(
                 "a batch holds 1 to {MAX_BATCH} tasks, not {}",
@@ -34,12 +30,8 @@ impl Mailbox {
             )));
         }
         refuse_repeated_ids(&tasks)?;
-        self.write(
-            caller,
-            idem,
-            rule!(|this, tx, c| this.send_batch_in(tx, &c, &tasks)),
-        )
-        .await
+        self.write(by, rule!(|this, tx, c| this.send_batch_in(tx, &c, &tasks)))
+            .await
     }
 
     async fn send_batch_in(
@@ -47,7 +39,7 @@ impl Mailbox {
         tx: &mut Tx,
         caller: &Caller,
         tasks: &[Value],
-    ) -> Result<Done<Vec<BatchItem>>, MailboxError> {
+    ) -> Written<Vec<BatchItem>> {
         let now = now_ms();
         // The gates that need no database, item by item up to the first refusal.
         let mut accepted = Vec::with_capacity(tasks.len());
@@ -136,7 +128,7 @@ impl Mailbox {
         tx: &mut Tx,
         run: &[(Vec<(&'static str, Value)>, Accepted)],
         now: i64,
-    ) -> Result<Vec<Result<Done<TaskQueued>, MailboxError>>, MailboxError> {
+    ) -> Result<Vec<Written<TaskQueued>>, MailboxError> {
         let rows: Vec<_> = run.iter().map(|(_, a)| a.stored()).collect();
         let inserted = tx.insert_tasks(&rows, now).await?;
         self.metrics

@@ -6,10 +6,11 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::audit::{actions_audit, audit, CAPABILITY_CHECK};
-use super::{not_found, now_ms, rule, visible_to, Done, IdemRequest, Mailbox};
+use super::{not_found, now_ms, rule, visible_to, Done, Mailbox};
 use crate::auth::Caller;
 use crate::domain::{Cancellation, TaskState};
 use crate::error::{ErrorCode, MailboxError};
+use crate::mailbox::{Writer, Written};
 use crate::store::{TaskRow, Tx};
 
 /// A canceled task and how it was canceled.
@@ -23,14 +24,12 @@ impl Mailbox {
     /// `POST /a2a/tasks/{id}/cancel`.
     pub async fn cancel(
         &self,
-        caller: &Caller,
-        idem: Option<&IdemRequest>,
+        by: Writer<'_>,
         task_id: Uuid,
         reason: Option<String>,
-    ) -> Result<Done<Canceled>, MailboxError> {
+    ) -> Written<Canceled> {
         self.write(
-            caller,
-            idem,
+            by,
             rule!(|this, tx, c| this.cancel_in(tx, &c, task_id, reason.as_deref())),
         )
         .await
@@ -42,7 +41,7 @@ impl Mailbox {
         caller: &Caller,
         task_id: Uuid,
         reason: Option<&str>,
-    ) -> Result<Done<Canceled>, MailboxError> {
+    ) -> Written<Canceled> {
         let now = now_ms();
         let me = caller.sub.as_str();
         let id = task_id.to_string();

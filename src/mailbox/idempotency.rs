@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use super::audit::audit;
+use super::Written;
 use super::{now_ms, Done, Mailbox};
 use crate::auth::Caller;
 use crate::error::{ErrorCode, MailboxError};
@@ -16,6 +17,26 @@ use crate::store::Tx;
 
 /// The longest accepted key.
 pub const MAX_KEY_LEN: usize = 255;
+
+/// Who makes a write, and under which `Idempotency-Key` (none: the write is not keyed).
+#[derive(Clone, Copy, Debug)]
+pub struct Writer<'a> {
+    pub caller: &'a Caller,
+    pub idem: Option<&'a IdemRequest>,
+}
+
+impl<'a> Writer<'a> {
+    pub fn keyed(caller: &'a Caller, idem: Option<&'a IdemRequest>) -> Writer<'a> {
+        Writer { caller, idem }
+    }
+}
+
+/// A write without a key.
+impl<'a> From<&'a Caller> for Writer<'a> {
+    fn from(caller: &'a Caller) -> Writer<'a> {
+        Writer { caller, idem: None }
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct IdemRequest {
@@ -68,7 +89,7 @@ impl Mailbox {
         tx: &mut Tx,
         caller: &Caller,
         idem: &IdemRequest,
-    ) -> Result<Option<Result<Done<T>, MailboxError>>, MailboxError> {
+    ) -> Result<Option<Written<T>>, MailboxError> {
         let now = now_ms();
         let me = caller.sub.as_str();
         let reserved = tx
@@ -102,9 +123,8 @@ impl Mailbox {
             )
             .retry_after(Duration::from_millis(wait.max(1000))));
         }
-        let stored: Result<Done<T>, MailboxError> =
-            serde_json::from_str(record.response.as_deref().unwrap_or("null"))
-                .map_err(MailboxError::internal)?;
+        let stored: Written<T> = serde_json::from_str(record.response.as_deref().unwrap_or("null"))
+            .map_err(MailboxError::internal)?;
         audit(
             tx,
             now,

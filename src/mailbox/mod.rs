@@ -35,7 +35,7 @@ use crate::metrics::Metrics;
 use crate::store::{Store, Tx};
 
 pub use crate::clock::now_ms;
-pub use idempotency::IdemRequest;
+pub use idempotency::{IdemRequest, Writer};
 pub use longpoll::Wakeups;
 pub use send::TaskQueued;
 
@@ -132,14 +132,16 @@ impl<T> Done<T> {
     }
 }
 
+/// What a write answers: what it did, or why it was refused.
+pub type Written<T> = Result<Done<T>, MailboxError>;
+
 /// A write's rule: runs inside the transaction it is given, with the mailbox and the caller.
 pub(crate) type Rule<T> = Box<
     dyn for<'t> FnOnce(
             &'t mut Tx,
             Mailbox,
             Caller,
-        )
-            -> futures_util::future::BoxFuture<'t, Result<Done<T>, MailboxError>>
+        ) -> futures_util::future::BoxFuture<'t, Written<T>>
         + Send,
 >;
 
@@ -185,18 +187,13 @@ impl Mailbox {
     /// outcome answered) in the same transaction as the effect, and the outcome is stored with
     /// it. A success or a refusal commits (a refusal changed nothing but may have written audit
     /// rows, and its key record keeps the refusal); a server-side failure is rolled back.
-    pub(crate) async fn write<T>(
-        &self,
-        caller: &Caller,
-        idem: Option<&IdemRequest>,
-        rule: Rule<T>,
-    ) -> Result<Done<T>, MailboxError>
+    pub(crate) async fn write<T>(&self, by: Writer<'_>, rule: Rule<T>) -> Written<T>
     where
         T: Serialize + DeserializeOwned + Send + 'static,
     {
         let this = self.clone();
-        let caller = caller.clone();
-        let idem = idem.cloned();
+        let caller = by.caller.clone();
+        let idem = by.idem.cloned();
         let outcome = self
             .store
             .transact(Box::new(move |tx| {
@@ -217,21 +214,20 @@ impl Mailbox {
     /// `rule` builds, by [`Mailbox::write`].
     pub(crate) async fn write_fast_first<T>(
         &self,
-        caller: &Caller,
-        idem: Option<&IdemRequest>,
+        by: Writer<'_>,
         fast: impl std::future::Future<Output = Result<Option<Done<T>>, MailboxError>>,
         rule: impl FnOnce() -> Rule<T>,
-    ) -> Result<Done<T>, MailboxError>
+    ) -> Written<T>
     where
         T: Serialize + DeserializeOwned + Send + 'static,
     {
-        if idem.is_none() {
+        if by.idem.is_none() {
             if let Some(done) = fast.await? {
                 self.woke(&done.wake);
                 return Ok(done);
             }
         }
-        self.write(caller, idem, rule()).await
+        self.write(by, rule()).await
     }
 
     async fn write_in<T>(
@@ -240,7 +236,7 @@ impl Mailbox {
         caller: &Caller,
         idem: Option<&IdemRequest>,
         rule: Rule<T>,
-    ) -> Result<Result<Done<T>, MailboxError>, MailboxError>
+    ) -> Result<Written<T>, MailboxError>
     where
         T: Serialize + DeserializeOwned + Send + 'static,
     {

@@ -4,10 +4,11 @@ use uuid::Uuid;
 
 use super::audit::{record_check, RepairApplied};
 use super::cancel::task_canceled;
-use super::{check_lease, not_found, now_ms, rule, visible_to, Done, IdemRequest, Mailbox, Wake};
+use super::{check_lease, not_found, now_ms, rule, visible_to, Done, Mailbox, Wake};
 use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
 use crate::domain::{A2ATaskResult, Lease, ResultStatus, TaskState};
 use crate::error::{ErrorCode, MailboxError};
+use crate::mailbox::{Writer, Written};
 use crate::store::Tx;
 
 pub use a2a_mailbox_types::{
@@ -16,19 +17,10 @@ pub use a2a_mailbox_types::{
 
 impl Mailbox {
     /// `POST /a2a/repair`.
-    pub async fn repair(
-        &self,
-        caller: &Caller,
-        idem: Option<&IdemRequest>,
-        req: &RepairRequest,
-    ) -> Result<Done<RepairOutcome>, MailboxError> {
+    pub async fn repair(&self, by: Writer<'_>, req: &RepairRequest) -> Written<RepairOutcome> {
         let req = req.clone();
-        self.write(
-            caller,
-            idem,
-            rule!(|this, tx, c| this.repair_in(tx, &c, &req)),
-        )
-        .await
+        self.write(by, rule!(|this, tx, c| this.repair_in(tx, &c, &req)))
+            .await
     }
 
     async fn repair_in(
@@ -36,7 +28,7 @@ impl Mailbox {
         tx: &mut Tx,
         caller: &Caller,
         req: &RepairRequest,
-    ) -> Result<Done<RepairOutcome>, MailboxError> {
+    ) -> Written<RepairOutcome> {
         let now = now_ms();
         let (action, lease_guard, duplicate_risk) = match &req.command {
             RepairCommand::Requeue {
@@ -146,14 +138,12 @@ impl Mailbox {
     /// `POST /a2a/tasks/{id}/heartbeat`: the lessee refreshes its lease.
     pub async fn heartbeat(
         &self,
-        caller: &Caller,
-        idem: Option<&IdemRequest>,
+        by: Writer<'_>,
         task_id: Uuid,
         lease_id: Uuid,
-    ) -> Result<Done<Option<Lease>>, MailboxError> {
+    ) -> Written<Option<Lease>> {
         self.write(
-            caller,
-            idem,
+            by,
             rule!(|this, tx, c| this.heartbeat_in(tx, &c, task_id, lease_id)),
         )
         .await
@@ -165,7 +155,7 @@ impl Mailbox {
         caller: &Caller,
         task_id: Uuid,
         lease_id: Uuid,
-    ) -> Result<Done<Option<Lease>>, MailboxError> {
+    ) -> Written<Option<Lease>> {
         let now = now_ms();
         let id = task_id.to_string();
         let row = match tx.task_for_update(&id).await? {

@@ -7,13 +7,11 @@ use uuid::Uuid;
 
 use super::audit::{audit, audited_check, respond_audit_halves};
 use super::cancel::{refuse_if_canceled_for, task_canceled};
-use super::{
-    check_lease, now_ms, rule, visible_to, Done, IdemRequest, Mailbox, Parked, Polled, WaitFor,
-    Wake,
-};
+use super::{check_lease, now_ms, rule, visible_to, Done, Mailbox, Parked, Polled, WaitFor, Wake};
 use crate::auth::{Caller, CapCheck, ScopeCtx};
 use crate::domain::{A2ATaskResult, PostResult, TaskState};
 use crate::error::{ErrorCode, MailboxError};
+use crate::mailbox::{Writer, Written};
 use crate::store::{StoredResult, TaskRow, Tx};
 
 /// A result stored for the sender.
@@ -24,14 +22,9 @@ pub struct ResultPosted {
 
 impl Mailbox {
     /// `POST /a2a/results`.
-    pub async fn post_result(
-        &self,
-        caller: &Caller,
-        idem: Option<&IdemRequest>,
-        input: &PostResult,
-    ) -> Result<Done<ResultPosted>, MailboxError> {
-        let fast = self.post_result_fast(caller, input);
-        self.write_fast_first(caller, idem, fast, || {
+    pub async fn post_result(&self, by: Writer<'_>, input: &PostResult) -> Written<ResultPosted> {
+        let fast = self.post_result_fast(by.caller, input);
+        self.write_fast_first(by, fast, || {
             let input = input.clone();
             rule!(|this, tx, c| this.post_result_in(tx, &c, &input))
         })
@@ -123,7 +116,7 @@ impl Mailbox {
         tx: &mut Tx,
         caller: &Caller,
         input: &PostResult,
-    ) -> Result<Done<ResultPosted>, MailboxError> {
+    ) -> Written<ResultPosted> {
         let now = now_ms();
         let me = caller.sub.as_str();
         let id = input.task_id.to_string();

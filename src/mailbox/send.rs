@@ -5,10 +5,11 @@ use serde_json::{json, Value};
 use uuid::Uuid;
 
 use super::audit::{audit, capability_audit, CAPABILITY_CHECK};
-use super::{now_ms, rule, Done, IdemRequest, Mailbox, Wake};
+use super::{now_ms, rule, Done, Mailbox, Wake};
 use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
 use crate::domain::{cache_key, A2ATask, AgentId, Validate};
 use crate::error::{ErrorCode, MailboxError};
+use crate::mailbox::{Writer, Written};
 use crate::store::{parse_uuid, NewTask, Tx};
 
 /// A queued task, or one answered at once from the result cache (`replayed_from`: the task
@@ -41,21 +42,21 @@ impl Accepted {
     }
 
     /// The stored form: its canonical JSON, and the columns the rules query.
-    pub fn stored(&self) -> NewTask<'_> {
+    pub fn stored(&self) -> NewTask {
         let task = &self.task;
         let idem = task.idempotency.as_ref();
         NewTask {
-            id: &self.id,
-            sender: task.sender.as_str(),
-            recipient: task.recipient.as_str(),
-            body: &self.body,
+            id: self.id.clone(),
+            sender: task.sender.to_string(),
+            recipient: task.recipient.to_string(),
+            body: self.body.clone(),
             deadline_ms: task.deadline_ms.map(|d| d as i64),
-            duplicate_safety: idem.map(|i| i.duplicate_safety.as_str()),
-            idem_key: idem.map(|i| i.key.as_str()),
-            cache_key: self.cache_key.as_deref(),
+            duplicate_safety: idem.map(|i| i.duplicate_safety.as_str().to_owned()),
+            idem_key: idem.map(|i| i.key.clone()),
             parent: task.parent.map(|p| p.to_string()),
-            context_id: task.context_id.as_deref(),
-            task_kind: task.task_kind.as_deref(),
+            context_id: task.context_id.clone(),
+            task_kind: task.task_kind.clone(),
+            cache_key: self.cache_key.clone(),
         }
     }
 }
@@ -146,14 +147,9 @@ pub(super) fn check_send(caller: &Caller, raw: &Value) -> Checked {
 impl Mailbox {
     /// `POST /a2a/tasks`. `raw` is the body as JSON: the sender and capability gates run on it
     /// before the body is validated as an `A2ATask` (§4, §11).
-    pub async fn send(
-        &self,
-        caller: &Caller,
-        idem: Option<&IdemRequest>,
-        raw: &Value,
-    ) -> Result<Done<TaskQueued>, MailboxError> {
-        let fast = self.send_fast(caller, raw);
-        self.write_fast_first(caller, idem, fast, || {
+    pub async fn send(&self, by: Writer<'_>, raw: &Value) -> Written<TaskQueued> {
+        let fast = self.send_fast(by.caller, raw);
+        self.write_fast_first(by, fast, || {
             let raw = raw.clone();
             rule!(|this, tx, c| this.send_in(tx, &c, &raw))
         })
@@ -199,7 +195,7 @@ impl Mailbox {
         tx: &mut Tx,
         caller: &Caller,
         raw: &Value,
-    ) -> Result<Done<TaskQueued>, MailboxError> {
+    ) -> Written<TaskQueued> {
         let now = now_ms();
         let checked = check_send(caller, raw);
         write_audits(tx, caller, now, &checked.audits).await?;
@@ -213,7 +209,7 @@ impl Mailbox {
         caller: &Caller,
         accepted: &Accepted,
         now: i64,
-    ) -> Result<Done<TaskQueued>, MailboxError> {
+    ) -> Written<TaskQueued> {
         let Accepted { task, body, .. } = accepted;
         let new = accepted.stored();
         // 4. A task with a cache key is checked for a replay of its id before the cache is
@@ -289,7 +285,7 @@ impl Mailbox {
         tx: &mut Tx,
         task: &A2ATask,
         body: &str,
-    ) -> Result<Done<TaskQueued>, MailboxError> {
+    ) -> Written<TaskQueued> {
         self.replay_send(tx, task, body)
             .await?
             .ok_or_else(|| MailboxError::internal("a conflicting insert left no row"))

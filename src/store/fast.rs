@@ -23,21 +23,12 @@ pub use postgres::Outcome as LaneOutcome;
 impl Store {
     /// Inserts a queued task and its `capability_check` audit row (`audit_body`), unless the id
     /// exists: whether it was inserted.
-    pub async fn send_fast(&self, t: &NewTask<'_>, audit_body: &str) -> Result<bool> {
+    pub async fn send_fast(&self, t: &NewTask, audit_body: &str) -> Result<bool> {
         match &self.inner {
             Inner::Postgres(p) => {
                 p.lane
                     .send(SendArgs {
-                        id: t.id.to_owned(),
-                        sender: t.sender.to_owned(),
-                        recipient: t.recipient.to_owned(),
-                        body: t.body.to_owned(),
-                        deadline_ms: t.deadline_ms,
-                        duplicate_safety: t.duplicate_safety.map(str::to_owned),
-                        idem_key: t.idem_key.map(str::to_owned),
-                        parent: t.parent.clone(),
-                        context_id: t.context_id.map(str::to_owned),
-                        task_kind: t.task_kind.map(str::to_owned),
+                        task: t.clone(),
                         audit_body: audit_body.to_owned(),
                     })
                     .await
@@ -79,7 +70,8 @@ impl Store {
                         error_message: r.error_message.map(str::to_owned),
                         caller: caller.to_owned(),
                         lease_guard: lease_guard.map(str::to_owned),
-                        audit_halves,
+                        audit_pre: audit_halves.0,
+                        audit_post: audit_halves.1,
                     })
                     .await
             }

@@ -33,27 +33,26 @@ impl Tx {
     }
 
     /// Inserts a queued task unless its id exists: whether it was inserted.
-    pub async fn insert_task(&mut self, t: &NewTask<'_>, now: i64) -> Result<bool> {
+    pub async fn insert_task(&mut self, t: &NewTask, now: i64) -> Result<bool> {
         let stmt = self.sql().insert_task;
         let mut a = t.columns();
-        a.extend_from_slice(args![t.cache_key, now]);
+        a.extend_from_slice(args![t.cache_key.as_deref(), now]);
         let n = self.execute(stmt, &a).await?;
         Ok(n == 1)
     }
 
     /// Inserts queued tasks in one statement, in order (their FIFO positions follow the slice),
     /// each unless its id exists: the ids inserted.
-    pub async fn insert_tasks(
-        &mut self,
-        tasks: &[NewTask<'_>],
-        now: i64,
-    ) -> Result<HashSet<String>> {
+    pub async fn insert_tasks(&mut self, tasks: &[NewTask], now: i64) -> Result<HashSet<String>> {
         if tasks.is_empty() {
             return Ok(HashSet::new());
         }
         let sql = self.sql();
         let mut a = if sql.insert_tasks_by_column {
-            NewTask::by_column(tasks)
+            NewTask::by_column(tasks.iter())
+                .into_iter()
+                .map(Val::Column)
+                .collect()
         } else {
             let rows = serde_json::to_string(tasks).map_err(MailboxError::internal)?;
             args![rows].to_vec()
@@ -64,16 +63,11 @@ impl Tx {
     }
 
     /// Inserts a task already answered with a copy of a cached result, unless its id exists.
-    pub async fn insert_answered(
-        &mut self,
-        t: &NewTask<'_>,
-        hit: &CacheHit,
-        now: i64,
-    ) -> Result<bool> {
+    pub async fn insert_answered(&mut self, t: &NewTask, hit: &CacheHit, now: i64) -> Result<bool> {
         let stmt = self.sql().insert_answered;
         let mut a = t.columns();
         a.extend_from_slice(args![
-            t.cache_key,
+            t.cache_key.as_deref(),
             hit.source_task_id.as_str(),
             hit.status.as_str(),
             hit.content.as_str(),

@@ -16,10 +16,17 @@ pub(crate) enum Val {
     Int(i64),
     OptStr(Option<String>),
     OptInt(Option<i64>),
-    /// One column of a set-based statement's rows: a `text[]` on PostgreSQL (read with
-    /// `unnest`), a JSON array on SQLite.
+    /// One column of a set-based statement's rows.
+    Column(Column),
+}
+
+/// One column of a set-based statement's rows: an array on PostgreSQL (read with `unnest`), a
+/// JSON array on SQLite.
+#[derive(Clone, Debug)]
+pub(crate) enum Column {
+    /// `text[]`.
     Texts(Vec<Option<String>>),
-    /// As [`Val::Texts`], of integers (`bigint[]`).
+    /// `bigint[]`.
     Ints(Vec<Option<i64>>),
 }
 
@@ -69,8 +76,8 @@ macro_rules! bind_all {
                 Val::Int(i) => q.bind(*i),
                 Val::OptStr(s) => q.bind(s.as_deref()),
                 Val::OptInt(i) => q.bind(*i),
-                Val::Texts($v) => q.bind($column),
-                Val::Ints($v) => q.bind($column),
+                Val::Column($crate::store::runner::Column::Texts($v)) => q.bind($column),
+                Val::Column($crate::store::runner::Column::Ints($v)) => q.bind($column),
             };
         }
         q

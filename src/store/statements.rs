@@ -12,6 +12,23 @@ macro_rules! task_cols {
 }
 pub(crate) use task_cols;
 
+/// `insert_task!("more columns", "VALUES or SELECT …")`: an insert into `tasks` whose first
+/// eleven values are a [`super::NewTask`]'s columns in [`super::NewTask::by_column`] order (its
+/// bound parameters, then `cache_key`), then `state, attempt, queue_seq` and the columns
+/// named.
+macro_rules! insert_task {
+    ($more:literal, $($rest:expr),+ $(,)?) => {
+        concat!(
+            "INSERT INTO tasks (id, sender, recipient, body, deadline_ms, duplicate_safety, \
+             idem_key, parent, context_id, task_kind, cache_key, state, attempt, queue_seq, ",
+            $more,
+            ") ",
+            $($rest),+
+        )
+    };
+}
+pub(crate) use insert_task;
+
 /// `select_tasks!("WHERE …")`: every column of the tasks that match.
 macro_rules! select_tasks {
     ($rest:literal) => {
@@ -31,10 +48,11 @@ pub(crate) struct Statements {
     pub queue_head: &'static str,
     /// `$1` id, `$2` now: resolves a queued task whose deadline passed with an error result.
     pub expire: &'static str,
-    /// `$1..$7` the task, `$8` cache key, `$9` now: inserts a queued task unless its id exists.
+    /// `$1..$11` the task ([`super::NewTask::by_column`] order), `$12` now: inserts a queued
+    /// task unless its id exists.
     pub insert_task: &'static str,
-    /// `$1..$7` the task, `$8` cache key, `$9` source task, `$10..$12` the cached result,
-    /// `$13` now: inserts a task already answered from the result cache.
+    /// `$1..$11` the task, `$12` source task, `$13..$15` the cached result, `$16` now: inserts
+    /// a task already answered from the result cache.
     pub insert_answered: &'static str,
     /// The tasks, then now: inserts them as queued, in order (their FIFO positions follow
     /// it), each unless its id exists; answers the ids inserted. One statement whatever the

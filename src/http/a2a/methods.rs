@@ -14,6 +14,7 @@ use crate::error::ErrorCode;
 use crate::http::time::parse_ms;
 use crate::http::AppState;
 use crate::mailbox::listing::{ListRequest, Role};
+use crate::mailbox::Writer;
 
 /// One call: who makes it, to which recipient's agent, and the `Idempotency-Key` header.
 pub struct Call<'a> {
@@ -65,7 +66,7 @@ impl Call<'_> {
         let id = wire::task_id(sender, recipient, &key);
         let raw = incoming.native_task(id, sender, recipient);
         let mailbox = &self.state.mailbox;
-        match mailbox.send(self.caller, None, &raw).await {
+        match mailbox.send(Writer::from(self.caller), &raw).await {
             Ok(_) => {}
             // The key's task exists with another body: the same message again replays it.
             Err(e) if e.code == ErrorCode::TaskIdConflict => {
@@ -119,7 +120,7 @@ impl Call<'_> {
         self.visible(id).await?;
         self.state
             .mailbox
-            .cancel(self.caller, None, id, None)
+            .cancel(Writer::from(self.caller), id, None)
             .await?;
         let view = View {
             history_length: None,

@@ -84,6 +84,17 @@ pub fn age(ms: u64) -> String {
     }
 }
 
+/// An outcome page that says one sentence: a request that did nothing.
+pub fn notice(
+    s: &Session,
+    status: StatusCode,
+    title: &str,
+    says: &str,
+    back: &str,
+) -> HttpResponse {
+    outcome_page(s, title, status, html! { p { (says) } }, back)
+}
+
 /// A refusal or failure of an action, explained on the page rather than as an error page.
 pub fn outcome_page(
     s: &Session,

@@ -8,7 +8,7 @@ use maud::{html, Markup};
 use serde::Deserialize;
 use uuid::Uuid;
 
-use super::layout::{age, csrf_field, ok, outcome_page, when};
+use super::layout::{age, csrf_field, notice, ok, outcome_page, when};
 use super::session::{check_csrf, session, Session};
 use crate::domain::{DuplicateSafety, QueueEntry, QueueState};
 use crate::error::{ErrorCode, MailboxError};
@@ -16,6 +16,7 @@ use crate::http::State;
 use crate::mailbox::now_ms;
 use crate::mailbox::repair::{DuplicateRisk, RepairCommand, RepairRequest};
 use crate::mailbox::tasks::QueueFilter;
+use crate::mailbox::Writer;
 
 /// Rows a page (and an "every matching row" action) covers at most.
 const LIMIT: i64 = 500;
@@ -207,7 +208,7 @@ async fn act_on(
             });
             state
                 .mailbox
-                .repair(&s.caller, None, &req)
+                .repair(Writer::from(&s.caller), &req)
                 .await
                 .map(|_| "requeued: back in the queue".to_owned())
         }
@@ -219,13 +220,13 @@ async fn act_on(
             let req = repair(RepairCommand::ForceError { lease_id, message });
             state
                 .mailbox
-                .repair(&s.caller, None, &req)
+                .repair(Writer::from(&s.caller), &req)
                 .await
                 .map(|_| "error forced: the sender has a result to drain".to_owned())
         }
         "cancel" => state
             .mailbox
-            .cancel(&s.caller, None, task_id, Some(reason))
+            .cancel(Writer::from(&s.caller), task_id, Some(reason))
             .await
             .map(|_| "canceled".to_owned()),
         other => return (id.to_owned(), Err(format!("unknown action {other:?}"))),
@@ -296,12 +297,12 @@ pub async fn act(
         (None, None) => String::new(),
     };
     if targets.is_empty() {
-        let body = html! { p { "No task was selected: nothing was done." } };
-        return outcome_page(
+        let says = "No task was selected: nothing was done.";
+        return notice(
             &s,
-            "Nothing selected",
             StatusCode::BAD_REQUEST,
-            body,
+            "Nothing selected",
+            says,
             "/dashboard/leases",
         );
     }

@@ -8,6 +8,7 @@ use super::layout::{csrf_field, ok};
 use super::session::{check_csrf, session, CsrfForm};
 use crate::http::State;
 use crate::mailbox::retry::{RetryReport, ScanKind};
+use crate::mailbox::Writer;
 
 pub async fn preview(state: State, req: HttpRequest) -> HttpResponse {
     scan(state, req, None).await
@@ -33,7 +34,7 @@ async fn scan(state: State, req: HttpRequest, enable: Option<CsrfForm>) -> HttpR
     let mailbox = &state.mailbox;
     let report = if policy.enabled {
         mailbox
-            .retry_stale(&s.caller, None, &policy, ScanKind::Manual)
+            .retry_stale(Writer::from(&s.caller), &policy, ScanKind::Manual)
             .await
             .map(|d| d.value)
     } else {

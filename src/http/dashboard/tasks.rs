@@ -7,12 +7,13 @@ use maud::{html, Markup};
 use serde::Deserialize;
 use uuid::Uuid;
 
-use super::layout::{csrf_field, ok, outcome_page, when};
+use super::layout::{csrf_field, notice, ok, when};
 use super::session::{check_csrf, see_other, session, CsrfForm};
 use crate::domain::{AgentId, TaskState, TaskStatus};
 use crate::http::State;
 use crate::mailbox::admin::AuditFilter;
 use crate::mailbox::listing::ListRequest;
+use crate::mailbox::Writer;
 
 #[derive(Deserialize, Default)]
 pub struct Search {
@@ -157,12 +158,12 @@ pub async fn task(state: State, req: HttpRequest, id: web::Path<String>) -> Http
         Err(page) => return *page,
     };
     let Ok(id) = Uuid::parse_str(&id) else {
-        let body = html! { p { "That is not a task id." } };
-        return outcome_page(
+        let says = "That is not a task id.";
+        return notice(
             &s,
-            "No such task",
             StatusCode::NOT_FOUND,
-            body,
+            "No such task",
+            says,
             "/dashboard/tasks",
         );
     };
@@ -268,7 +269,11 @@ pub async fn cancel(
         return see_other("/dashboard/tasks");
     };
     let reason = form.reason.clone().filter(|r| !r.trim().is_empty());
-    match state.mailbox.cancel(&s.caller, None, task_id, reason).await {
+    match state
+        .mailbox
+        .cancel(Writer::from(&s.caller), task_id, reason)
+        .await
+    {
         Ok(_) => see_other(&back),
         Err(e) => super::failure(&s, &e, &back),
     }

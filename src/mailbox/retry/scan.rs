@@ -23,7 +23,8 @@ use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
 use crate::domain::Validate;
 use crate::error::{ErrorCode, MailboxError};
 use crate::mailbox::audit::{audit, checks_audit, RepairApplied, CAPABILITY_CHECK};
-use crate::mailbox::{now_ms, rule, Done, IdemRequest, Mailbox, Wake};
+use crate::mailbox::{now_ms, rule, Done, Mailbox, Wake};
+use crate::mailbox::{Writer, Written};
 use crate::store::{parse_uuid, Tx};
 
 /// The actions an enabled scan needs, as its audited capability check lists them.
@@ -36,14 +37,13 @@ impl Mailbox {
     /// `POST /a2a/retry-stale` (manual) and `POST /a2a/scheduler/tick` (policy from config).
     pub async fn retry_stale(
         &self,
-        caller: &Caller,
-        idem: Option<&IdemRequest>,
+        by: Writer<'_>,
         policy: &RetryPolicy,
         kind: ScanKind,
-    ) -> Result<Done<RetryReport>, MailboxError> {
+    ) -> Written<RetryReport> {
         // A dry run's check is not audited; an enabled scan's is, in its transaction.
         if !policy.enabled {
-            caller.require("a2a.operator", &ScopeCtx::default())?;
+            by.caller.require("a2a.operator", &ScopeCtx::default())?;
         }
         policy.validate()?;
         // When this tick started, before it waits for anything.
@@ -53,8 +53,7 @@ impl Mailbox {
         let busy = guard.is_err();
         let policy = policy.clone();
         self.write(
-            caller,
-            idem,
+            by,
             rule!(|this, tx, c| this.retry_in(tx, &c, &policy, kind, started, busy)),
         )
         .await
@@ -68,7 +67,7 @@ impl Mailbox {
         kind: ScanKind,
         started: i64,
         busy: bool,
-    ) -> Result<Done<RetryReport>, MailboxError> {
+    ) -> Written<RetryReport> {
         let now = now_ms();
         let cap_error = if policy.enabled {
             self.check_scan(tx, caller, now).await?

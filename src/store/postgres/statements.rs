@@ -4,7 +4,7 @@
 //! `result_seq + 0` (see the schema), so that a claim (`ORDER BY queue_seq` for one recipient)
 //! can only use the per-recipient index; the operator views order by those expressions.
 
-use crate::store::statements::{select_tasks, task_cols, Statements};
+use crate::store::statements::{insert_task, select_tasks, task_cols, Statements};
 
 pub(crate) static STATEMENTS: Statements = Statements {
     claim_head: concat!(
@@ -20,32 +20,26 @@ pub(crate) static STATEMENTS: Statements = Statements {
     expire: "UPDATE tasks SET state = 'result_pending', result_status = 'error', result_content = '[]', \
                 result_error = 'deadline exceeded', result_at_ms = $2, \
                 result_seq = nextval('a2a_result_seq'), updated_at_ms = $2 WHERE id = $1",
-    insert_task: "INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, \
-                    deadline_ms, duplicate_safety, idem_key, parent, context_id, task_kind, \
-                    cache_key, created_at_ms, updated_at_ms) \
-                  VALUES ($1, $2, $3, $4, 'queued', 0, nextval('a2a_queue_seq'), $5, $6, $7, $8, \
-                    $9, $10, $11, $12, $12) \
-                  ON CONFLICT (id) DO NOTHING",
-    insert_answered: "INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, \
-                        deadline_ms, duplicate_safety, idem_key, parent, context_id, task_kind, \
-                        cache_key, replayed_from, result_status, result_content, result_error, \
-                        result_at_ms, result_seq, created_at_ms, updated_at_ms) \
-                      VALUES ($1, $2, $3, $4, 'result_pending', 0, 0, $5, $6, $7, $8, $9, $10, \
-                        $11, $12, $13, $14, $15, $16, nextval('a2a_result_seq'), $16, $16) \
-                      ON CONFLICT (id) DO NOTHING",
+    insert_task: insert_task!(
+        "created_at_ms, updated_at_ms",
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'queued', 0, \
+            nextval('a2a_queue_seq'), $12, $12) ON CONFLICT (id) DO NOTHING"
+    ),
+    insert_answered: insert_task!(
+        "replayed_from, result_status, result_content, result_error, result_at_ms, result_seq, \
+         created_at_ms, updated_at_ms",
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'result_pending', 0, 0, $12, $13, \
+            $14, $15, $16, nextval('a2a_result_seq'), $16, $16) ON CONFLICT (id) DO NOTHING"
+    ),
     // A function scan yields the array's elements in order, and `nextval` is evaluated row by
     // row as they come, so the FIFO positions follow the array.
-    insert_tasks: "INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, \
-                     deadline_ms, duplicate_safety, idem_key, parent, context_id, task_kind, \
-                     cache_key, created_at_ms, updated_at_ms) \
-                   SELECT t.id, t.sender, t.recipient, t.body, 'queued', 0, \
-                     nextval('a2a_queue_seq'), t.deadline_ms, t.duplicate_safety, t.idem_key, \
-                     t.parent, t.context_id, t.task_kind, t.cache_key, $12, $12 \
-                   FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], \
-                     $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[]) \
-                     AS t(id, sender, recipient, body, deadline_ms, duplicate_safety, idem_key, \
-                     parent, context_id, task_kind, cache_key) \
-                   ON CONFLICT (id) DO NOTHING RETURNING id",
+    insert_tasks: insert_task!(
+        "created_at_ms, updated_at_ms",
+        "SELECT t.*, 'queued', 0, nextval('a2a_queue_seq'), $12, $12 \
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], \
+            $7::text[], $8::text[], $9::text[], $10::text[], $11::text[]) AS t \
+         ON CONFLICT (id) DO NOTHING RETURNING id"
+    ),
     insert_tasks_by_column: true,
     insert_audits: "INSERT INTO audit (timestamp_ms, issuer, kind, body) \
                     SELECT $1, $2, t.kind, t.body \
@@ -97,7 +91,7 @@ pub(crate) static STATEMENTS: Statements = Statements {
 pub(crate) const STEP_MANY: &str =
     "SELECT o_kind, o_ord, o_text, o_status, o_content, o_error FROM a2a_step_many(\
      $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, \
-     $21, $22, $23, $24, $25, $26)";
+     $21, $22, $23, $24, $25, $26, $27)";
 
 /// Wakes the long-polls of the other instances on this database.
 pub(crate) const NOTIFY_PEERS: &str = "SELECT pg_notify('a2a_mailbox', $1)";

@@ -13,19 +13,19 @@
 -- a claim flagged in `c_if_sent` only if a send of this batch queued a task for its recipient,
 -- a drain flagged in `d_if_stored` only if a result of this batch was stored for its sender.
 -- CREATE OR REPLACE keeps a function of another signature beside this one: drop any such
--- earlier version first (this one takes 26 arguments).
+-- earlier version first (this one takes 27 arguments).
 DO $$
 DECLARE f regprocedure;
 BEGIN
     FOR f IN SELECT oid::regprocedure FROM pg_proc
-             WHERE proname = 'a2a_step_many' AND pronargs <> 26 LOOP
+             WHERE proname = 'a2a_step_many' AND pronargs <> 27 LOOP
         EXECUTE 'DROP FUNCTION ' || f;
     END LOOP;
 END $$;
 CREATE OR REPLACE FUNCTION a2a_step_many(
     s_ids TEXT[], s_senders TEXT[], s_recipients TEXT[], s_bodies TEXT[], s_deadlines BIGINT[],
     s_safeties TEXT[], s_idem_keys TEXT[], s_parents TEXT[], s_contexts TEXT[], s_kinds TEXT[],
-    s_audits TEXT[],
+    s_cache_keys TEXT[], s_audits TEXT[],
     c_recipients TEXT[], c_lease_ids TEXT[], c_callers TEXT[], c_if_sent BOOLEAN[],
     r_ids TEXT[], r_statuses TEXT[], r_contents TEXT[], r_errors TEXT[], r_callers TEXT[],
     r_guards TEXT[], r_audit_pre TEXT[], r_audit_post TEXT[],
@@ -46,11 +46,11 @@ BEGIN
     FOR i IN 1 .. COALESCE(array_length(s_ids, 1), 0) LOOP
         WITH t AS (
             INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, deadline_ms,
-                duplicate_safety, idem_key, parent, context_id, task_kind, created_at_ms,
-                updated_at_ms)
+                duplicate_safety, idem_key, parent, context_id, task_kind, cache_key,
+                created_at_ms, updated_at_ms)
             VALUES (s_ids[i], s_senders[i], s_recipients[i], s_bodies[i], 'queued', 0,
                 nextval('a2a_queue_seq'), s_deadlines[i], s_safeties[i], s_idem_keys[i],
-                s_parents[i], s_contexts[i], s_kinds[i], p_now, p_now)
+                s_parents[i], s_contexts[i], s_kinds[i], s_cache_keys[i], p_now, p_now)
             ON CONFLICT (id) DO NOTHING
             RETURNING sender)
         INSERT INTO audit (timestamp_ms, issuer, kind, body)

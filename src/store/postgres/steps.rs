@@ -12,22 +12,15 @@ use super::statements::STEP_MANY;
 use crate::error::MailboxError;
 use crate::metrics::{Metrics, BATCH_KINDS};
 use crate::store::records::{Drained, TaskRow};
+use crate::store::runner::Column;
+use crate::store::NewTask;
 
 #[cfg(test)]
 mod tests;
 
-/// A task to insert (an `a2a_step_many` send element).
+/// A task to insert with its `capability_check` audit row (an `a2a_step_many` send element).
 pub struct SendArgs {
-    pub id: String,
-    pub sender: String,
-    pub recipient: String,
-    pub body: String,
-    pub deadline_ms: Option<i64>,
-    pub duplicate_safety: Option<String>,
-    pub idem_key: Option<String>,
-    pub parent: Option<String>,
-    pub context_id: Option<String>,
-    pub task_kind: Option<String>,
+    pub task: NewTask,
     pub audit_body: String,
 }
 
@@ -56,7 +49,8 @@ pub struct ResultArgs {
     pub caller: String,
     pub lease_guard: Option<String>,
     /// The audit row's body before and after the task's sender, which only the batch reads.
-    pub audit_halves: (String, String),
+    pub audit_pre: String,
+    pub audit_post: String,
 }
 
 /// The kinds of element, as `a2a_step_many` numbers them (`__KIND_*__` in `step_many.sql`) and
@@ -141,9 +135,9 @@ impl Element for Step {
         let mut drains = 0;
         for step in batch {
             match step {
-                Step::Send(a) => match sends.iter_mut().find(|(r, _)| *r == a.recipient) {
+                Step::Send(a) => match sends.iter_mut().find(|(r, _)| *r == a.task.recipient) {
                     Some((_, n)) => *n += 1,
-                    None => sends.push((&a.recipient, 1)),
+                    None => sends.push((&a.task.recipient, 1)),
                 },
                 Step::Result(_) => results = true,
                 Step::Claim(_) | Step::Drain(_) => {}
@@ -193,8 +187,12 @@ struct StepRow {
     o_error: Option<String>,
 }
 
-fn column<A, T>(args: &[&A], f: impl Fn(&A) -> T) -> Vec<T> {
-    args.iter().map(|a| f(a)).collect()
+/// `bind_columns!(query; elements: field, …; …)` binds, for each kind's elements in turn, one
+/// array per field: the `a2a_step_many` arguments of that kind, in its parameter order.
+macro_rules! bind_columns {
+    ($q:expr; $($elements:ident: $($field:ident),+;)+) => {
+        $q $($(.bind($elements.iter().map(|a| a.$field.clone()).collect::<Vec<_>>()))+)+
+    };
 }
 
 /// The group commit of a PostgreSQL mailbox: one lane for the four kinds.
@@ -301,32 +299,19 @@ fn step_many<'c>(
             Step::Drain(a) => drains.push(a),
         }
     }
-    let query = sqlx::query_as(STEP_MANY)
-        .bind(column(&sends, |a| a.id.clone()))
-        .bind(column(&sends, |a| a.sender.clone()))
-        .bind(column(&sends, |a| a.recipient.clone()))
-        .bind(column(&sends, |a| a.body.clone()))
-        .bind(column(&sends, |a| a.deadline_ms))
-        .bind(column(&sends, |a| a.duplicate_safety.clone()))
-        .bind(column(&sends, |a| a.idem_key.clone()))
-        .bind(column(&sends, |a| a.parent.clone()))
-        .bind(column(&sends, |a| a.context_id.clone()))
-        .bind(column(&sends, |a| a.task_kind.clone()))
-        .bind(column(&sends, |a| a.audit_body.clone()))
-        .bind(column(&claims, |a| a.recipient.clone()))
-        .bind(column(&claims, |a| a.lease_id.clone()))
-        .bind(column(&claims, |a| a.caller.clone()))
-        .bind(column(&claims, |a| a.if_sent))
-        .bind(column(&results, |a| a.task_id.clone()))
-        .bind(column(&results, |a| a.status.clone()))
-        .bind(column(&results, |a| a.content.clone()))
-        .bind(column(&results, |a| a.error_message.clone()))
-        .bind(column(&results, |a| a.caller.clone()))
-        .bind(column(&results, |a| a.lease_guard.clone()))
-        .bind(column(&results, |a| a.audit_halves.0.clone()))
-        .bind(column(&results, |a| a.audit_halves.1.clone()))
-        .bind(column(&drains, |a| a.sender.clone()))
-        .bind(column(&drains, |a| a.if_stored))
+    let mut query = sqlx::query_as(STEP_MANY);
+    for column in NewTask::by_column(sends.iter().map(|a| &a.task)) {
+        query = match column {
+            Column::Texts(v) => query.bind(v),
+            Column::Ints(v) => query.bind(v),
+        };
+    }
+    let query = bind_columns!(query;
+        sends: audit_body;
+        claims: recipient, lease_id, caller, if_sent;
+        results: task_id, status, content, error_message, caller, lease_guard, audit_pre, audit_post;
+        drains: sender, if_stored;
+    )
         .bind(crate::clock::now_ms());
     let kinds: Vec<usize> = steps.iter().map(Element::kind).collect();
     Box::pin(async move {

@@ -3,7 +3,7 @@
 //! that state (read from the state's partial index), which is enough since order only matters
 //! among rows in the same state.
 
-use crate::store::statements::{select_tasks, task_cols, Statements};
+use crate::store::statements::{insert_task, select_tasks, task_cols, Statements};
 
 macro_rules! next_queue_seq {
     () => {
@@ -33,34 +33,28 @@ pub(crate) static STATEMENTS: Statements = Statements {
         next_result_seq!(),
         ", updated_at_ms = $2 WHERE id = $1"
     ),
-    insert_task: concat!(
-        "INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, deadline_ms, \
-            duplicate_safety, idem_key, parent, context_id, task_kind, cache_key, created_at_ms, \
-            updated_at_ms) \
-         VALUES ($1, $2, $3, $4, 'queued', 0, ",
+    insert_task: insert_task!(
+        "created_at_ms, updated_at_ms",
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'queued', 0, ",
         next_queue_seq!(),
-        ", $5, $6, $7, $8, $9, $10, $11, $12, $12) ON CONFLICT (id) DO NOTHING"
+        ", $12, $12) ON CONFLICT (id) DO NOTHING"
     ),
-    insert_answered: concat!(
-        "INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, deadline_ms, \
-            duplicate_safety, idem_key, parent, context_id, task_kind, cache_key, replayed_from, \
-            result_status, result_content, result_error, result_at_ms, result_seq, created_at_ms, \
-            updated_at_ms) \
-         VALUES ($1, $2, $3, $4, 'result_pending', 0, 0, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
+    insert_answered: insert_task!(
+        "replayed_from, result_status, result_content, result_error, result_at_ms, result_seq, \
+         created_at_ms, updated_at_ms",
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'result_pending', 0, 0, $12, $13, \
             $14, $15, $16, ",
         next_result_seq!(),
         ", $16, $16) ON CONFLICT (id) DO NOTHING"
     ),
-    insert_tasks: concat!(
-        "INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, deadline_ms, \
-            duplicate_safety, idem_key, parent, context_id, task_kind, cache_key, created_at_ms, \
-            updated_at_ms) \
-         SELECT value ->> 'id', value ->> 'sender', value ->> 'recipient', value ->> 'body', \
-            'queued', 0, ",
-        next_queue_seq!(),
-        " + key, value ->> 'deadline_ms', value ->> 'duplicate_safety', value ->> 'idem_key', \
+    insert_tasks: insert_task!(
+        "created_at_ms, updated_at_ms",
+        "SELECT value ->> 'id', value ->> 'sender', value ->> 'recipient', value ->> 'body', \
+            value ->> 'deadline_ms', value ->> 'duplicate_safety', value ->> 'idem_key', \
             value ->> 'parent', value ->> 'context_id', value ->> 'task_kind', \
-            value ->> 'cache_key', $2, $2 \
+            value ->> 'cache_key', 'queued', 0, ",
+        next_queue_seq!(),
+        " + key, $2, $2 \
          FROM json_each($1) WHERE true ORDER BY key ON CONFLICT (id) DO NOTHING RETURNING id"
     ),
     insert_tasks_by_column: false,
@@ -117,14 +111,14 @@ pub(crate) static STATEMENTS: Statements = Statements {
                     ORDER BY queue_seq LIMIT 1",
 };
 
-/// The fast send as one text of the group-commit writer: `$1..$7` the task, `$8` now, `$9` the
-/// audit body; `changes()` carries the insert's outcome to the audit insert.
-pub(crate) const SEND_FAST: &str = concat!(
-    "INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, deadline_ms, \
-        duplicate_safety, idem_key, parent, context_id, task_kind, created_at_ms, updated_at_ms) \
-     VALUES ($1, $2, $3, $4, 'queued', 0, ",
+/// The fast send as one text of the group-commit writer: `$1..$10` the task (it has no cache
+/// key), `$11` now, `$12` the audit body; `changes()` carries the insert's outcome to the audit
+/// insert.
+pub(crate) const SEND_FAST: &str = insert_task!(
+    "created_at_ms, updated_at_ms",
+    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, 'queued', 0, ",
     next_queue_seq!(),
-    ", $5, $6, $7, $8, $9, $10, $11, $11) ON CONFLICT (id) DO NOTHING; \
+    ", $11, $11) ON CONFLICT (id) DO NOTHING; \
      INSERT INTO audit (timestamp_ms, issuer, kind, body) \
        SELECT $11, $2, 'capability_check', $12 WHERE changes() = 1; \
      SELECT changes()"

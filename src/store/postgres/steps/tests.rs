@@ -1,17 +1,22 @@
+use crate::store::NewTask;
+
 use super::{place, ClaimArgs, DrainArgs, Element, Outcome, SendArgs, Step, StepRow};
 
 fn send(to: &str) -> Step {
     Step::Send(SendArgs {
-        id: "t".into(),
-        sender: "a".into(),
-        recipient: to.into(),
-        body: "{}".into(),
-        deadline_ms: None,
-        duplicate_safety: None,
-        idem_key: None,
-        parent: None,
-        context_id: None,
-        task_kind: None,
+        task: NewTask {
+            id: "t".into(),
+            sender: "a".into(),
+            recipient: to.into(),
+            body: "{}".into(),
+            deadline_ms: None,
+            duplicate_safety: None,
+            idem_key: None,
+            parent: None,
+            context_id: None,
+            task_kind: None,
+            cache_key: None,
+        },
         audit_body: "{}".into(),
     })
 }
@@ -62,7 +67,8 @@ fn parked_drains_ride_with_any_result() {
         error_message: None,
         caller: "w".into(),
         lease_guard: None,
-        audit_halves: (String::new(), String::new()),
+        audit_pre: String::new(),
+        audit_post: String::new(),
     });
     assert_eq!(
         Step::riders(&[&result], &[&drain(), &claim("b"), &drain()]),

@@ -155,6 +155,28 @@ fn every_operation_is_described() {
     }
 }
 
+/// The server refuses a NUL in any query value (400): a schema that admitted one would let a
+/// client generated from the document send a request the contract refuses.
+#[test]
+fn no_free_text_query_parameter_admits_nul() {
+    let doc = doc();
+    for (method, path, op) in operations(&doc) {
+        for param in op["parameters"].as_array().into_iter().flatten() {
+            let schema = &param["schema"];
+            if param["in"] != "query" || schema["type"] != "string" {
+                continue;
+            }
+            let name = &param["name"];
+            let bounded = schema.get("format").is_some()
+                || schema["pattern"].as_str().is_some_and(|p| p != ".*");
+            assert!(
+                bounded,
+                "{method} {path}: query parameter {name} has no pattern or format"
+            );
+        }
+    }
+}
+
 #[test]
 fn authentication_is_documented_where_required() {
     let doc = doc();

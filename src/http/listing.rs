@@ -58,10 +58,10 @@ pub(super) struct ListQuery {
     #[param(value_type = Option<uuid::Uuid>, example = "0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90")]
     parent: Option<String>,
     /// Keep tasks of this conversation.
-    #[param(pattern = r"^[^\u0000]*$", example = "conversation-42")]
+    #[param(example = "conversation-42")]
     context_id: Option<String>,
     /// Keep tasks of this kind.
-    #[param(pattern = r"^[^\u0000]*$", example = "refund")]
+    #[param(example = "refund")]
     task_kind: Option<String>,
     /// Keep tasks created after this instant (`created_at_ms >` it), in epoch milliseconds.
     #[param(minimum = 0, maximum = 9223372036854775807_u64)]

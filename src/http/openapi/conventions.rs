@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 use utoipa::openapi::path::{Operation, ParameterBuilder, ParameterIn};
+use utoipa::openapi::schema::SchemaType;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::{
     ContentBuilder, HeaderBuilder, Object, ObjectBuilder, RefOr, Required, Response,
@@ -19,6 +20,9 @@ use super::{IDEMPOTENCY_KEY_MAX_LEN, IDEMPOTENCY_KEY_PATTERN, PUBLIC_PATHS, STAT
 use crate::error::ErrorCode;
 
 pub(super) struct Conventions;
+
+/// Text without the NUL character.
+const NO_NUL_PATTERN: &str = r"^[^\u0000]*$";
 
 fn string_schema() -> Object {
     ObjectBuilder::new().schema_type(Type::String).build()
@@ -147,6 +151,18 @@ impl Conventions {
                 "`unauthenticated`: the bearer token is missing, malformed, expired, not yet \
                  valid, signed with another key or algorithm, or has the wrong audience or issuer.",
             );
+        }
+        // No query value may hold a NUL (`src/http/query_guard.rs` refuses it with 400): every
+        // free-text query parameter says so.
+        for param in op.parameters.iter_mut().flatten() {
+            if let (ParameterIn::Query, Some(RefOr::T(Schema::Object(o)))) =
+                (&param.parameter_in, param.schema.as_mut())
+            {
+                let text = o.schema_type == SchemaType::Type(Type::String);
+                if text && o.pattern.is_none() && o.format.is_none() {
+                    o.pattern = Some(NO_NUL_PATTERN.to_owned());
+                }
+            }
         }
         if post {
             let params = op.parameters.get_or_insert_with(Vec::new);

@@ -3,13 +3,13 @@
 use serde_json::{json, Map, Value};
 
 use super::audit::{audit, audited_check};
-use super::{now_ms, rule, Done, Mailbox};
+use super::{rule, Cx, Done, Mailbox};
 use crate::auth::{Caller, ScopeCtx};
 use uuid::Uuid;
 
 use crate::error::MailboxError;
 use crate::mailbox::{Writer, Written};
-use crate::store::{AuditQuery, AuditRow, Tx};
+use crate::store::{AuditQuery, AuditRow};
 
 pub use a2a_mailbox_types::AuditEvent;
 
@@ -42,12 +42,11 @@ impl Mailbox {
     /// or live cache entries. Its capability check is audited (scope `a2a:compact`), also when
     /// it fails.
     pub async fn compact(&self, by: Writer<'_>) -> Written<u64> {
-        self.write(by, rule!(|this, tx, c| this.compact_in(tx, &c)))
-            .await
+        self.write(by, rule!(|this, cx| this.compact_in(cx))).await
     }
 
-    async fn compact_in(&self, tx: &mut Tx, caller: &Caller) -> Written<u64> {
-        let now = now_ms();
+    async fn compact_in(&self, cx: Cx<'_>) -> Written<u64> {
+        let Cx { tx, caller, now } = cx;
         let ctx = ScopeCtx::default();
         audited_check(tx, caller, "a2a:compact", "a2a.compact", &ctx, now).await?;
         let c = tx

@@ -9,7 +9,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::send::{check_send, write_audits, Accepted};
-use super::{now_ms, rule, Done, Mailbox, TaskQueued, Wake};
+use super::{rule, Cx, Done, Mailbox, TaskQueued, Wake};
 use crate::auth::Caller;
 use crate::error::MailboxError;
 use crate::mailbox::{Writer, Written};
@@ -30,17 +30,12 @@ impl Mailbox {
             )));
         }
         refuse_repeated_ids(&tasks)?;
-        self.write(by, rule!(|this, tx, c| this.send_batch_in(tx, &c, &tasks)))
+        self.write(by, rule!(|this, cx| this.send_batch_in(cx, &tasks)))
             .await
     }
 
-    async fn send_batch_in(
-        &self,
-        tx: &mut Tx,
-        caller: &Caller,
-        tasks: &[Value],
-    ) -> Written<Vec<BatchItem>> {
-        let now = now_ms();
+    async fn send_batch_in(&self, cx: Cx<'_>, tasks: &[Value]) -> Written<Vec<BatchItem>> {
+        let Cx { tx, caller, now } = cx;
         // The gates that need no database, item by item up to the first refusal.
         let mut accepted = Vec::with_capacity(tasks.len());
         let mut refused = None;

@@ -6,12 +6,12 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::audit::{actions_audit, audit, CAPABILITY_CHECK};
-use super::{not_found, now_ms, rule, visible_to, Done, Mailbox};
+use super::{not_found, rule, visible_to, Cx, Done, Mailbox};
 use crate::auth::Caller;
 use crate::domain::{Cancellation, TaskState};
 use crate::error::{ErrorCode, MailboxError};
 use crate::mailbox::{Writer, Written};
-use crate::store::{TaskRow, Tx};
+use crate::store::TaskRow;
 
 /// A canceled task and how it was canceled.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -30,19 +30,18 @@ impl Mailbox {
     ) -> Written<Canceled> {
         self.write(
             by,
-            rule!(|this, tx, c| this.cancel_in(tx, &c, task_id, reason.as_deref())),
+            rule!(|this, cx| this.cancel_in(cx, task_id, reason.as_deref())),
         )
         .await
     }
 
     async fn cancel_in(
         &self,
-        tx: &mut Tx,
-        caller: &Caller,
+        cx: Cx<'_>,
         task_id: Uuid,
         reason: Option<&str>,
     ) -> Written<Canceled> {
-        let now = now_ms();
+        let Cx { tx, caller, now } = cx;
         let me = caller.sub.as_str();
         let id = task_id.to_string();
         // 1. An invisible task answers like a missing one.

@@ -135,24 +135,43 @@ impl<T> Done<T> {
 /// What a write answers: what it did, or why it was refused.
 pub type Written<T> = Result<Done<T>, MailboxError>;
 
-/// A write's rule: runs inside the transaction it is given, with the mailbox and the caller.
+/// What a write's fast path answers: `None` when the request needs the write's full rule
+/// (nothing was written then).
+pub(crate) type Fast<T> = Result<Option<Done<T>>, MailboxError>;
+
+/// What a write's rule runs in: the write's transaction, its caller, and the instant the rule
+/// started (every row the rule writes carries it).
+pub(crate) struct Cx<'t> {
+    pub tx: &'t mut Tx,
+    pub caller: &'t Caller,
+    pub now: i64,
+}
+
+/// A write's rule: runs inside the transaction its [`Cx`] holds, with the mailbox.
 pub(crate) type Rule<T> = Box<
-    dyn for<'t> FnOnce(
-            &'t mut Tx,
-            Mailbox,
-            Caller,
-        ) -> futures_util::future::BoxFuture<'t, Written<T>>
-        + Send,
+    dyn for<'t> FnOnce(Cx<'t>, Mailbox) -> futures_util::future::BoxFuture<'t, Written<T>> + Send,
 >;
 
-/// `rule!(|mailbox, tx, caller| mailbox.op_in(tx, &caller, ..))` builds a [`Rule`]; whatever
-/// else the body names is moved into it.
+/// `rule!(|mailbox, cx| mailbox.op_in(cx, ..))` builds a [`Rule`]; whatever else the body names
+/// is moved into it.
 macro_rules! rule {
-    (|$this:ident, $tx:ident, $caller:ident| $body:expr) => {
-        Box::new(move |$tx, $this, $caller| Box::pin(async move { $body.await }))
+    (|$this:ident, $cx:ident| $body:expr) => {
+        Box::new(move |$cx, $this| Box::pin(async move { $body.await }))
     };
 }
 pub(crate) use rule;
+
+/// `lazy_rule!(input => |mailbox, cx| mailbox.op_in(cx, &input))` builds a [`Rule`] only when
+/// it is called, cloning the named inputs then: what a fast path that answered leaves unbuilt.
+macro_rules! lazy_rule {
+    ($($input:ident),+ => |$this:ident, $cx:ident| $body:expr) => {
+        || -> $crate::mailbox::Rule<_> {
+            $(let $input = $input.clone();)+
+            $crate::mailbox::rule!(|$this, $cx| $body)
+        }
+    };
+}
+pub(crate) use lazy_rule;
 
 #[derive(Clone)]
 pub struct Mailbox {
@@ -215,7 +234,7 @@ impl Mailbox {
     pub(crate) async fn write_fast_first<T>(
         &self,
         by: Writer<'_>,
-        fast: impl std::future::Future<Output = Result<Option<Done<T>>, MailboxError>>,
+        fast: impl std::future::Future<Output = Fast<T>>,
         rule: impl FnOnce() -> Rule<T>,
     ) -> Written<T>
     where
@@ -245,7 +264,12 @@ impl Mailbox {
                 return Ok(stored);
             }
         }
-        let outcome = match rule(tx, self.clone(), caller.clone()).await {
+        let cx = Cx {
+            tx: &mut *tx,
+            caller,
+            now: now_ms(),
+        };
+        let outcome = match rule(cx, self.clone()).await {
             Err(e) if !e.is_refusal() => return Err(e),
             outcome => outcome,
         };

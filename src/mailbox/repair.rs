@@ -4,12 +4,11 @@ use uuid::Uuid;
 
 use super::audit::{record_check, RepairApplied};
 use super::cancel::task_canceled;
-use super::{check_lease, not_found, now_ms, rule, visible_to, Done, Mailbox, Wake};
-use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
+use super::{check_lease, not_found, rule, visible_to, Cx, Done, Mailbox, Wake};
+use crate::auth::{cap_error, CapCheck, ScopeCtx};
 use crate::domain::{A2ATaskResult, Lease, ResultStatus, TaskState};
 use crate::error::{ErrorCode, MailboxError};
 use crate::mailbox::{Writer, Written};
-use crate::store::Tx;
 
 pub use a2a_mailbox_types::{
     DuplicateRisk, RepairAction, RepairCommand, RepairOutcome, RepairRequest, RepairedState,
@@ -19,17 +18,12 @@ impl Mailbox {
     /// `POST /a2a/repair`.
     pub async fn repair(&self, by: Writer<'_>, req: &RepairRequest) -> Written<RepairOutcome> {
         let req = req.clone();
-        self.write(by, rule!(|this, tx, c| this.repair_in(tx, &c, &req)))
+        self.write(by, rule!(|this, cx| this.repair_in(cx, &req)))
             .await
     }
 
-    async fn repair_in(
-        &self,
-        tx: &mut Tx,
-        caller: &Caller,
-        req: &RepairRequest,
-    ) -> Written<RepairOutcome> {
-        let now = now_ms();
+    async fn repair_in(&self, cx: Cx<'_>, req: &RepairRequest) -> Written<RepairOutcome> {
+        let Cx { tx, caller, now } = cx;
         let (action, lease_guard, duplicate_risk) = match &req.command {
             RepairCommand::Requeue {
                 lease_id,
@@ -144,19 +138,18 @@ impl Mailbox {
     ) -> Written<Option<Lease>> {
         self.write(
             by,
-            rule!(|this, tx, c| this.heartbeat_in(tx, &c, task_id, lease_id)),
+            rule!(|this, cx| this.heartbeat_in(cx, task_id, lease_id)),
         )
         .await
     }
 
     async fn heartbeat_in(
         &self,
-        tx: &mut Tx,
-        caller: &Caller,
+        cx: Cx<'_>,
         task_id: Uuid,
         lease_id: Uuid,
     ) -> Written<Option<Lease>> {
-        let now = now_ms();
+        let Cx { tx, caller, now } = cx;
         let id = task_id.to_string();
         let row = match tx.task_for_update(&id).await? {
             Some(row) if visible_to(&row, caller) => row,

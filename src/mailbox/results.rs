@@ -7,7 +7,9 @@ use uuid::Uuid;
 
 use super::audit::{audit, audited_check, respond_audit_halves};
 use super::cancel::{refuse_if_canceled_for, task_canceled};
-use super::{check_lease, now_ms, rule, visible_to, Done, Mailbox, Parked, Polled, WaitFor, Wake};
+use super::{
+    check_lease, lazy_rule, visible_to, Cx, Done, Fast, Mailbox, Parked, Polled, WaitFor, Wake,
+};
 use crate::auth::{Caller, CapCheck, ScopeCtx};
 use crate::domain::{A2ATaskResult, PostResult, TaskState};
 use crate::error::{ErrorCode, MailboxError};
@@ -24,11 +26,8 @@ impl Mailbox {
     /// `POST /a2a/results`.
     pub async fn post_result(&self, by: Writer<'_>, input: &PostResult) -> Written<ResultPosted> {
         let fast = self.post_result_fast(by.caller, input);
-        self.write_fast_first(by, fast, || {
-            let input = input.clone();
-            rule!(|this, tx, c| this.post_result_in(tx, &c, &input))
-        })
-        .await
+        let rule = lazy_rule!(input => |this, cx| this.post_result_in(cx, &input));
+        self.write_fast_first(by, fast, rule).await
     }
 
     /// The common case: the caller's own in-flight lease of a task without a cache key, answered
@@ -38,11 +37,7 @@ impl Mailbox {
     /// and the write is guarded by the lease id it read (a requeue or another answer in between
     /// makes it change nothing). Anything else (`None`) goes through
     /// [`Mailbox::post_result_in`], which answers it exactly; nothing was written then.
-    async fn post_result_fast(
-        &self,
-        caller: &Caller,
-        input: &PostResult,
-    ) -> Result<Option<Done<ResultPosted>>, MailboxError> {
+    async fn post_result_fast(&self, caller: &Caller, input: &PostResult) -> Fast<ResultPosted> {
         let me = caller.sub.as_str();
         let given = input.lease_id.map(|l| l.to_string());
         if caller.holds_whole_family("a2a.respond.") {
@@ -82,7 +77,7 @@ impl Mailbox {
         caller: &Caller,
         input: &PostResult,
         lease_guard: Option<String>,
-    ) -> Result<Option<Done<ResultPosted>>, MailboxError> {
+    ) -> Fast<ResultPosted> {
         let result = input.result();
         let content = serde_json::to_string(&result.content).map_err(MailboxError::internal)?;
         let id = input.task_id.to_string();
@@ -111,13 +106,8 @@ impl Mailbox {
         }))
     }
 
-    async fn post_result_in(
-        &self,
-        tx: &mut Tx,
-        caller: &Caller,
-        input: &PostResult,
-    ) -> Written<ResultPosted> {
-        let now = now_ms();
+    async fn post_result_in(&self, cx: Cx<'_>, input: &PostResult) -> Written<ResultPosted> {
+        let Cx { tx, caller, now } = cx;
         let me = caller.sub.as_str();
         let id = input.task_id.to_string();
         // 1. Unknown and invisible tasks are refused before any capability check, so task ids

@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use uuid::Uuid;
 
 use super::audit::{audit, capability_audit, CAPABILITY_CHECK};
-use super::{now_ms, rule, Done, Mailbox, Wake};
+use super::{lazy_rule, Cx, Done, Fast, Mailbox, Wake};
 use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
 use crate::domain::{cache_key, A2ATask, AgentId, Validate};
 use crate::error::{ErrorCode, MailboxError};
@@ -149,11 +149,8 @@ impl Mailbox {
     /// before the body is validated as an `A2ATask` (§4, §11).
     pub async fn send(&self, by: Writer<'_>, raw: &Value) -> Written<TaskQueued> {
         let fast = self.send_fast(by.caller, raw);
-        self.write_fast_first(by, fast, || {
-            let raw = raw.clone();
-            rule!(|this, tx, c| this.send_in(tx, &c, &raw))
-        })
-        .await
+        let rule = lazy_rule!(raw => |this, cx| this.send_in(cx, &raw));
+        self.write_fast_first(by, fast, rule).await
     }
 
     /// The common case as one write of the store's fast path: a valid task without a cache key,
@@ -161,11 +158,7 @@ impl Mailbox {
     /// `capability_check` audit row are inserted together, the audit row only when the task was.
     /// Anything else (`None`) goes through [`Mailbox::send_in`], which answers it exactly
     /// (replay, conflict, refusal); nothing was written then.
-    async fn send_fast(
-        &self,
-        caller: &Caller,
-        raw: &Value,
-    ) -> Result<Option<Done<TaskQueued>>, MailboxError> {
+    async fn send_fast(&self, caller: &Caller, raw: &Value) -> Fast<TaskQueued> {
         let Checked {
             audits,
             outcome: Ok(accepted),
@@ -190,13 +183,8 @@ impl Mailbox {
         Ok(Some(queued(accepted.task.id, None, &accepted.task)))
     }
 
-    pub(super) async fn send_in(
-        &self,
-        tx: &mut Tx,
-        caller: &Caller,
-        raw: &Value,
-    ) -> Written<TaskQueued> {
-        let now = now_ms();
+    pub(super) async fn send_in(&self, cx: Cx<'_>, raw: &Value) -> Written<TaskQueued> {
+        let Cx { tx, caller, now } = cx;
         let checked = check_send(caller, raw);
         write_audits(tx, caller, now, &checked.audits).await?;
         self.store_send(tx, caller, &checked.outcome?, now).await
@@ -252,12 +240,7 @@ impl Mailbox {
 
     /// A send whose id exists: the same sender and body replays the first answer, anything else
     /// is a conflict.
-    async fn replay_send(
-        &self,
-        tx: &mut Tx,
-        task: &A2ATask,
-        body: &str,
-    ) -> Result<Option<Done<TaskQueued>>, MailboxError> {
+    async fn replay_send(&self, tx: &mut Tx, task: &A2ATask, body: &str) -> Fast<TaskQueued> {
         let Some(existing) = tx.task_origin(&task.id.to_string()).await? else {
             return Ok(None);
         };

@@ -23,7 +23,7 @@ use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
 use crate::domain::Validate;
 use crate::error::{ErrorCode, MailboxError};
 use crate::mailbox::audit::{audit, checks_audit, RepairApplied, CAPABILITY_CHECK};
-use crate::mailbox::{now_ms, rule, Done, Mailbox, Wake};
+use crate::mailbox::{now_ms, rule, Cx, Done, Mailbox, Wake};
 use crate::mailbox::{Writer, Written};
 use crate::store::{parse_uuid, Tx};
 
@@ -54,21 +54,20 @@ impl Mailbox {
         let policy = policy.clone();
         self.write(
             by,
-            rule!(|this, tx, c| this.retry_in(tx, &c, &policy, kind, started, busy)),
+            rule!(|this, cx| this.retry_in(cx, &policy, kind, started, busy)),
         )
         .await
     }
 
     async fn retry_in(
         &self,
-        tx: &mut Tx,
-        caller: &Caller,
+        cx: Cx<'_>,
         policy: &RetryPolicy,
         kind: ScanKind,
         started: i64,
         busy: bool,
     ) -> Written<RetryReport> {
-        let now = now_ms();
+        let Cx { tx, caller, now } = cx;
         let cap_error = if policy.enabled {
             self.check_scan(tx, caller, now).await?
         } else {

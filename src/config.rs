@@ -11,6 +11,7 @@ use crate::auth::Verifier;
 use crate::domain::Validate;
 use crate::mailbox::retry::RetryPolicy;
 use crate::mailbox::MailboxConfig;
+use crate::server::Scheduler;
 
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://a2a-mailbox.db";
 
@@ -293,7 +294,8 @@ impl SchedulerArgs {
         cfg.scheduler_min_spacing_ms = clamp_ms(self.min_spacing_ms);
     }
 
-    pub fn policy(&self) -> anyhow::Result<RetryPolicy> {
+    /// The tick's policy, refused when invalid, and its in-process timer.
+    pub fn settings(&self) -> anyhow::Result<Scheduler> {
         let policy = RetryPolicy {
             enabled: self.enabled,
             min_lease_age_ms: self.min_lease_age_ms,
@@ -304,6 +306,9 @@ impl SchedulerArgs {
         policy
             .validate()
             .map_err(|e| anyhow::anyhow!("A2A_MAILBOX_AUTO_RETRY_*: {}", e.message))?;
-        Ok(policy)
+        Ok(Scheduler {
+            policy,
+            interval_ms: self.interval_ms,
+        })
     }
 }

@@ -229,8 +229,7 @@ async fn run_serve(a: ServeArgs) -> anyhow::Result<()> {
         verifier,
         mailbox,
         max_body_bytes: a.max_body_bytes,
-        scheduler_policy: a.scheduler.policy()?,
-        scheduler_interval_ms: a.scheduler.interval_ms,
+        scheduler: a.scheduler.settings()?,
         http_workers: a.http_workers.map(usize::from),
         a2a: a2a_mailbox::http::a2a::Settings {
             public_url: a.public_url.clone(),

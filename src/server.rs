@@ -25,13 +25,19 @@ pub struct ServerSettings {
     pub verifier: Verifier,
     pub mailbox: MailboxConfig,
     pub max_body_bytes: usize,
-    pub scheduler_policy: RetryPolicy,
-    /// Run the scheduler tick in-process every this many milliseconds.
-    pub scheduler_interval_ms: Option<u64>,
+    pub scheduler: Scheduler,
     /// HTTP worker threads, when the operator chose; see [`http_workers`].
     pub http_workers: Option<usize>,
     /// The A2A facade's settings.
     pub a2a: http::a2a::Settings,
+}
+
+/// The scheduler tick's retry policy (`POST /a2a/scheduler/tick`), and the in-process timer
+/// that may run it.
+pub struct Scheduler {
+    pub policy: RetryPolicy,
+    /// Run the tick in-process every this many milliseconds.
+    pub interval_ms: Option<u64>,
 }
 
 /// Worker threads of the main runtime, which carries the group-commit lane (HTTP requests run
@@ -71,10 +77,10 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
     let mailbox = Mailbox::new(store.clone(), s.mailbox, metrics);
     tokio::spawn(crate::mailbox::auth_failures::flush(mailbox.clone()));
     tokio::spawn(sample_throughput(mailbox.metrics.clone()));
-    if let Some(every) = s.scheduler_interval_ms.filter(|ms| *ms > 0) {
+    if let Some(every) = s.scheduler.interval_ms.filter(|ms| *ms > 0) {
         tokio::spawn(scheduler_timer(
             mailbox.clone(),
-            s.scheduler_policy.clone(),
+            s.scheduler.policy.clone(),
             Duration::from_millis(every),
         ));
     }
@@ -89,7 +95,7 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
         mailbox,
         verifier: s.verifier,
         max_body_bytes: max_body,
-        scheduler_policy: s.scheduler_policy,
+        scheduler_policy: s.scheduler.policy,
         a2a: s.a2a,
         transports: std::sync::OnceLock::new(),
     }));

@@ -1,21 +1,13 @@
 //! The batch route (§14): many tasks in one transaction, all or nothing.
 
-use actix_web::web;
-
 use super::params::typed_owned;
-use super::respond::{answer, routes, Answer};
+use super::respond::{answer, api_routes, Answer};
 use super::write::Write;
 use super::{openapi, State};
 use crate::auth::Caller;
 use crate::domain::TaskBatch;
 use crate::error::MailboxError;
 use crate::mailbox::batch::MAX_BATCH;
-use crate::mailbox::Writer;
-
-/// This module's operations in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(send_batch))]
-pub(super) struct Paths;
 
 /// What this module's route refuses, for the OpenAPI document (`openapi::refusals`).
 pub(super) const REFUSALS: openapi::Refusals = &[
@@ -26,11 +18,9 @@ pub(super) const REFUSALS: openapi::Refusals = &[
     ]),
 ];
 
-/// Registered before `/a2a/tasks/{id}`, which would take `batch` for an id.
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    routes!(cfg;
-        "/a2a/tasks/batch" => POST send_batch;
-    );
+// Registered before `/a2a/tasks/{id}`, which would take `batch` for an id.
+api_routes! {
+    "/a2a/tasks/batch" => POST send_batch;
 }
 
 /// Send many tasks at once.
@@ -44,9 +34,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// array order. An `Idempotency-Key` covers the whole batch. The audit feed records each
 /// distinct check once: 500 tasks for one recipient write one `capability_check` row for
 /// `a2a-send:<recipient>`, a fan-out to 500 recipients 500 rows.
-#[utoipa::path(
-    post,
-    path = "/a2a/tasks/batch",
+#[utoipa::path(post, path = "/a2a/tasks/batch",
     request_body(content = TaskBatch, description = "The tasks, in the order they are queued.",
         example = openapi::example_batch),
     responses(
@@ -57,7 +45,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     )
 )]
 async fn send_batch(state: State, caller: Caller, body: Write) -> Answer {
-    let (body, idem) = body.object("batch")?;
+    let (body, key) = body.object("batch")?.split();
     let batch: TaskBatch = typed_owned("batch", body)?;
     if batch.tasks.len() > MAX_BATCH {
         return Err(MailboxError::invalid(format!(
@@ -67,7 +55,7 @@ async fn send_batch(state: State, caller: Caller, body: Write) -> Answer {
     }
     let done = state
         .mailbox
-        .send_batch(Writer::keyed(&caller, idem.as_ref()), batch.tasks)
+        .send_batch(key.by(&caller), batch.tasks)
         .await?;
     Ok(answer(
         &done,

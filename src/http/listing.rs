@@ -5,17 +5,12 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::params::{limit, path_uuid};
-use super::respond::{routes, Answer};
+use super::respond::{api_routes, Answer};
 use super::{openapi, State};
 use crate::auth::Caller;
 use crate::domain::{no_nul, AgentId, TaskState, MAX_MS};
 use crate::error::MailboxError;
 use crate::mailbox::listing::{ListRequest, Role};
-
-/// This module's operations in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(list_tasks, children))]
-pub(super) struct Paths;
 
 /// This module's refusals in the OpenAPI document: per route, one description per error
 /// status, naming the codes answered with it (see [`openapi::Refusals`]).
@@ -29,11 +24,9 @@ pub(super) const REFUSALS: openapi::Refusals = &[
     ]),
 ];
 
-/// `GET /a2a/tasks` shares its path with `POST /a2a/tasks` (see `tasks::configure`).
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    routes!(cfg;
-        "/a2a/tasks/{id}/children" => GET children;
-    );
+// `GET /a2a/tasks` shares its path with `POST /a2a/tasks`: it is in `tasks`'s table.
+api_routes! {
+    "/a2a/tasks/{id}/children" => GET children;
 }
 
 /// The filters of a list, as the query string carries them.
@@ -127,9 +120,7 @@ impl ListQuery {
 /// every task), in every state, newest first (creation time, then id, both descending), after
 /// the filters. A page is a keyset range of an index: its cost does not grow with the tasks that
 /// are not on it. `next_cursor` is `null` on the last page.
-#[utoipa::path(
-    get,
-    path = "/a2a/tasks",
+#[utoipa::path(get, path = "/a2a/tasks",
     params(ListQuery),
     responses(
         (status = 200, description = "One page of tasks, newest first.", body = openapi::TaskPage,
@@ -150,9 +141,7 @@ pub(super) async fn list_tasks(state: State, caller: Caller, q: web::Query<ListQ
 /// The list of `GET /a2a/tasks` with `parent = id`, after a visibility check of the parent, and
 /// `counts`: every visible child by state, whatever the `state` filter and the page. A sender
 /// that fanned out N tasks is done when `result_pending + resolved + canceled == N`.
-#[utoipa::path(
-    get,
-    path = "/a2a/tasks/{id}/children",
+#[utoipa::path(get, path = "/a2a/tasks/{id}/children",
     params(("id" = uuid::Uuid, Path, description = "The parent task's id.", example = "0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90"), ListQuery),
     responses(
         (status = 200, description = "The children's tally and one page of them, newest first.", body = openapi::TaskChildren,

@@ -3,11 +3,11 @@
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::json;
 
-use super::params::{idem_request, limit, non_negative, LimitQuery};
-use super::respond::{answer, routes, Answer};
-use super::write::Write;
+use super::params::{limit, non_negative, LimitQuery};
+use super::respond::{answer, api_routes, Answer};
+use super::write::{Keyed, Write};
 use super::{openapi, State};
 use crate::auth::Caller;
 use crate::domain::QueueState;
@@ -16,12 +16,6 @@ use crate::mailbox::admin::AuditFilter;
 use crate::mailbox::repair::RepairRequest;
 use crate::mailbox::retry::{RetryPolicy, ScanKind};
 use crate::mailbox::tasks::QueueFilter;
-use crate::mailbox::Writer;
-
-/// This module's operations in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(queue, repair, retry_stale, scheduler_tick, compact, audit_recent))]
-pub(super) struct Paths;
 
 /// This module's refusals in the OpenAPI document: per route, one description per error
 /// status, naming the codes answered with it (see [`openapi::Refusals`]).
@@ -52,15 +46,13 @@ pub(super) const REFUSALS: openapi::Refusals = &[
     ]),
 ];
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    routes!(cfg;
-        "/a2a/queue" => GET queue;
-        "/a2a/repair" => POST repair;
-        "/a2a/retry-stale" => POST retry_stale;
-        "/a2a/scheduler/tick" => POST scheduler_tick;
-        "/a2a/compact" => POST compact;
-        "/audit/recent" => GET audit_recent;
-    );
+api_routes! {
+    "/a2a/queue" => GET queue;
+    "/a2a/repair" => POST repair;
+    "/a2a/retry-stale" => POST retry_stale;
+    "/a2a/scheduler/tick" => POST scheduler_tick;
+    "/a2a/compact" => POST compact;
+    "/audit/recent" => GET audit_recent;
 }
 
 /// Repair a lease: requeue the task or answer it with an error.
@@ -72,9 +64,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// `lease_mismatch`). `requeue` puts the task at the END of the queue and keeps its attempt
 /// counter (the next lease increments it); `force_error` posts an error result for the sender.
 /// Each success writes an `a2a_repair_applied` audit row. A failed repair changes nothing.
-#[utoipa::path(
-    post,
-    path = "/a2a/repair",
+#[utoipa::path(post, path = "/a2a/repair",
     request_body(content = RepairRequest, description = "What to repair and how.",
         examples(
             ("requeue" = (value = json!(openapi::example_repair_requeue()))),
@@ -89,13 +79,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     )
 )]
 async fn repair(state: State, caller: Caller, body: Write) -> Answer {
-    let (input, idem): (RepairRequest, _) = body.read()?;
-    let done = state
-        .mailbox
-        .repair(Writer::keyed(&caller, idem.as_ref()), &input)
-        .await?;
-    let body = json!({"kind": "a2a_repaired", "outcome": done.value});
-    Ok(answer(&done, body))
+    let req = body.read::<RepairRequest>()?;
+    let done = state.mailbox.repair(req.by(&caller), &req.input).await?;
+    Ok(answer(
+        &done,
+        json!({"kind": "a2a_repaired", "outcome": done.value}),
+    ))
 }
 
 /// Run the retry gate once.
@@ -106,9 +95,7 @@ async fn repair(state: State, caller: Caller, body: Write) -> Answer {
 /// Each task that is not requeued is reported with the first rule it fails. A dry run (the
 /// default) changes nothing and skips every task as `disabled`. Needs `a2a.operator`, and
 /// `a2a.repair.requeue` when `enabled`. Concurrent scans never requeue a task twice.
-#[utoipa::path(
-    post,
-    path = "/a2a/retry-stale",
+#[utoipa::path(post, path = "/a2a/retry-stale",
     request_body(content = RetryPolicy, description = "The scan's bounds; absent fields take their defaults (`{}` is a dry run with the defaults).",
         example = json!({"enabled": true, "min_lease_age_ms": 300000, "max_attempts": 3, "max_requeues": 1, "scan_limit": 100})),
     responses(
@@ -117,14 +104,10 @@ async fn repair(state: State, caller: Caller, body: Write) -> Answer {
     )
 )]
 async fn retry_stale(state: State, caller: Caller, body: Write) -> Answer {
-    let (policy, idem): (RetryPolicy, _) = body.read()?;
+    let policy = body.read::<RetryPolicy>()?;
     let r = state
         .mailbox
-        .retry_stale(
-            Writer::keyed(&caller, idem.as_ref()),
-            &policy,
-            ScanKind::Manual,
-        )
+        .retry_stale(policy.by(&caller), &policy.input, ScanKind::Manual)
         .await?;
     Ok(auto_retried(&r))
 }
@@ -139,23 +122,18 @@ async fn retry_stale(state: State, caller: Caller, body: Write) -> Answer {
 /// `A2A_MAILBOX_AUTO_RETRY_SCHEDULER_MIN_SPACING_MS` (default 1000) after the previous tick
 /// started, changes nothing and answers `considered: 0` with `coalesced: true`. Takes no body.
 /// Needs `a2a.operator`, and `a2a.repair.requeue` when the configured policy is enabled.
-#[utoipa::path(
-    post,
-    path = "/a2a/scheduler/tick",
+#[utoipa::path(post, path = "/a2a/scheduler/tick",
     responses(
         (status = 200, description = "What the scan did.", body = openapi::AutoRetried,
             example = openapi::example_auto_retried),
     )
 )]
 async fn scheduler_tick(state: State, caller: Caller, req: HttpRequest) -> Answer {
-    let idem = idem_request(&req, &Value::Null)?;
+    let key = Keyed::bodiless(&req)?;
+    let policy = &state.scheduler_policy;
     let r = state
         .mailbox
-        .retry_stale(
-            Writer::keyed(&caller, idem.as_ref()),
-            &state.scheduler_policy,
-            ScanKind::Scheduler,
-        )
+        .retry_stale(key.by(&caller), policy, ScanKind::Scheduler)
         .await?;
     Ok(auto_retried(&r))
 }
@@ -173,22 +151,21 @@ fn auto_retried(done: &crate::mailbox::Done<crate::mailbox::retry::RetryReport>)
 /// entries and `Idempotency-Key` records whose window has passed, and the audit rows older than
 /// `A2A_MAILBOX_AUDIT_RETENTION_MS` (default 30 days). Never drops queued tasks, in-flight
 /// leases, pending results or live result-cache entries. Takes no body. Needs `a2a.compact`.
-#[utoipa::path(
-    post,
-    path = "/a2a/compact",
+#[utoipa::path(post, path = "/a2a/compact",
     responses(
         (status = 200, description = "The number of rows dropped.", body = openapi::Compacted,
             example = json!({"kind": "a2a_compacted", "dropped": 42})),
     )
 )]
 async fn compact(state: State, caller: Caller, req: HttpRequest) -> Answer {
-    let idem = idem_request(&req, &Value::Null)?;
     let done = state
         .mailbox
-        .compact(Writer::keyed(&caller, idem.as_ref()))
+        .compact(Keyed::bodiless(&req)?.by(&caller))
         .await?;
-    let body = json!({"kind": "a2a_compacted", "dropped": done.value});
-    Ok(answer(&done, body))
+    Ok(answer(
+        &done,
+        json!({"kind": "a2a_compacted", "dropped": done.value}),
+    ))
 }
 
 #[derive(Deserialize)]
@@ -206,9 +183,7 @@ struct QueueQuery {
 /// `deadline_within_ms` keeps tasks with `deadline_ms <= now + W` (tasks without a deadline are
 /// dropped); `state` keeps one state. The filters never touch `results`; `limit` bounds `tasks`
 /// and `results` each.
-#[utoipa::path(
-    get,
-    path = "/a2a/queue",
+#[utoipa::path(get, path = "/a2a/queue",
     params(
         LimitQuery,
         ("min_lease_age_ms" = Option<i64>, Query, description = "Keep only in-flight entries whose last heartbeat is at least this old (queued entries are kept).",
@@ -250,9 +225,7 @@ struct AuditQuery {
 /// `a2a_auto_retry_scheduler_scan`, `a2a_compacted`. Refused tokens are one
 /// `authentication_failed` row per client address and minute, issuer `anonymous`,
 /// `{address, count, reasons: {reason: count}}`, its counts updated as failures come.
-#[utoipa::path(
-    get,
-    path = "/audit/recent",
+#[utoipa::path(get, path = "/audit/recent",
     params(
         ("limit" = Option<i64>, Query, description = "How many rows to answer at most. Defaults to 10; any other value is clamped to 1..=1000 (out-of-range values are not refused).", minimum = -9223372036854775808_i64, maximum = 9223372036854775807_i64, example = 10),
         ("since_ms" = Option<u64>, Query, description = "Keep rows with `timestamp_ms >= since_ms`.",

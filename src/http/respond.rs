@@ -50,6 +50,25 @@ macro_rules! routes {
 }
 pub(crate) use routes;
 
+/// `api_routes! { "/path" => GET handler, POST other; ... }`: a resource module's one table of
+/// its documented routes. It defines the module's `configure`, which registers them through
+/// [`routes!`], and its `Paths`, which lists their handlers for the OpenAPI document, so that
+/// a route is never served undocumented or documented unserved.
+macro_rules! api_routes {
+    ($($path:literal => $($method:ident $($seg:ident)::+),+);+ $(;)?) => {
+        /// This module's operations in the OpenAPI document.
+        #[derive(utoipa::OpenApi)]
+        #[openapi(paths($($($($seg)::+),+),+))]
+        pub(super) struct Paths;
+
+        /// Registers this module's routes.
+        pub fn configure(cfg: &mut actix_web::web::ServiceConfig) {
+            $crate::http::respond::routes!(cfg; $($path => $($method $($seg)::+),+);+);
+        }
+    };
+}
+pub(crate) use api_routes;
+
 /// What a handler answers: a response, or the error whose body the contract gives.
 pub(crate) type Answer = Result<HttpResponse, MailboxError>;
 

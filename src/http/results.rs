@@ -4,17 +4,11 @@ use actix_web::{web, HttpResponse};
 use serde_json::json;
 
 use super::params::{limit, wait, LimitQuery, WaitQuery};
-use super::respond::{answer, routes, Answer};
+use super::respond::{answer, api_routes, Answer};
 use super::write::Write;
 use super::{openapi, State};
 use crate::auth::Caller;
 use crate::domain::PostResult;
-use crate::mailbox::Writer;
-
-/// This module's operations in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(post_result, drain_next_result, recent_results))]
-pub(super) struct Paths;
 
 /// This module's refusals in the OpenAPI document: per route, one description per error
 /// status, naming the codes answered with it (see [`openapi::Refusals`]).
@@ -33,12 +27,10 @@ pub(super) const REFUSALS: openapi::Refusals = &[
     ]),
 ];
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    routes!(cfg;
-        "/a2a/results" => POST post_result;
-        "/a2a/results/next" => GET drain_next_result;
-        "/a2a/results/recent" => GET recent_results;
-    );
+api_routes! {
+    "/a2a/results" => POST post_result;
+    "/a2a/results/next" => GET drain_next_result;
+    "/a2a/results/recent" => GET recent_results;
 }
 
 /// Post the result of a leased task.
@@ -49,9 +41,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// `not_in_flight`); a given `lease_id` must be the current lease (409 `lease_mismatch`). Once a
 /// task is answered, the same result posted again by the one who answered it (or an operator) is
 /// a 200 replay, and a different one is 409 `result_conflict`.
-#[utoipa::path(
-    post,
-    path = "/a2a/results",
+#[utoipa::path(post, path = "/a2a/results",
     request_body(content = PostResult, description = "The result, with an optional fencing `lease_id`.",
         example = openapi::example_post_result),
     responses(
@@ -61,21 +51,21 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     )
 )]
 async fn post_result(state: State, caller: Caller, body: Write) -> Answer {
-    let (input, idem): (PostResult, _) = body.read()?;
+    let result = body.read::<PostResult>()?;
     let done = state
         .mailbox
-        .post_result(Writer::keyed(&caller, idem.as_ref()), &input)
+        .post_result(result.by(&caller), &result.input)
         .await?;
-    let body = json!({"kind": "a2a_result_posted", "task_id": done.value.task_id});
-    Ok(answer(&done, body))
+    Ok(answer(
+        &done,
+        json!({"kind": "a2a_result_posted", "task_id": done.value.task_id}),
+    ))
 }
 
 /// Drain the oldest pending result of a task the caller sent.
 ///
 /// The drained task becomes `resolved`. Results never echo a `lease_id`.
-#[utoipa::path(
-    get,
-    path = "/a2a/results/next",
+#[utoipa::path(get, path = "/a2a/results/next",
     params(WaitQuery),
     responses(
         (status = 200, description = "The drained result, or `null` when none arrived within `wait_ms`.",
@@ -95,9 +85,7 @@ async fn drain_next_result(state: State, caller: Caller, q: web::Query<WaitQuery
 }
 
 /// Peek at pending results of the caller's tasks, oldest first. Never consumes.
-#[utoipa::path(
-    get,
-    path = "/a2a/results/recent",
+#[utoipa::path(get, path = "/a2a/results/recent",
     params(LimitQuery),
     responses(
         (status = 200, description = "Pending results, oldest first.", body = openapi::Results,

@@ -1,30 +1,21 @@
 //! System routes: liveness, readiness, version and metrics. None needs a token.
 
-use actix_web::{web, HttpResponse};
+use actix_web::HttpResponse;
 use serde_json::json;
 
-use super::respond::routes;
+use super::respond::api_routes;
 use super::{openapi, State};
 use crate::error::MailboxError;
 
-/// This module's operations in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(healthz, readyz, version, metrics))]
-pub(super) struct Paths;
-
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    routes!(cfg;
-        "/healthz" => GET healthz;
-        "/readyz" => GET readyz;
-        "/version" => GET version;
-        "/metrics" => GET metrics;
-    );
+api_routes! {
+    "/healthz" => GET healthz;
+    "/readyz" => GET readyz;
+    "/version" => GET version;
+    "/metrics" => GET metrics;
 }
 
 /// Liveness: the process serves requests.
-#[utoipa::path(
-    get,
-    path = "/healthz",
+#[utoipa::path(get, path = "/healthz",
     responses(
         (status = 200, description = "The process serves requests.", body = openapi::Health,
             example = json!({"kind": "health", "status": "ok"})),
@@ -35,9 +26,7 @@ async fn healthz() -> HttpResponse {
 }
 
 /// Readiness: the database answers and a write commits.
-#[utoipa::path(
-    get,
-    path = "/readyz",
+#[utoipa::path(get, path = "/readyz",
     responses(
         (status = 200, description = "The database answers and a write commits (a one-row write: a full disk or a database that refuses writes answers 503).", body = openapi::Ready,
             example = json!({"kind": "ready", "status": "ok"})),
@@ -50,9 +39,7 @@ async fn readyz(state: State) -> Result<HttpResponse, MailboxError> {
 }
 
 /// The service's name, version, storage engine and the transports it listens on.
-#[utoipa::path(
-    get,
-    path = "/version",
+#[utoipa::path(get, path = "/version",
     responses(
         (status = 200, description = "Name, version and storage engine.", body = openapi::Version,
             example = json!({"kind": "version", "name": "a2a-mailbox", "version": "0.1.0", "engine": "sqlite",
@@ -73,9 +60,7 @@ async fn version(state: State) -> HttpResponse {
 /// requeues, cache hits, request latency; on PostgreSQL also the group commit (batches run, and
 /// by operation: batches that carried it, the requests they carried, requests waiting for the
 /// next batch).
-#[utoipa::path(
-    get,
-    path = "/metrics",
+#[utoipa::path(get, path = "/metrics",
     responses(
         (status = 200, description = "Prometheus text exposition format 0.0.4.",
             content_type = "text/plain", body = String,

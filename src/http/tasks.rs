@@ -5,25 +5,12 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::params::{limit, path_uuid, wait, LimitQuery, WaitQuery};
-use super::respond::{answer, routes, Answer};
+use super::respond::{answer, api_routes, Answer};
 use super::write::{OptionalWrite, Write};
 use super::{openapi, State};
 use crate::auth::Caller;
 use crate::domain::{AgentId, CancelRequest, HeartbeatRequest};
 use crate::error::MailboxError;
-use crate::mailbox::Writer;
-
-/// This module's operations in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(
-    send_task,
-    lease_next_task,
-    recent_tasks,
-    get_task,
-    heartbeat,
-    cancel_task
-))]
-pub(super) struct Paths;
 
 /// This module's refusals in the OpenAPI document: per route, one description per error
 /// status, naming the codes answered with it (see [`openapi::Refusals`]).
@@ -58,15 +45,13 @@ pub(super) const REFUSALS: openapi::Refusals = &[
     ]),
 ];
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    routes!(cfg;
-        "/a2a/tasks" => POST send_task, GET super::listing::list_tasks;
-        "/a2a/tasks/next" => GET lease_next_task;
-        "/a2a/tasks/recent" => GET recent_tasks;
-        "/a2a/tasks/{id}" => GET get_task;
-        "/a2a/tasks/{id}/heartbeat" => POST heartbeat;
-        "/a2a/tasks/{id}/cancel" => POST cancel_task;
-    );
+api_routes! {
+    "/a2a/tasks" => POST send_task, GET super::listing::list_tasks;
+    "/a2a/tasks/next" => GET lease_next_task;
+    "/a2a/tasks/recent" => GET recent_tasks;
+    "/a2a/tasks/{id}" => GET get_task;
+    "/a2a/tasks/{id}/heartbeat" => POST heartbeat;
+    "/a2a/tasks/{id}/cancel" => POST cancel_task;
 }
 
 /// Send a task to another agent.
@@ -79,9 +64,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// with another body, or from another sender, is 409 `task_id_conflict`. An `idempotent` task
 /// with a key whose result is in the receiver-side result cache is never queued: a copy of the
 /// cached result is queued for the sender at once and the answer carries `replayed_from`.
-#[utoipa::path(
-    post,
-    path = "/a2a/tasks",
+#[utoipa::path(post, path = "/a2a/tasks",
     request_body(content = crate::domain::A2ATask, description = "The task. Unknown fields are ignored.",
         example = openapi::example_task),
     responses(
@@ -97,11 +80,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     )
 )]
 async fn send_task(state: State, caller: Caller, body: Write) -> Answer {
-    let (body, idem) = body.object("task")?;
-    let done = state
-        .mailbox
-        .send(Writer::keyed(&caller, idem.as_ref()), &body)
-        .await?;
+    let task = body.object("task")?;
+    let done = state.mailbox.send(task.by(&caller), &task.input).await?;
     let body = openapi::TaskQueued {
         kind: openapi::TaskQueuedKind::Tag,
         task_id: done.value.task_id,
@@ -123,9 +103,7 @@ struct NextTaskQuery {
 /// tasks past their deadline are never leased: they are resolved with an error result for their
 /// sender instead. Leasing for another recipient needs `a2a.lease.<recipient>`. The lease stays
 /// until its holder posts a result, an operator repairs it, or the retry gate requeues it.
-#[utoipa::path(
-    get,
-    path = "/a2a/tasks/next",
+#[utoipa::path(get, path = "/a2a/tasks/next",
     params(
         ("recipient" = Option<AgentId>, Query, description = "Whose queue to lease from; defaults to the token subject.",
             min_length = 1, max_length = 128, pattern = r"^[A-Za-z0-9_.-]+(@[A-Za-z0-9_.-]+)?$", example = "billing@acme"),
@@ -161,9 +139,7 @@ async fn lease_next_task(state: State, caller: Caller, q: web::Query<NextTaskQue
 ///
 /// Queued tasks visible to the caller (sent by it or addressed to it; operators see all), oldest
 /// first. Never consumes.
-#[utoipa::path(
-    get,
-    path = "/a2a/tasks/recent",
+#[utoipa::path(get, path = "/a2a/tasks/recent",
     params(LimitQuery),
     responses(
         (status = 200, description = "Queued tasks, oldest first.", body = openapi::Tasks,
@@ -179,9 +155,7 @@ async fn recent_tasks(state: State, caller: Caller, q: web::Query<LimitQuery>) -
 ///
 /// For clients resuming from a checkpoint: the task, its state, attempt counter, current lease
 /// and result. A task that is not visible to the caller answers exactly like a missing one.
-#[utoipa::path(
-    get,
-    path = "/a2a/tasks/{id}",
+#[utoipa::path(get, path = "/a2a/tasks/{id}",
     params(("id" = Uuid, Path, description = "The task id.", example = "0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90")),
     responses(
         (status = 200, description = "The task's status.", body = openapi::TaskStatusBody,
@@ -200,9 +174,7 @@ async fn get_task(state: State, caller: Caller, id: web::Path<String>) -> Answer
 ///
 /// Lessee only: refreshes the lease's `heartbeat_at_ms`, which is what lease age (and so the
 /// retry gate's `min_lease_age_ms`) is measured from.
-#[utoipa::path(
-    post,
-    path = "/a2a/tasks/{id}/heartbeat",
+#[utoipa::path(post, path = "/a2a/tasks/{id}/heartbeat",
     params(("id" = uuid::Uuid, Path, description = "The task id.", example = "0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90")),
     request_body(content = HeartbeatRequest, description = "The lease being extended.",
         example = json!({"lease_id": openapi::EXAMPLE_LEASE_ID})),
@@ -213,13 +185,15 @@ async fn get_task(state: State, caller: Caller, id: web::Path<String>) -> Answer
 )]
 async fn heartbeat(state: State, caller: Caller, id: web::Path<String>, body: Write) -> Answer {
     let id = path_uuid(&id)?;
-    let (hb, idem): (HeartbeatRequest, _) = body.read()?;
+    let hb = body.read::<HeartbeatRequest>()?;
     let done = state
         .mailbox
-        .heartbeat(Writer::keyed(&caller, idem.as_ref()), id, hb.lease_id)
+        .heartbeat(hb.by(&caller), id, hb.input.lease_id)
         .await?;
-    let body = json!({"kind": "a2a_lease_extended", "lease": done.value});
-    Ok(answer(&done, body))
+    Ok(answer(
+        &done,
+        json!({"kind": "a2a_lease_extended", "lease": done.value}),
+    ))
 }
 
 /// Cancel a task.
@@ -232,9 +206,7 @@ async fn heartbeat(state: State, caller: Caller, id: web::Path<String>, body: Wr
 /// visible (404 `not_found`), the caller is its sender or an operator (403 `sender_mismatch`),
 /// then its state. The body (`{"reason"}`) may be left out. Writes a `capability_check` row
 /// (scope `a2a-cancel:<task_id>`) and, when it cancels, an `a2a_task_canceled` row.
-#[utoipa::path(
-    post,
-    path = "/a2a/tasks/{id}/cancel",
+#[utoipa::path(post, path = "/a2a/tasks/{id}/cancel",
     params(("id" = uuid::Uuid, Path, description = "The task id.", example = "0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90")),
     request_body(content = Option<CancelRequest>, description = "Why; the body may be left out (or be `null`).",
         example = json!({"reason": "the customer withdrew the request"})),
@@ -251,10 +223,10 @@ async fn cancel_task(
 ) -> Answer {
     let id = path_uuid(&id)?;
     // No body, or JSON `null`, is a cancel without a reason.
-    let (input, idem): (CancelRequest, _) = body.0.read()?;
+    let (cancel, key) = body.0.read::<CancelRequest>()?.split();
     let done = state
         .mailbox
-        .cancel(Writer::keyed(&caller, idem.as_ref()), id, input.reason)
+        .cancel(key.by(&caller), id, cancel.reason)
         .await?;
     let body = openapi::TaskCanceled {
         kind: openapi::TaskCanceledKind::Tag,

@@ -8,11 +8,12 @@ use serde_json::{json, Value};
 
 use super::extract::OptionalJson;
 use super::params::{idem_request, object, typed};
+use crate::auth::Caller;
 use crate::domain::{CancelRequest, HeartbeatRequest, PostResult, Validate};
 use crate::error::MailboxError;
 use crate::mailbox::repair::RepairRequest;
 use crate::mailbox::retry::RetryPolicy;
-use crate::mailbox::IdemRequest;
+use crate::mailbox::{IdemRequest, Writer};
 
 /// A write's JSON body as sent, with its request. Extracting it refuses only what every JSON
 /// body is refused for (size, media type, syntax); reading it is left to the handler, once the
@@ -33,21 +34,55 @@ pub(crate) trait Input: DeserializeOwned {
     }
 }
 
+/// A write's input, read from its request, with the request's `Idempotency-Key`.
+pub(crate) struct Keyed<T> {
+    pub input: T,
+    idem: Option<IdemRequest>,
+}
+
+impl<T> Keyed<T> {
+    /// The write as `caller` makes it, under the request's key.
+    pub fn by<'a>(&'a self, caller: &'a Caller) -> Writer<'a> {
+        Writer::keyed(caller, self.idem.as_ref())
+    }
+
+    /// The input, and the key on its own.
+    pub fn split(self) -> (T, Keyed<()>) {
+        let key = Keyed {
+            input: (),
+            idem: self.idem,
+        };
+        (self.input, key)
+    }
+}
+
+impl Keyed<()> {
+    /// A write that takes no body: only its `Idempotency-Key`.
+    pub fn bodiless(req: &HttpRequest) -> Result<Keyed<()>, MailboxError> {
+        let idem = idem_request(req, &Value::Null)?;
+        Ok(Keyed { input: (), idem })
+    }
+}
+
 impl Write {
     /// The body as a `T` (it must be a JSON object), checked, and the request's
     /// `Idempotency-Key`: refused in that order.
-    pub fn read<T: Input>(&self) -> Result<(T, Option<IdemRequest>), MailboxError> {
+    pub fn read<T: Input>(&self) -> Result<Keyed<T>, MailboxError> {
         let input: T = typed(T::WHAT, &self.body)?;
         input.check()?;
-        Ok((input, self.idem()?))
+        let idem = self.idem()?;
+        Ok(Keyed { input, idem })
     }
 
     /// The body as sent, which must be a JSON object (`what` names it in the refusal), and the
     /// request's `Idempotency-Key`.
-    pub fn object(self, what: &str) -> Result<(Value, Option<IdemRequest>), MailboxError> {
+    pub fn object(self, what: &str) -> Result<Keyed<Value>, MailboxError> {
         object(what, &self.body)?;
         let idem = self.idem()?;
-        Ok((self.body, idem))
+        Ok(Keyed {
+            input: self.body,
+            idem,
+        })
     }
 
     fn idem(&self) -> Result<Option<IdemRequest>, MailboxError> {

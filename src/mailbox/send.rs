@@ -174,7 +174,7 @@ impl Mailbox {
         }
         let inserted = self
             .store
-            .send_fast(&accepted.stored(), &checked.to_string())
+            .send_fast(accepted.stored(), checked.to_string())
             .await?;
         if !inserted {
             return Ok(None);

@@ -23,19 +23,19 @@ pub use postgres::Outcome as LaneOutcome;
 impl Store {
     /// Inserts a queued task and its `capability_check` audit row (`audit_body`), unless the id
     /// exists: whether it was inserted.
-    pub async fn send_fast(&self, t: &NewTask, audit_body: &str) -> Result<bool> {
+    pub async fn send_fast(&self, t: NewTask, audit_body: String) -> Result<bool> {
         match &self.inner {
             Inner::Postgres(p) => {
                 p.lane
                     .send(SendArgs {
-                        task: t.clone(),
-                        audit_body: audit_body.to_owned(),
+                        task: t,
+                        audit_body,
                     })
                     .await
             }
             Inner::Sqlite(_) => {
                 let mut a = t.columns();
-                a.extend_from_slice(args![crate::clock::now_ms(), audit_body]);
+                a.extend_from_slice(args![crate::clock::now_ms(), audit_body.as_str()]);
                 let changed: Vec<(i64,)> = self
                     .transact(Box::new(move |tx| {
                         Box::pin(

@@ -112,11 +112,19 @@ fn action_matches(grant: &str, required: &str) -> bool {
         .is_some_and(|family| required.len() > family.len() && required.starts_with(family))
 }
 
+/// The operator grant. It is all or nothing: a grant of it with a scope is no operator grant
+/// anywhere (its checks answer [`CapCheck::ScopeMismatch`], whatever the request).
+pub const OPERATOR: &str = "a2a.operator";
+
 impl Caller {
     pub fn is_operator(&self) -> bool {
-        self.caps
-            .iter()
-            .any(|c| c.action() == "a2a.operator" && c.scope().is_none_or(|s| s.is_empty()))
+        self.check(OPERATOR, &ScopeCtx::default()) == CapCheck::Passed
+    }
+
+    /// Refuses a caller that is not an operator: 403 `capability_missing`, or
+    /// `capability_scope_mismatch` for a scoped grant of `a2a.operator`.
+    pub fn require_operator(&self) -> Result<(), MailboxError> {
+        self.require(OPERATOR, &ScopeCtx::default())
     }
 
     pub fn check(&self, required: &str, ctx: &ScopeCtx) -> CapCheck {
@@ -127,9 +135,11 @@ impl Caller {
             .filter(|c| action_matches(c.action(), required))
         {
             any = true;
-            let admitted = cap
-                .scope()
-                .is_none_or(|scope| scope.iter().all(|(k, v)| ctx.get(k) == Some(v.as_str())));
+            let admitted = match cap.scope().filter(|s| !s.is_empty()) {
+                None => true,
+                Some(_) if required == OPERATOR => false,
+                Some(scope) => scope.iter().all(|(k, v)| ctx.get(k) == Some(v.as_str())),
+            };
             if admitted {
                 return CapCheck::Passed;
             }
@@ -342,5 +352,25 @@ mod tests {
         // A scope naming a field the request lacks does not admit it.
         let c = caller(serde_json::json!([{"action": "a2a.send.bob", "scope": {"lease_id": "x"}}]));
         assert_eq!(c.check("a2a.send.bob", &bob), CapCheck::ScopeMismatch);
+    }
+
+    #[test]
+    fn a_scoped_operator_grant_is_no_operator_grant_even_where_its_scope_matches() {
+        let c = caller(serde_json::json!([
+            {"action": "a2a.operator", "scope": {"peer": "billing"}},
+            "a2a.repair.requeue"
+        ]));
+        let billing = ScopeCtx {
+            peer: Some("billing"),
+            ..Default::default()
+        };
+        assert!(!c.is_operator());
+        assert_eq!(c.check(OPERATOR, &billing), CapCheck::ScopeMismatch);
+        assert_eq!(
+            c.require_operator().unwrap_err().code,
+            ErrorCode::CapabilityScopeMismatch
+        );
+        let empty = caller(serde_json::json!([{"action": "a2a.operator", "scope": {}}]));
+        assert!(empty.is_operator(), "an empty scope narrows nothing");
     }
 }

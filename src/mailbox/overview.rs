@@ -2,7 +2,7 @@
 
 use super::{now_ms, Mailbox};
 use crate::auth::Caller;
-use crate::error::{ErrorCode, MailboxError};
+use crate::error::MailboxError;
 use crate::metrics::Minute;
 
 /// Finished tasks are counted up to this many (more shows as "at least").
@@ -33,12 +33,7 @@ pub struct Overview {
 impl Mailbox {
     /// The overview; operators only.
     pub async fn overview(&self, caller: &Caller) -> Result<Overview, MailboxError> {
-        if !caller.is_operator() {
-            return Err(MailboxError::new(
-                ErrorCode::CapabilityMissing,
-                "the overview needs a2a.operator",
-            ));
-        }
+        caller.require_operator()?;
         let now = now_ms();
         let count = |n: i64| n.max(0) as u64;
         let queued = count(self.store.count_in_state("queued").await?);

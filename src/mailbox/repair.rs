@@ -89,7 +89,7 @@ impl Mailbox {
         let attempt = row.attempt as u32;
         let outcome = match &req.command {
             RepairCommand::Requeue { .. } => {
-                tx.requeue(&id, now).await?;
+                tx.requeue(&row, now).await?;
                 self.metrics.inc(&self.metrics.requeues_manual);
                 RepairOutcome {
                     task_id: req.task_id,

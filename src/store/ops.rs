@@ -174,11 +174,13 @@ impl Tx {
         Ok(())
     }
 
-    /// Returns an in-flight task to the END of its queue, keeping its attempt counter: whether
-    /// it was in flight.
-    pub async fn requeue(&mut self, id: &str, now: i64) -> Result<bool> {
+    /// Returns the in-flight task `row` to the END of its queue, keeping its attempt counter:
+    /// whether it did. Fenced by what `row` read: the task is requeued only if it is still in
+    /// flight under the same lease with the same heartbeat.
+    pub async fn requeue(&mut self, row: &TaskRow, now: i64) -> Result<bool> {
         let stmt = self.sql().requeue;
-        Ok(self.execute(stmt, args![id, now]).await? == 1)
+        let fence = args![&row.id, now, row.lease_id.clone(), row.heartbeat_at_ms];
+        Ok(self.execute(stmt, fence).await? == 1)
     }
 
     /// Refreshes the heartbeat of task `id`'s lease.
@@ -186,6 +188,17 @@ impl Tx {
         self.fetch_optional(sql::HEARTBEAT, args![id, now])
             .await?
             .ok_or_else(|| MailboxError::internal("heartbeat row vanished"))
+    }
+
+    /// The secret named `name`: `candidate` if none was written before, else the one that was.
+    pub async fn secret(&mut self, name: &str, candidate: &str) -> Result<String> {
+        self.execute(sql::INSERT_SECRET, args![name, candidate])
+            .await?;
+        let (value,): (String,) = self
+            .fetch_optional(sql::SECRET, args![name])
+            .await?
+            .ok_or_else(|| MailboxError::internal("a secret written vanished"))?;
+        Ok(value)
     }
 
     /// Takes the database's retry-scan lock for this transaction: `false` when another scan

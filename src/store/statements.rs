@@ -75,15 +75,17 @@ pub(crate) struct Statements {
     pub store_result: &'static str,
     /// `$1` id, `$2` message, `$3` now: ends the lease with an error result for the sender.
     pub force_error: &'static str,
-    /// `$1` id, `$2` now: returns an in-flight task to the END of its queue.
+    /// `$1` id, `$2` now, `$3` lease id, `$4` heartbeat: returns an in-flight task to the END of
+    /// its queue, if its lease is still that lease with that heartbeat (the fence: a heartbeat,
+    /// a result, a cancel or another requeue since the row was read leaves it alone).
     pub requeue: &'static str,
     /// A lock that only one retry scan of the database holds at a time (none on SQLite, which
     /// serves one process: its scans share a mutex in the mailbox).
     pub scan_lock: Option<&'static str>,
-    /// `$1` the tick's start, `$2` the least spacing between ticks: claims the scheduler's tick
-    /// row when the previous tick started at least `$2` ms before and its scan had finished
-    /// before `$1` (PostgreSQL also skips a row another tick holds); one row changed when
-    /// claimed.
+    /// `$1` the scan's start, `$2` the least spacing between scans: claims the scan row (every
+    /// enabled scan and every tick claims it) when the previous scan started at least `$2` ms
+    /// before and had finished by `$1` (PostgreSQL also skips a row another scan holds); one row
+    /// changed when claimed.
     pub claim_tick: &'static str,
     /// `$1` limit: queued tasks, oldest first (every task).
     pub queued_all: &'static str,
@@ -164,6 +166,10 @@ pub(crate) const DELETE_EXPIRED_KEYS: &str =
     "DELETE FROM idempotency_keys WHERE expires_at_ms <= $1";
 /// `$1` now: marks the claimed tick's scan finished.
 pub(crate) const FINISH_TICK: &str = "UPDATE scheduler_ticks SET finished_at_ms = $1 WHERE id = 1";
+/// `$1` name, `$2` value: keeps the first value written under a name.
+pub(crate) const INSERT_SECRET: &str =
+    "INSERT INTO secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING";
+pub(crate) const SECRET: &str = "SELECT value FROM secrets WHERE name = $1";
 /// `$1` the oldest timestamp kept: drops older audit rows.
 pub(crate) const DELETE_OLD_AUDIT: &str = "DELETE FROM audit WHERE timestamp_ms < $1";
 pub(crate) const INSERT_AUDIT: &str =

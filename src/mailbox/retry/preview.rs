@@ -5,7 +5,7 @@ use super::{
     fresh_report, scope_admits, Candidate, Gate, Requeued, RetryPolicy, RetryReport, SkipReason,
     Skipped,
 };
-use crate::auth::{Caller, ScopeCtx};
+use crate::auth::Caller;
 use crate::domain::Validate;
 use crate::error::MailboxError;
 use crate::mailbox::{now_ms, Mailbox};
@@ -19,7 +19,7 @@ impl Mailbox {
         caller: &Caller,
         policy: &RetryPolicy,
     ) -> Result<RetryReport, MailboxError> {
-        caller.require("a2a.operator", &ScopeCtx::default())?;
+        caller.require_operator()?;
         policy.validate()?;
         let enabled = RetryPolicy {
             enabled: true,

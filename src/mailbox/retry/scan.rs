@@ -4,12 +4,14 @@
 //! lock, and within one process a scan holds the mailbox's scan mutex. A scan that finds another
 //! one running does not wait for it and does nothing (`considered: 0`, `coalesced: true`).
 //!
-//! Scheduler ticks are coalesced across every instance on the database through one row
-//! (`scheduler_ticks`, see the store's `claim_tick`): a tick runs only if it claims that row in
-//! its own transaction, that is when the previous tick started at least the configured spacing
-//! before this one and its scan had finished before this one started. The claim commits with the
-//! scan, so ten ticks fired at once on any number of instances run one scan, and `max_requeues`
-//! bounds them together.
+//! Every enabled scan (an enabled `retry-stale` call or a scheduler tick, mixed) is coalesced
+//! across every instance on the database through one row (`scheduler_ticks`, see the store's
+//! `claim_tick`): a scan runs only if it claims that row in its own transaction, that is when
+//! the previous scan started at least the configured spacing before this one and had finished
+//! before this one started. The claim commits with the scan, so ten scans fired at once on any
+//! number of instances run one scan, and `max_requeues` bounds them together. Each requeue is
+//! fenced by the lease the scan read (the store's `requeue`): a lease that changed meanwhile is
+//! left alone.
 
 use std::collections::BTreeMap;
 
@@ -19,7 +21,7 @@ use super::{
     fresh_report, Candidate, Gate, Requeued, RetryPolicy, RetryReport, ScanKind, SkipReason,
     Skipped,
 };
-use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
+use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx, OPERATOR};
 use crate::domain::Validate;
 use crate::error::{ErrorCode, MailboxError};
 use crate::mailbox::audit::{audit, checks_audit, RepairApplied, CAPABILITY_CHECK};
@@ -28,7 +30,8 @@ use crate::mailbox::{Writer, Written};
 use crate::store::{parse_uuid, Tx};
 
 /// The actions an enabled scan needs, as its audited capability check lists them.
-const SCAN_ACTIONS: [&str; 2] = ["a2a.operator", "a2a.repair.requeue"];
+const SCAN_ACTIONS: [&str; 2] = [OPERATOR, REQUEUE];
+const REQUEUE: &str = "a2a.repair.requeue";
 
 /// The scope id of an enabled scan's capability check (§10).
 const SCAN_SCOPE: &str = "a2a-auto-retry";
@@ -43,7 +46,7 @@ impl Mailbox {
     ) -> Written<RetryReport> {
         // A dry run's check is not audited; an enabled scan's is, in its transaction.
         if !policy.enabled {
-            by.caller.require("a2a.operator", &ScopeCtx::default())?;
+            by.caller.require_operator()?;
         }
         policy.validate()?;
         // When this tick started, before it waits for anything.
@@ -76,7 +79,9 @@ impl Mailbox {
         let mut coalesced = busy;
         let mut claimed = false;
         if cap_error.is_none() && !coalesced {
-            if kind == ScanKind::Scheduler {
+            // Every enabled scan and every tick shares one bound: it runs only if it claims
+            // the database's scan row (a dry run changes nothing and claims nothing).
+            if kind == ScanKind::Scheduler || policy.enabled {
                 claimed = tx
                     .claim_tick(started, self.cfg.scheduler_min_spacing_ms)
                     .await?;
@@ -111,25 +116,30 @@ impl Mailbox {
         Ok(Done::changed(report).waking(wake))
     }
 
-    /// The audited capability check of an enabled scan (one row per scan). Without
-    /// `a2a.operator` the scan is refused at once; without `a2a.repair.requeue` it is refused
-    /// after its scan row is written (that refusal is answered).
+    /// The audited capability check of an enabled scan (one row per scan). A caller that is
+    /// not an operator (a scoped `a2a.operator` included) is refused at once; without
+    /// `a2a.repair.requeue` the scan is refused after its scan row is written (that refusal is
+    /// answered). A scoped `a2a.repair.requeue` passes here and narrows, row by row, what the
+    /// scan may requeue.
     async fn check_scan(
         &self,
         tx: &mut Tx,
         caller: &Caller,
         now: i64,
     ) -> Result<Option<MailboxError>, MailboxError> {
-        let missing: Vec<&str> = SCAN_ACTIONS
-            .into_iter()
-            .filter(|a| caller.check(a, &ScopeCtx::default()) == CapCheck::Missing)
-            .collect();
+        let operator = caller.check(OPERATOR, &ScopeCtx::default());
+        let requeue = caller.check(REQUEUE, &ScopeCtx::default());
+        let missing: Vec<&str> = [
+            (OPERATOR, operator != CapCheck::Passed),
+            (REQUEUE, requeue == CapCheck::Missing),
+        ]
+        .into_iter()
+        .filter_map(|(action, missing)| missing.then_some(action))
+        .collect();
         let body = checks_audit(SCAN_SCOPE, &SCAN_ACTIONS, &missing);
         audit(tx, now, caller.sub.as_str(), CAPABILITY_CHECK, body).await?;
-        if missing.contains(&"a2a.operator") {
-            cap_error(CapCheck::Missing, "a2a.operator")?;
-        }
-        Ok((!missing.is_empty()).then(|| {
+        cap_error(operator, OPERATOR)?;
+        Ok((requeue == CapCheck::Missing).then(|| {
             MailboxError::new(
                 ErrorCode::CapabilityMissing,
                 "the token lacks the capability a2a.repair.requeue, which an enabled retry scan needs",
@@ -179,7 +189,7 @@ impl Mailbox {
                 skip(SkipReason::CapabilityScopeMismatch);
                 continue;
             }
-            if !tx.requeue(&row.id, now).await? {
+            if !tx.requeue(&row, now).await? {
                 skip(SkipReason::NotInFlight);
                 continue;
             }

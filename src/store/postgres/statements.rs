@@ -58,11 +58,12 @@ pub(crate) static STATEMENTS: Statements = Statements {
                     leased_at_ms = NULL, heartbeat_at_ms = NULL, updated_at_ms = $3 WHERE id = $1",
     requeue: "UPDATE tasks SET state = 'queued', queue_seq = nextval('a2a_queue_seq'), \
                 lease_id = NULL, leased_to = NULL, leased_at_ms = NULL, heartbeat_at_ms = NULL, \
-                updated_at_ms = $2 WHERE id = $1 AND state = 'in_flight'",
+                updated_at_ms = $2 \
+              WHERE id = $1 AND state = 'in_flight' AND lease_id = $3 AND heartbeat_at_ms = $4",
     scan_lock: Some("SELECT pg_try_advisory_xact_lock(7262001)"),
     claim_tick: "UPDATE scheduler_ticks SET started_at_ms = $1 \
                  WHERE id = (SELECT id FROM scheduler_ticks WHERE id = 1 \
-                   AND started_at_ms <= $1 - $2 AND finished_at_ms < $1 FOR UPDATE SKIP LOCKED)",
+                   AND started_at_ms <= $1 - $2 AND finished_at_ms <= $1 FOR UPDATE SKIP LOCKED)",
     queued_all: select_tasks!("WHERE state = 'queued' ORDER BY queue_seq + 0 LIMIT $1"),
     queued_visible: select_tasks!(
         "WHERE state = 'queued' AND (sender = $1 OR recipient = $1) \

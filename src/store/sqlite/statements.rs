@@ -82,11 +82,12 @@ pub(crate) static STATEMENTS: Statements = Statements {
         "UPDATE tasks SET state = 'queued', queue_seq = ",
         next_queue_seq!(),
         ", lease_id = NULL, leased_to = NULL, leased_at_ms = NULL, heartbeat_at_ms = NULL, \
-            updated_at_ms = $2 WHERE id = $1 AND state = 'in_flight'"
+            updated_at_ms = $2 \
+         WHERE id = $1 AND state = 'in_flight' AND lease_id = $3 AND heartbeat_at_ms = $4"
     ),
     scan_lock: None,
     claim_tick: "UPDATE scheduler_ticks SET started_at_ms = $1 \
-                 WHERE id = 1 AND started_at_ms <= $1 - $2 AND finished_at_ms < $1",
+                 WHERE id = 1 AND started_at_ms <= $1 - $2 AND finished_at_ms <= $1",
     queued_all: select_tasks!("WHERE state = 'queued' ORDER BY queue_seq LIMIT $1"),
     queued_visible: select_tasks!(
         "WHERE state = 'queued' AND (sender = $1 OR recipient = $1) \

@@ -8,12 +8,14 @@ mod common;
 
 mod ops {
     mod audit;
+    mod audit_bounds;
     mod checks;
     mod cli;
     mod coalescing;
     mod compact;
     mod repair;
     mod retry;
+    mod scan_bounds;
     mod scheduler;
     mod startup;
 

@@ -52,6 +52,80 @@ pub(crate) fn respond_audit_halves(task_id: &str) -> (String, String) {
     }
 }
 
+/// The most bytes of one string value copied into an audit row; a longer one is cut at a
+/// character boundary and its field gets a sibling `"<field>_truncated": true`.
+pub(crate) const MAX_VALUE_BYTES: usize = 256;
+
+/// The most bytes of an audit row's body: a refused request never costs the database more.
+pub(crate) const MAX_ROW_BYTES: usize = 4096;
+
+/// An audit row's body as it is stored: every string at most [`MAX_VALUE_BYTES`], the whole at
+/// most [`MAX_ROW_BYTES`] (fields that do not fit are left out, in order, and the row says
+/// `"truncated": true`). Every audit row the rules write goes through here, whoever asked.
+pub(crate) fn bounded(fields: Value) -> String {
+    let fields = cut_strings(fields);
+    let text = fields.to_string();
+    if text.len() <= MAX_ROW_BYTES {
+        return text;
+    }
+    let Value::Object(map) = fields else {
+        return json!({"truncated": true}).to_string();
+    };
+    // Room for the marker and the separators of what is kept.
+    let mut room = MAX_ROW_BYTES - r#"{"truncated":true}"#.len();
+    let mut kept = serde_json::Map::new();
+    for (key, value) in map {
+        let cost = serde_json::to_string(&key).map_or(0, |k| k.len()) + value.to_string().len() + 2;
+        if cost <= room {
+            room -= cost;
+            kept.insert(key, value);
+        }
+    }
+    kept.insert("truncated".into(), Value::Bool(true));
+    Value::Object(kept).to_string()
+}
+
+/// Every string of `value` cut to [`MAX_VALUE_BYTES`] (object keys included), with the
+/// `_truncated` sibling of each cut field of an object.
+fn cut_strings(value: Value) -> Value {
+    match value {
+        Value::String(s) => Value::String(cut(s).0),
+        Value::Array(items) => Value::Array(items.into_iter().map(cut_strings).collect()),
+        Value::Object(map) => {
+            let mut out = serde_json::Map::new();
+            for (key, value) in map {
+                let (key, _) = cut(key);
+                let value = match value {
+                    Value::String(s) => {
+                        let (s, was_cut) = cut(s);
+                        if was_cut {
+                            out.insert(format!("{key}_truncated"), Value::Bool(true));
+                        }
+                        Value::String(s)
+                    }
+                    other => cut_strings(other),
+                };
+                out.insert(key, value);
+            }
+            Value::Object(out)
+        }
+        other => other,
+    }
+}
+
+/// `s` cut to at most [`MAX_VALUE_BYTES`] at a character boundary, and whether it was cut.
+fn cut(mut s: String) -> (String, bool) {
+    if s.len() <= MAX_VALUE_BYTES {
+        return (s, false);
+    }
+    let mut end = MAX_VALUE_BYTES;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s.truncate(end);
+    (s, true)
+}
+
 /// Writes one audit row inside the transaction of the change it records.
 pub(crate) async fn audit(
     tx: &mut Tx,
@@ -60,7 +134,7 @@ pub(crate) async fn audit(
     kind: &str,
     fields: Value,
 ) -> Result<(), MailboxError> {
-    tx.audit(now, issuer, kind, &fields.to_string()).await
+    tx.audit(now, issuer, kind, &bounded(fields)).await
 }
 
 /// The `a2a_repair_applied` row: written by an operator's repair and by the retry gate alike.
@@ -124,7 +198,39 @@ pub(crate) async fn record_check(
 
 #[cfg(test)]
 mod tests {
-    use super::{capability_audit, respond_audit_halves};
+    use super::{bounded, capability_audit, respond_audit_halves, MAX_ROW_BYTES};
+    use serde_json::{json, Value};
+
+    #[test]
+    fn copied_values_are_cut_at_a_character_boundary_and_marked() {
+        let long = "€".repeat(1000); // three bytes a character
+        let row: Value = serde_json::from_str(&bounded(json!({
+            "sender": long, "recipient": "bob", "task_id": null,
+            "nested": {"reason": "x".repeat(300)}, "list": ["y".repeat(300)],
+        })))
+        .unwrap();
+        assert_eq!(row["sender"].as_str().unwrap(), "€".repeat(85));
+        assert_eq!(row["sender_truncated"], true);
+        assert_eq!(row["recipient"], "bob");
+        assert!(row.get("recipient_truncated").is_none());
+        assert_eq!(row["nested"]["reason"].as_str().unwrap().len(), 256);
+        assert_eq!(row["nested"]["reason_truncated"], true);
+        assert_eq!(row["list"][0].as_str().unwrap().len(), 256);
+    }
+
+    #[test]
+    fn no_row_is_larger_than_4_kib() {
+        let many: serde_json::Map<String, Value> = (0..100)
+            .map(|i| (format!("field{i}"), Value::String("z".repeat(250))))
+            .collect();
+        let text = bounded(Value::Object(many));
+        assert!(text.len() <= MAX_ROW_BYTES, "{}", text.len());
+        let row: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(row["truncated"], true);
+        assert_eq!(row["field0"].as_str().unwrap().len(), 250);
+        let small = json!({"a": 1});
+        assert_eq!(bounded(small.clone()), small.to_string());
+    }
 
     #[test]
     fn the_fast_paths_audit_body_is_the_checks_own() {

@@ -83,7 +83,7 @@ pub(super) async fn write_audits<'a>(
         .into_iter()
         // A run of equal rows (a batch's items for one recipient) is serialised once.
         .filter(|row| last.replace(*row) != Some(*row))
-        .map(|(kind, fields)| (*kind, fields.to_string()))
+        .map(|(kind, fields)| (*kind, super::audit::bounded(fields.clone())))
         .filter(|row| seen.insert(row.clone()))
         .collect();
     tx.audit_many(now, caller.sub.as_str(), &rows).await
@@ -105,11 +105,14 @@ pub(super) fn check_send(caller: &Caller, raw: &Value) -> Checked {
     };
     // 1. The sender is the caller.
     if sender != caller.sub.as_str() {
-        let row = json!({"sender": sender, "recipient": recipient, "task_id": raw.get("id")});
+        // Claimed values, copied as strings only (the row bounds their size).
+        let id = raw.get("id").and_then(Value::as_str);
+        let row = json!({"sender": sender, "recipient": recipient, "task_id": id});
         let e = MailboxError::new(
             ErrorCode::SenderMismatch,
+            // The claimed sender is not echoed: it may be any size.
             format!(
-                "the task's sender {sender:?} is not the token subject {:?}",
+                "the task's sender is not the token subject {:?}",
                 caller.sub.as_str()
             ),
         );
@@ -174,7 +177,7 @@ impl Mailbox {
         }
         let inserted = self
             .store
-            .send_fast(accepted.stored(), checked.to_string())
+            .send_fast(accepted.stored(), super::audit::bounded(checked.clone()))
             .await?;
         if !inserted {
             return Ok(None);

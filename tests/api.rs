@@ -22,6 +22,7 @@ mod api {
     mod lease;
     mod listing;
     mod longpoll;
+    mod nul;
     mod outage;
     mod queue;
     mod raw_http;

@@ -158,6 +158,52 @@ impl FromRequest for JsonBytes {
     }
 }
 
+/// Why a JSON body is refused before any handler reads it.
+pub enum BodyFault {
+    /// Not a JSON document (the parser's complaint).
+    Malformed(String),
+    /// A string of the document (a key or a value) holds the NUL character; the document as
+    /// parsed, for an answer that echoes part of it (a JSON-RPC `id`).
+    Nul(Value),
+}
+
+/// Parses a JSON body: the one place every JSON body is read, on every surface. It refuses a
+/// NUL character (U+0000) in any string of the document, which no value may hold (PostgreSQL
+/// refuses it in text; SQLite would store it), before anything is written.
+pub fn parse_json(bytes: &[u8]) -> Result<Value, BodyFault> {
+    let value: Value =
+        serde_json::from_slice(bytes).map_err(|e| BodyFault::Malformed(e.to_string()))?;
+    // JSON text can only write a NUL as the escape `\u0000`: a body without it is not walked.
+    let escaped = bytes.windows(6).any(|w| w == b"\\u0000");
+    if escaped && holds_nul(&value) {
+        return Err(BodyFault::Nul(value));
+    }
+    Ok(value)
+}
+
+/// Whether a string anywhere in `v` (object keys included) holds NUL.
+fn holds_nul(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s.contains('\0'),
+        Value::Array(items) => items.iter().any(holds_nul),
+        Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || holds_nul(v)),
+        _ => false,
+    }
+}
+
+/// What a refusal of a NUL says, wherever it was found (a query, a path, a body).
+pub const NUL_REFUSED: &str =
+    "the request holds the NUL character (U+0000), which no value may contain";
+
+impl From<BodyFault> for MailboxError {
+    fn from(fault: BodyFault) -> MailboxError {
+        match fault {
+            BodyFault::Malformed(e) => MailboxError::invalid(format!("malformed JSON body: {e}")),
+            BodyFault::Nul(_) => MailboxError::invalid(NUL_REFUSED),
+        }
+    }
+}
+
 /// A JSON body that may be left out: an empty body is `None`; anything else must be JSON
 /// (`application/json`, within the size limit), with the same answers as every JSON body.
 pub struct OptionalJson(pub Option<Value>);
@@ -172,9 +218,7 @@ impl FromRequest for OptionalJson {
             let Some(bytes) = bytes.await?.0 else {
                 return Ok(OptionalJson(None));
             };
-            serde_json::from_slice(&bytes)
-                .map(|v| OptionalJson(Some(v)))
-                .map_err(|e| MailboxError::invalid(format!("malformed JSON body: {e}")))
+            Ok(OptionalJson(Some(parse_json(&bytes)?)))
         })
     }
 }

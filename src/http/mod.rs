@@ -33,7 +33,7 @@ pub use extract::{
     query_config as extract_query_config,
 };
 pub use listen::{listen, Listening};
-pub use query_guard::refuse_nul_in_query;
+pub use query_guard::refuse_nul_in_url;
 pub use respond::{not_found_route, observe_latency};
 
 /// Shared by every handler; holds no per-request state.
@@ -45,6 +45,9 @@ pub struct AppState {
     pub scheduler_policy: crate::mailbox::retry::RetryPolicy,
     /// The A2A facade's settings (§16).
     pub a2a: a2a::Settings,
+    /// The namespace of the A2A facade's task ids, generated once per database and never
+    /// revealed (`Mailbox::secret_namespace`).
+    pub a2a_namespace: uuid::Uuid,
     /// What the service listens on (`tcp:ADDR`, `unix:PATH`), set once it is bound.
     pub transports: std::sync::OnceLock<Vec<String>>,
 }

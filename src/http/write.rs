@@ -1,12 +1,12 @@
 //! A write's request: its JSON body, read into the write's input, and the `Idempotency-Key`
 //! bound to the request's method, path and body.
 
-use actix_web::{dev::Payload, web, FromRequest, HttpRequest};
+use actix_web::{dev::Payload, FromRequest, HttpRequest};
 use futures_util::future::LocalBoxFuture;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
-use super::extract::OptionalJson;
+use super::extract::{parse_json, JsonBytes, OptionalJson};
 use super::params::{idem_request, object, typed};
 use crate::auth::Caller;
 use crate::domain::{CancelRequest, HeartbeatRequest, PostResult, Validate};
@@ -95,10 +95,13 @@ impl FromRequest for Write {
     type Future = LocalBoxFuture<'static, Result<Write, actix_web::Error>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let body = web::Json::<Value>::from_request(req, payload);
+        let body = JsonBytes::from_request(req, payload);
         let req = req.clone();
         Box::pin(async move {
-            let body = body.await?.into_inner();
+            let Some(bytes) = body.await?.0 else {
+                return Err(MailboxError::invalid("malformed JSON body: the body is empty").into());
+            };
+            let body = parse_json(&bytes).map_err(MailboxError::from)?;
             Ok(Write { req, body })
         })
     }

@@ -10,7 +10,7 @@ use super::methods::Call;
 use super::{check_version, key_header, recipient};
 use crate::auth::Caller;
 use crate::error::MailboxError;
-use crate::http::extract::JsonBytes;
+use crate::http::extract::{parse_json, BodyFault, JsonBytes, NUL_REFUSED};
 use crate::http::State;
 
 pub async fn endpoint(
@@ -20,9 +20,10 @@ pub async fn endpoint(
     body: JsonBytes,
 ) -> Result<HttpResponse, MailboxError> {
     let recipient = recipient(&req)?;
-    let request: Value = match body.0.as_deref().map(serde_json::from_slice) {
-        Some(Ok(v)) => v,
-        None | Some(Err(_)) => {
+    let (request, nul) = match body.0.as_deref().map(parse_json) {
+        Some(Ok(v)) => (v, false),
+        Some(Err(BodyFault::Nul(v))) => (v, true),
+        None | Some(Err(BodyFault::Malformed(_))) => {
             let e = A2aError::new(Kind::ParseError, "the body is not a JSON document");
             return Ok(reply(Value::Null, Err(e)));
         }
@@ -31,6 +32,12 @@ pub async fn endpoint(
         Ok(parts) => parts,
         Err((id, e)) => return Ok(reply(id, Err(e))),
     };
+    if nul {
+        return Ok(reply(
+            id,
+            Err(A2aError::new(Kind::InvalidParams, NUL_REFUSED)),
+        ));
+    }
     if let Err(e) = check_version(&req) {
         return Ok(reply(id, Err(e)));
     }

@@ -9,7 +9,7 @@ use super::errors::{A2aError, Fault, Kind};
 use super::methods::Call;
 use super::{check_version, key_header, recipient};
 use crate::auth::Caller;
-use crate::http::extract::JsonBytes;
+use crate::http::extract::{parse_json, BodyFault, JsonBytes, NUL_REFUSED};
 use crate::http::respond::Answer;
 use crate::http::State;
 
@@ -60,16 +60,17 @@ fn body_params(body: &JsonBytes) -> Result<Map<String, Value>, A2aError> {
     let Some(bytes) = &body.0 else {
         return Ok(Map::new());
     };
-    match serde_json::from_slice(bytes) {
+    match parse_json(bytes) {
         Ok(Value::Object(m)) => Ok(m),
         Ok(_) => Err(A2aError::new(
             Kind::InvalidRequest,
             "the body must be a JSON object",
         )),
-        Err(e) => Err(A2aError::new(
+        Err(BodyFault::Malformed(e)) => Err(A2aError::new(
             Kind::InvalidRequest,
             format!("the body is not valid JSON: {e}"),
         )),
+        Err(BodyFault::Nul(_)) => Err(A2aError::new(Kind::InvalidParams, NUL_REFUSED)),
     }
 }
 

@@ -75,6 +75,7 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
     let store = Store::connect(&s.database_url, &s.pool, metrics.clone()).await?;
     store.migrate().await?;
     let mailbox = Mailbox::new(store.clone(), s.mailbox, metrics);
+    let a2a_namespace = mailbox.secret_namespace(A2A_TASK_IDS).await?;
     tokio::spawn(crate::mailbox::auth_failures::flush(mailbox.clone()));
     tokio::spawn(sample_throughput(mailbox.metrics.clone()));
     if let Some(every) = s.scheduler.interval_ms.filter(|ms| *ms > 0) {
@@ -97,6 +98,7 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
         max_body_bytes: max_body,
         scheduler_policy: s.scheduler.policy,
         a2a: s.a2a,
+        a2a_namespace,
         transports: std::sync::OnceLock::new(),
     }));
     let http::Listening {
@@ -121,6 +123,9 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
     store.close().await;
     Ok(())
 }
+
+/// The name of the secret namespace the A2A facade derives its task ids from.
+const A2A_TASK_IDS: &str = "a2a-task-ids";
 
 /// Samples the counters every 10 s for the dashboard's throughput chart.
 async fn sample_throughput(metrics: Arc<Metrics>) {

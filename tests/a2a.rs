@@ -7,7 +7,9 @@ mod common;
 
 mod a2a {
     mod card;
+    mod collision;
     mod errors;
+    mod nul;
     mod read;
     pub mod rpc;
     mod sdk;

@@ -19,6 +19,7 @@ pub mod overview;
 pub mod repair;
 mod results;
 pub mod retry;
+mod secrets;
 mod send;
 pub mod tasks;
 mod visibility;

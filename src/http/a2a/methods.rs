@@ -63,14 +63,18 @@ impl Call<'_> {
         let incoming = Incoming::parse(field(p, "message").unwrap_or(&Value::Null))?;
         let key = incoming.key(self.key_header)?;
         let (sender, recipient) = (self.caller.sub.as_str(), self.recipient.as_str());
-        let id = wire::task_id(sender, recipient, &key);
+        let id = wire::task_id(&self.state.a2a_namespace, sender, recipient, &key);
         let raw = incoming.native_task(id, sender, recipient);
         let mailbox = &self.state.mailbox;
         match mailbox.send(Writer::from(self.caller), &raw).await {
             Ok(_) => {}
-            // The key's task exists with another body: the same message again replays it.
+            // The key's task exists with another body: the same message again replays it. It
+            // is the same message only if the caller sent it to this agent.
             Err(e) if e.code == ErrorCode::TaskIdConflict => {
                 let first = mailbox.task_status(self.caller, id).await.ok();
+                let first = first.filter(|s| {
+                    s.task.sender == self.caller.sub && s.task.recipient == *self.recipient
+                });
                 let kept = first.as_ref().and_then(|s| {
                     s.task
                         .metadata

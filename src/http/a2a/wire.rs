@@ -17,9 +17,8 @@ pub const KEPT: &str = "urn:a2a-mailbox:v1:a2a";
 /// The agent card's one skill; also the intent of a message without text.
 pub const SKILL_NAME: &str = "Mailbox task";
 
-/// Namespaces of the facade's UUIDv5s: a task id from (sender, recipient, key), and a
-/// generated context id from the task id.
-const TASK_NS: Uuid = Uuid::from_u128(0x6f1c_2a4e_8b3d_4c5f_9e7a_1d2b_3c4d_5e6f);
+/// The namespace of a generated context id, a UUIDv5 of the task id. (Task ids are UUIDv5s
+/// under the database's secret namespace: see [`task_id`].)
 const CONTEXT_NS: Uuid = Uuid::from_u128(0x0c7e_5b1a_2f4d_4e6b_8a9c_3d5e_7f1a_2b4c);
 
 /// A2A's name of a task's state (§16). Every other mapping of states is derived from this one.
@@ -208,12 +207,11 @@ impl Incoming {
     }
 }
 
-/// The native task id of a SendMessage: a UUIDv5 of (sender, recipient, key).
-pub fn task_id(sender: &str, recipient: &str, key: &str) -> Uuid {
-    Uuid::new_v5(
-        &TASK_NS,
-        json!([sender, recipient, key]).to_string().as_bytes(),
-    )
+/// The native task id of a SendMessage: a UUIDv5 of (sender, recipient, key) under `ns`, the
+/// database's secret namespace, so no client can compute the id another caller's message will
+/// get (and pre-create a task under it).
+pub fn task_id(ns: &Uuid, sender: &str, recipient: &str, key: &str) -> Uuid {
+    Uuid::new_v5(ns, json!([sender, recipient, key]).to_string().as_bytes())
 }
 
 /// The context id given to a task whose message named none.

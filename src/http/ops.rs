@@ -28,11 +28,11 @@ pub(super) const REFUSALS: openapi::Refusals = &[
     ]),
     ("POST /a2a/retry-stale", &[
         "`invalid_request`: malformed JSON, wrong types, `scan_limit` outside 1..=1000, `min_lease_age_ms` out of range, or a bad `Idempotency-Key` header.",
-        "`capability_missing`: the token does not grant `a2a.operator` (or, with `enabled: true`, `a2a.repair.requeue`).",
+        "`capability_missing`: the token does not grant `a2a.operator` (or, with `enabled: true`, `a2a.repair.requeue`). `capability_scope_mismatch`: its grant of `a2a.operator` has a scope, and a scoped `a2a.operator` is no operator grant.",
     ]),
     ("POST /a2a/scheduler/tick", &[
         "`invalid_request`: a bad `Idempotency-Key` header.",
-        "`capability_missing`: the token does not grant `a2a.operator` (or, when the configured policy is enabled, `a2a.repair.requeue`).",
+        "`capability_missing`: the token does not grant `a2a.operator` (or, when the configured policy is enabled, `a2a.repair.requeue`). `capability_scope_mismatch`: its grant of `a2a.operator` has a scope, and a scoped `a2a.operator` is no operator grant.",
     ]),
     ("POST /a2a/compact", &[
         "`invalid_request`: a bad `Idempotency-Key` header.",
@@ -93,8 +93,15 @@ async fn repair(state: State, caller: Caller, body: Write) -> Answer {
 /// ids) those whose lease is idle for at least `min_lease_age_ms`, that declared themselves
 /// `idempotent` with a key, and that are below `max_attempts`, at most `max_requeues` of them.
 /// Each task that is not requeued is reported with the first rule it fails. A dry run (the
-/// default) changes nothing and skips every task as `disabled`. Needs `a2a.operator`, and
-/// `a2a.repair.requeue` when `enabled`. Concurrent scans never requeue a task twice.
+/// default) changes nothing and skips every task as `disabled`. Needs `a2a.operator` without a
+/// scope, and `a2a.repair.requeue` when `enabled` (a scoped one narrows what may be requeued).
+/// Every enabled scan and every scheduler tick share one bound across every instance on the
+/// database: a scan that starts while another runs, or less than
+/// `A2A_MAILBOX_AUTO_RETRY_SCHEDULER_MIN_SPACING_MS` (default 1000) after the previous one
+/// started, changes nothing and answers `considered: 0` with `coalesced: true`, so scans fired
+/// together never requeue a task twice or exceed `max_requeues` together. A requeue is fenced
+/// by the lease the scan examined: a task whose lease changed meanwhile (a heartbeat, a result,
+/// a cancel, another requeue) is left in flight and reported skipped `not_in_flight`.
 #[utoipa::path(post, path = "/a2a/retry-stale",
     request_body(content = RetryPolicy, description = "The scan's bounds; absent fields take their defaults (`{}` is a dry run with the defaults).",
         example = json!({"enabled": true, "min_lease_age_ms": 300000, "max_attempts": 3, "max_requeues": 1, "scan_limit": 100})),
@@ -117,11 +124,12 @@ async fn retry_stale(state: State, caller: Caller, body: Write) -> Answer {
 /// The endpoint an external timer (cron, a cloud scheduler, a Kubernetes CronJob) calls. Runs
 /// the retry gate with the policy from configuration (`A2A_MAILBOX_AUTO_RETRY_*`; disabled
 /// unless `A2A_MAILBOX_AUTO_RETRY_SCHEDULER=1`, and then every task is skipped `disabled`) and
-/// writes one `a2a_auto_retry_scheduler_scan` audit row. Ticks are coalesced across every
-/// instance on the database: a tick that starts while another tick's scan runs, or less than
-/// `A2A_MAILBOX_AUTO_RETRY_SCHEDULER_MIN_SPACING_MS` (default 1000) after the previous tick
-/// started, changes nothing and answers `considered: 0` with `coalesced: true`. Takes no body.
-/// Needs `a2a.operator`, and `a2a.repair.requeue` when the configured policy is enabled.
+/// writes one `a2a_auto_retry_scheduler_scan` audit row. Ticks and enabled retry-stale scans
+/// are coalesced across every instance on the database: one that starts while another scan
+/// runs, or less than `A2A_MAILBOX_AUTO_RETRY_SCHEDULER_MIN_SPACING_MS` (default 1000) after the
+/// previous one started, changes nothing and answers `considered: 0` with `coalesced: true`.
+/// Takes no body. Needs `a2a.operator` without a scope, and `a2a.repair.requeue` when the
+/// configured policy is enabled.
 #[utoipa::path(post, path = "/a2a/scheduler/tick",
     responses(
         (status = 200, description = "What the scan did.", body = openapi::AutoRetried,

@@ -9,6 +9,8 @@ use crate::{token_subject, AgentId, Backoff, Error};
 
 /// A typed client of one a2a-mailbox, over TCP or a Unix socket.
 ///
+/// Its `Debug` output names the mailbox and the agent, never the token.
+///
 /// Cheap to clone: clones share one connection pool and one record of the tasks sent and not
 /// yet drained (see [`Client::checkpoint`]). Every method is one logical call: it retries
 /// retriable errors with [`Backoff`], reusing the same task id and `Idempotency-Key`.
@@ -51,7 +53,9 @@ pub(crate) struct Inner {
 ///     .build()?;
 /// # Ok(()) }
 /// ```
-#[derive(Clone, Debug)]
+///
+/// Its `Debug` output shows `token: "<redacted>"`, never the token.
+#[derive(Clone)]
 pub struct ClientBuilder {
     base: String,
     socket: Option<PathBuf>,
@@ -59,6 +63,19 @@ pub struct ClientBuilder {
     backoff: Backoff,
     timeout: Duration,
     context_id: Option<String>,
+}
+
+impl std::fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("base", &self.base)
+            .field("socket", &self.socket)
+            .field("token", &"<redacted>")
+            .field("backoff", &self.backoff)
+            .field("timeout", &self.timeout)
+            .field("context_id", &self.context_id)
+            .finish()
+    }
 }
 
 impl ClientBuilder {
@@ -170,5 +187,30 @@ impl std::fmt::Debug for Client {
             .field("base", &self.inner.base)
             .field("agent", &self.inner.agent)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// {"alg":"HS256"} . {"sub":"alice"} . a signature that must never be printed.
+    const TOKEN: &str = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2VjcmV0LXNpZ25hdHVyZQ";
+
+    #[test]
+    fn debug_never_shows_the_token() {
+        let builder = Client::builder("http://127.0.0.1:8080", TOKEN).context_id("c-1");
+        let client = builder.clone().build().unwrap();
+        for shown in [
+            format!("{builder:?}"),
+            format!("{builder:#?}"),
+            format!("{client:?}"),
+            format!("{:?}", crate::Worker::new(client.clone())),
+        ] {
+            assert!(!shown.contains("c2VjcmV0"), "{shown}");
+            assert!(!shown.contains("eyJ"), "{shown}");
+            assert!(shown.contains("127.0.0.1:8080"), "{shown}");
+        }
+        assert!(format!("{builder:?}").contains(r#"token: "<redacted>""#));
     }
 }

@@ -7,6 +7,7 @@ mod common;
 
 mod client {
     mod checkpoint;
+    mod checkpoint_file;
     mod listing;
     mod ops;
     mod proxy;

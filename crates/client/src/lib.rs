@@ -37,6 +37,7 @@ mod backoff;
 mod call;
 mod checkpoint;
 mod client;
+mod durable;
 mod error;
 mod listing;
 mod ops;

@@ -8,6 +8,7 @@ mod common;
 mod client {
     mod checkpoint;
     mod checkpoint_file;
+    mod gateway;
     mod listing;
     mod ops;
     mod proxy;

@@ -6,9 +6,10 @@
 //!   [`a2a_mailbox_types`] (re-exported as [`types`]).
 //! - Retries are built in and safe: a send picks its task id (a UUIDv7) and every POST its
 //!   `Idempotency-Key` once per logical call, and reuses them on every retry of a retriable
-//!   error (503, 409 `idempotency_in_flight`, a refused or broken connection), with capped
-//!   exponential [`Backoff`] and jitter. Other errors come back at once as one [`Error`], which
-//!   carries the contract's `code`, `retriable` and `Retry-After`.
+//!   error (503 `storage_unavailable`, 409 `idempotency_in_flight`, a refused or broken
+//!   connection, a gateway's 502/503/504), with capped exponential [`Backoff`] and jitter.
+//!   Other errors come back at once as one [`Error`], which carries the contract's `code`,
+//!   `retriable` and `Retry-After`. See [Retries](#retries) for the calls that consume.
 //! - Long-polls: [`Client::next_task`] and [`Client::next_result`]; [`Worker`] runs a handler
 //!   on each leased task, heartbeats, stops it on cancellation and posts its [`Reply`].
 //! - [`Client::checkpoint`] and [`Client::from_checkpoint`] let a process that restarts pick
@@ -30,6 +31,23 @@
 //! assert_eq!(result.task_id, sent.task_id);
 //! # Ok(()) }
 //! ```
+//!
+//! # Retries
+//!
+//! Sends, results, heartbeats, cancels and operator writes carry their task id and
+//! `Idempotency-Key`, and reads consume nothing: a second try answers like the first, so they
+//! are retried after any retriable error, including a broken connection and a gateway's
+//! 502/503/504, when the mailbox may have acted.
+//!
+//! A lease ([`Client::next_task`], [`Client::lease_next`]) and a drain
+//! ([`Client::next_result`]) consume what they answer: a second try after the mailbox acted
+//! would lease another task, or drain another result, while the first answer is lost. They are
+//! retried only when the connection could not be made (no byte was sent,
+//! [`Error::Transport`] with `before_sending: true`) or when the mailbox answered its own error
+//! body marked `retriable` (it changed nothing). A broken connection, a timeout or a gateway's
+//! 502/503/504 without that body comes back to the caller: after a lease, a task may be in flight
+//! to this agent, left for an operator's requeue or the retry gate (the mailbox never hands a
+//! lease out again by itself); after a drain, [`Client::get_task`] still reads the result.
 
 #![warn(missing_docs)]
 

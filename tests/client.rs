@@ -15,6 +15,7 @@ mod client {
     mod results;
     mod retries;
     mod tasks;
+    mod tls;
     mod transports;
     mod worker;
 

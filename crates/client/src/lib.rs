@@ -3,7 +3,8 @@
 //!
 //! - [`Client`] has one async method per endpoint of the HTTP contract (`API.md` §4, §12–§14),
 //!   over TCP ([`Client::new`]) or a Unix socket ([`Client::unix`]), with the wire types of
-//!   [`a2a_mailbox_types`] (re-exported as [`types`]).
+//!   [`a2a_mailbox_types`] (re-exported as [`types`]); over TLS for an `https://` URL (see
+//!   [TLS](#tls)).
 //! - Retries are built in and safe: a send picks its task id (a UUIDv7) and every POST its
 //!   `Idempotency-Key` once per logical call, and reuses them on every retry of a retriable
 //!   error (503 `storage_unavailable`, 409 `idempotency_in_flight`, a refused or broken
@@ -29,6 +30,25 @@
 //! bob.post_result(&reply).await?;
 //! let result = alice.next_result(Duration::from_secs(5)).await?.expect("a result");
 //! assert_eq!(result.task_id, sent.task_id);
+//! # Ok(()) }
+//! ```
+//!
+//! # TLS
+//!
+//! An `https://` base URL reaches a mailbox behind a TLS-terminating proxy or load balancer
+//! (the service itself speaks plain HTTP). TLS is rustls with the `ring` provider (no OpenSSL).
+//! The server's certificate must chain to a root of the system's store (Debian's
+//! `ca-certificates`; `SSL_CERT_FILE` and `SSL_CERT_DIR` are honoured), read when the client is
+//! built, or to one added with [`ClientBuilder::add_root_certificate_pem`], e.g. a private CA;
+//! [`ClientBuilder::tls_built_in_roots`]`(false)` trusts the added ones alone. A client of an
+//! `http://` URL reads no store and speaks plain HTTP.
+//!
+//! ```no_run
+//! # fn demo(token: String) -> Result<(), Box<dyn std::error::Error>> {
+//! let ca = std::fs::read("/etc/a2a/private-ca.pem")?;
+//! let client = a2a_mailbox_client::Client::builder("https://mailbox.internal", token)
+//!     .add_root_certificate_pem(ca)
+//!     .build()?;
 //! # Ok(()) }
 //! ```
 //!
@@ -61,6 +81,7 @@ mod listing;
 mod ops;
 mod results;
 mod tasks;
+mod tls;
 mod token;
 mod worker;
 

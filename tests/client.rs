@@ -7,12 +7,15 @@ mod common;
 
 mod client {
     mod checkpoint;
+    mod checkpoint_file;
+    mod gateway;
     mod listing;
     mod ops;
     mod proxy;
     mod results;
     mod retries;
     mod tasks;
+    mod tls;
     mod transports;
     mod worker;
 

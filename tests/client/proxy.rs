@@ -1,5 +1,6 @@
-//! A TCP proxy in front of the mailbox that records every request and can drop the answer to
-//! the first one: the mailbox acts on it, the client sees its connection close.
+//! A TCP proxy in front of the mailbox that records every request and can spoil the answer to
+//! the first one: the mailbox acts on it, the client sees its connection close, or a gateway's
+//! 502 instead of the mailbox's answer.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -24,24 +25,54 @@ impl Message {
     }
 }
 
+/// What the proxy does with the mailbox's answer to the first request that passes; the
+/// request itself always reaches the mailbox.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// The answer is thrown away and the client's connection closed.
+    DropAnswer,
+    /// The answer is thrown away and the client gets `502 Bad Gateway` in a gateway's own
+    /// words (an HTML page, not the mailbox's error body); the connection stays open.
+    BadGateway,
+}
+
+/// What a gateway answers when its upstream failed it.
+fn bad_gateway() -> Vec<u8> {
+    let page = "<html><body><h1>502 Bad Gateway</h1></body></html>\n";
+    format!(
+        "HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/html\r\ncontent-length: {}\r\n\r\n{page}",
+        page.len()
+    )
+    .into_bytes()
+}
+
 pub struct Proxy {
     pub url: String,
     pub requests: Arc<Mutex<Vec<Message>>>,
 }
 
 impl Proxy {
-    /// Forwards to `upstream` (`127.0.0.1:PORT`); with `drop_first`, the first answer is read
-    /// from the mailbox and thrown away, and the client's connection closed.
-    pub async fn start(upstream: String, drop_first: bool) -> Proxy {
+    /// Forwards to `upstream` (`127.0.0.1:PORT`); the first answer suffers `fault`.
+    pub async fn start(upstream: String, fault: Fault) -> Proxy {
+        Proxy::start_on(upstream, fault, "").await
+    }
+
+    /// Forwards to `upstream`; the answer to the first request whose request line starts with
+    /// `target` (e.g. `"GET /a2a/tasks/next"`) suffers `fault`.
+    pub async fn start_on(upstream: String, fault: Fault, target: &'static str) -> Proxy {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let requests = Arc::new(Mutex::new(Vec::new()));
         let seen = requests.clone();
-        let dropping = Arc::new(AtomicBool::new(drop_first));
+        let spoil = Spoil {
+            fault,
+            target,
+            pending: Arc::new(AtomicBool::new(true)),
+        };
         tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
-                let (upstream, seen, dropping) = (upstream.clone(), seen.clone(), dropping.clone());
-                tokio::spawn(relay(client, upstream, seen, dropping));
+                let (upstream, seen, spoil) = (upstream.clone(), seen.clone(), spoil.clone());
+                tokio::spawn(relay(client, upstream, seen, spoil));
             }
         });
         Proxy { url, requests }
@@ -52,12 +83,27 @@ impl Proxy {
     }
 }
 
+/// Which answer to spoil, and how; shared by every connection of one proxy.
+#[derive(Clone)]
+struct Spoil {
+    fault: Fault,
+    target: &'static str,
+    /// Still to be done: only the first matching answer is spoiled.
+    pending: Arc<AtomicBool>,
+}
+
+impl Spoil {
+    fn hits(&self, request: &Message) -> bool {
+        request.head.starts_with(self.target) && self.pending.swap(false, Ordering::SeqCst)
+    }
+}
+
 /// Relays the requests of one client connection, one at a time.
 async fn relay(
     mut client: TcpStream,
     upstream: String,
     seen: Arc<Mutex<Vec<Message>>>,
-    dropping: Arc<AtomicBool>,
+    spoil: Spoil,
 ) {
     let Ok(mut server) = TcpStream::connect(&upstream).await else {
         return;
@@ -69,10 +115,13 @@ async fn relay(
         let Some(answer) = forward(&mut server, &mut from_server, &request).await else {
             return;
         };
-        if dropping.swap(false, Ordering::SeqCst) {
-            return; // the mailbox answered; the client never hears of it
-        }
-        if client.write_all(&bytes(&answer)).await.is_err() {
+        let out = match (spoil.hits(&request), spoil.fault) {
+            // The mailbox answered; the client never hears of it.
+            (true, Fault::DropAnswer) => return,
+            (true, Fault::BadGateway) => bad_gateway(),
+            (false, _) => bytes(&answer),
+        };
+        if client.write_all(&out).await.is_err() {
             return;
         }
     }

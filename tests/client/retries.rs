@@ -9,13 +9,13 @@ use a2a_mailbox_client::{Backoff, Client, Error, ListQuery, NewTask};
 use serde_json::Value;
 
 use super::connect_to;
-use super::proxy::Proxy;
+use super::proxy::{Fault, Proxy};
 use crate::common::{AppConfig, TestApp};
 
 both_engines!(a_send_retried_after_a_dropped_connection_makes_one_task);
 async fn a_send_retried_after_a_dropped_connection_makes_one_task(app: TestApp) {
     let upstream = app.address.trim_start_matches("http://").to_owned();
-    let proxy = Proxy::start(upstream, true).await;
+    let proxy = Proxy::start(upstream, Fault::DropAnswer).await;
     let alice = connect_to(&proxy.url, app.alice());
     let sent = alice
         .send(NewTask::new("bob", "exactly once"))
@@ -54,7 +54,7 @@ async fn a_lease_whose_answer_is_lost_is_not_retried(app: TestApp) {
     let alice = connect_to(&app.address, app.alice());
     let sent = alice.send(NewTask::new("bob", "lease me")).await.unwrap();
     let upstream = app.address.trim_start_matches("http://").to_owned();
-    let proxy = Proxy::start(upstream, true).await;
+    let proxy = Proxy::start(upstream, Fault::DropAnswer).await;
     let bob = connect_to(&proxy.url, app.bob());
     // Leasing consumes: a second try could lease another task while the first stays in
     // flight with nobody working on it, so a broken connection is handed back instead.

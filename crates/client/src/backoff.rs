@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 /// Capped exponential backoff with jitter, for retriable errors (503, 409
-/// `idempotency_in_flight`, a refused or broken connection).
+/// `idempotency_in_flight`, a refused or broken connection; for leases and drains, a narrower
+/// set: see [the crate's retries](crate#retries)).
 ///
 /// Try `n` (from 0) waits a random time between half and all of `initial * 2^n`, never more
 /// than `max`, and never less than the mailbox's `Retry-After` (itself capped by `max`).

@@ -11,15 +11,36 @@ use crate::error::transport;
 use crate::{ApiError, Client, Error};
 use a2a_mailbox_types::ErrorBody;
 
-/// Whether a call may be sent again after a connection broke mid-way, when the mailbox may
-/// have acted on it without the answer arriving.
+/// Whether a call may be sent again when the mailbox may have acted on it without its answer
+/// arriving (a connection broken mid-way, a gateway's 502/503/504, a timeout).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Replay {
     /// Reads, and writes carrying their `Idempotency-Key`: a second try answers like the first.
     Safe,
-    /// Leasing and draining consume what they answer: retried only when the request surely did
-    /// not arrive (connection refused) or the mailbox said it changed nothing (a retriable code).
+    /// Leasing and draining consume what they answer: a second try would lease another task or
+    /// drain another result while the first one's answer is lost. Retried only when the request
+    /// provably never reached the mailbox (the connection could not be made) or the mailbox
+    /// itself answered that it changed nothing (its error body, marked `retriable`).
     OnlyUnsent,
+}
+
+impl Replay {
+    /// Whether `err` may be tried again under this rule (the backoff aside).
+    pub(crate) fn allows(self, err: &Error) -> bool {
+        match self {
+            Replay::Safe => err.retriable(),
+            Replay::OnlyUnsent => matches!(
+                err,
+                Error::Transport {
+                    before_sending: true,
+                    ..
+                } | Error::Api(ApiError {
+                    retriable: true,
+                    ..
+                })
+            ),
+        }
+    }
 }
 
 /// What to ask: method, path, query and JSON body.
@@ -100,17 +121,7 @@ impl Client {
                 Ok(answered) => return Ok(answered),
                 Err(e) => e,
             };
-            let may_have_acted = matches!(
-                err,
-                Error::Transport {
-                    before_sending: false,
-                    ..
-                }
-            );
-            let again = err.retriable()
-                && attempt < backoff.retries
-                && !(may_have_acted && call.replay == Replay::OnlyUnsent);
-            if !again {
+            if attempt >= backoff.retries || !call.replay.allows(&err) {
                 return Err(err);
             }
             tokio::time::sleep(backoff.delay(attempt, err.retry_after())).await;
@@ -178,5 +189,61 @@ fn excerpt(bytes: &[u8]) -> String {
     match text.char_indices().nth(200) {
         Some((i, _)) => format!("{}…", &text[..i]),
         None => text.into_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use a2a_mailbox_types::ErrorCode;
+
+    fn api(status: u16, code: ErrorCode) -> Error {
+        Error::Api(ApiError {
+            status,
+            code,
+            message: String::new(),
+            retriable: code.retriable(),
+            retry_after: Some(Duration::from_secs(1)),
+            index: None,
+        })
+    }
+
+    fn transport(before_sending: bool) -> Error {
+        Error::Transport {
+            message: String::new(),
+            before_sending,
+        }
+    }
+
+    fn gateway(status: u16) -> Error {
+        Error::UnexpectedAnswer {
+            status,
+            message: "<html>Bad Gateway</html>".into(),
+        }
+    }
+
+    #[test]
+    fn a_consuming_call_is_retried_only_when_the_mailbox_cannot_have_acted() {
+        let cases = [
+            // (error, retried when safe, retried when consuming)
+            (transport(true), true, true),
+            (api(503, ErrorCode::StorageUnavailable), true, true),
+            (api(409, ErrorCode::IdempotencyInFlight), true, true),
+            (transport(false), true, false),
+            (gateway(502), true, false),
+            (gateway(503), true, false),
+            (gateway(504), true, false),
+            (gateway(500), false, false),
+            (api(404, ErrorCode::NotFound), false, false),
+            (api(500, ErrorCode::Internal), false, false),
+        ];
+        for (err, safe, consuming) in cases {
+            assert_eq!(Replay::Safe.allows(&err), safe, "safe: {err:?}");
+            assert_eq!(
+                Replay::OnlyUnsent.allows(&err),
+                consuming,
+                "consuming: {err:?}"
+            );
+        }
     }
 }

@@ -57,14 +57,16 @@ impl Checkpoint {
         serde_json::to_string_pretty(self).expect("a checkpoint serialises")
     }
 
-    /// Writes the checkpoint to `path`, replacing the file at once (a crash leaves the old or
-    /// the new file, never half of one).
+    /// Writes the checkpoint to `path`, replacing the file at once: a crash leaves the old or
+    /// the new file, never half of one, and once `save` returns the new one is on disk.
+    ///
+    /// The text goes to a new temp file of a random name in the same directory, created
+    /// exclusively (it never opens an existing file nor follows a symlink) and, on Unix, with
+    /// mode 0600 from its creation; the file is synced, renamed over `path` (a symlink there is
+    /// replaced, not followed) and the directory synced. Concurrent saves to one path all
+    /// succeed; the file holds the last one renamed.
     pub fn save(&self, path: impl AsRef<Path>) -> std::io::Result<()> {
-        let path = path.as_ref();
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(".tmp");
-        std::fs::write(&tmp, self.to_json())?;
-        std::fs::rename(&tmp, path)
+        crate::durable::replace(path.as_ref(), self.to_json().as_bytes())
     }
 
     /// Reads the checkpoint saved at `path`.

@@ -5,9 +5,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use crate::checkpoint::Ledger;
+use crate::tls::Trust;
 use crate::{token_subject, AgentId, Backoff, Error};
 
 /// A typed client of one a2a-mailbox, over TCP or a Unix socket.
+///
+/// Its `Debug` output names the mailbox and the agent, never the token.
 ///
 /// Cheap to clone: clones share one connection pool and one record of the tasks sent and not
 /// yet drained (see [`Client::checkpoint`]). Every method is one logical call: it retries
@@ -51,7 +54,20 @@ pub(crate) struct Inner {
 ///     .build()?;
 /// # Ok(()) }
 /// ```
-#[derive(Clone, Debug)]
+///
+/// A mailbox behind a TLS endpoint whose certificate comes from a private CA:
+///
+/// ```no_run
+/// # fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// let ca = std::fs::read("/etc/a2a/private-ca.pem")?;
+/// let client = a2a_mailbox_client::Client::builder("https://mailbox.internal", "<jwt>")
+///     .add_root_certificate_pem(ca)
+///     .build()?;
+/// # Ok(()) }
+/// ```
+///
+/// Its `Debug` output shows `token: "<redacted>"`, never the token.
+#[derive(Clone)]
 pub struct ClientBuilder {
     base: String,
     socket: Option<PathBuf>,
@@ -59,6 +75,21 @@ pub struct ClientBuilder {
     backoff: Backoff,
     timeout: Duration,
     context_id: Option<String>,
+    trust: Trust,
+}
+
+impl std::fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("base", &self.base)
+            .field("socket", &self.socket)
+            .field("token", &"<redacted>")
+            .field("backoff", &self.backoff)
+            .field("timeout", &self.timeout)
+            .field("context_id", &self.context_id)
+            .field("trust", &self.trust)
+            .finish()
+    }
 }
 
 impl ClientBuilder {
@@ -89,17 +120,35 @@ impl ClientBuilder {
         self
     }
 
-    /// The client. Fails when the base URL is not `http://…` or the token's `sub` cannot be
-    /// read.
+    /// Trusts the root certificate(s) in `pem` (one or more `-----BEGIN CERTIFICATE-----`
+    /// blocks) for an `https://` mailbox, besides the system's: for a TLS endpoint whose
+    /// certificate comes from a private CA. May be called more than once; a bad certificate
+    /// fails [`build`](ClientBuilder::build).
+    pub fn add_root_certificate_pem(mut self, pem: impl AsRef<[u8]>) -> ClientBuilder {
+        self.trust.roots.push(pem.as_ref().to_vec());
+        self
+    }
+
+    /// Whether an `https://` mailbox's certificate may chain to the system's root certificates
+    /// (default `true`); with `false`, only to those added with
+    /// [`add_root_certificate_pem`](ClientBuilder::add_root_certificate_pem).
+    pub fn tls_built_in_roots(mut self, trusted: bool) -> ClientBuilder {
+        self.trust.added_only = !trusted;
+        self
+    }
+
+    /// The client. Fails when the base URL is neither `http://…` nor `https://…`, an added
+    /// root certificate cannot be read, or the token's `sub` cannot be read.
     pub fn build(self) -> Result<Client, Error> {
         let base = self.base.trim_end_matches('/').to_owned();
-        if !base.starts_with("http://") {
+        let https = base.starts_with("https://");
+        if !https && !base.starts_with("http://") {
             return Err(Error::InvalidInput(format!(
-                "the base URL must start with http:// (the client speaks plain HTTP), not {base:?}"
+                "the base URL must start with http:// or https://, not {base:?}"
             )));
         }
         let agent = token_subject(&self.token)?;
-        let mut http = reqwest::Client::builder();
+        let mut http = self.trust.apply(reqwest::Client::builder(), https)?;
         if let Some(path) = &self.socket {
             http = http.unix_socket(path.as_path());
         }
@@ -121,8 +170,9 @@ impl ClientBuilder {
 }
 
 impl Client {
-    /// A client of the mailbox at `base_url` (e.g. `http://127.0.0.1:8080`) calling with the
-    /// bearer `token`, whose `sub` is the agent it speaks for.
+    /// A client of the mailbox at `base_url` (e.g. `http://127.0.0.1:8080`, or
+    /// `https://mailbox.example` behind a TLS endpoint whose certificate the system trusts)
+    /// calling with the bearer `token`, whose `sub` is the agent it speaks for.
     pub fn new(base_url: impl Into<String>, token: impl Into<String>) -> Result<Client, Error> {
         Client::builder(base_url, token).build()
     }
@@ -147,6 +197,7 @@ impl Client {
             backoff: Backoff::default(),
             timeout: Duration::from_secs(30),
             context_id: None,
+            trust: Trust::default(),
         }
     }
 
@@ -170,5 +221,47 @@ impl std::fmt::Debug for Client {
             .field("base", &self.inner.base)
             .field("agent", &self.inner.agent)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// {"alg":"HS256"} . {"sub":"alice"} . a signature that must never be printed.
+    const TOKEN: &str = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2VjcmV0LXNpZ25hdHVyZQ";
+
+    #[test]
+    fn debug_never_shows_the_token() {
+        let builder = Client::builder("http://127.0.0.1:8080", TOKEN).context_id("c-1");
+        let client = builder.clone().build().unwrap();
+        for shown in [
+            format!("{builder:?}"),
+            format!("{builder:#?}"),
+            format!("{client:?}"),
+            format!("{:?}", crate::Worker::new(client.clone())),
+        ] {
+            assert!(!shown.contains("c2VjcmV0"), "{shown}");
+            assert!(!shown.contains("eyJ"), "{shown}");
+            assert!(shown.contains("127.0.0.1:8080"), "{shown}");
+        }
+        assert!(format!("{builder:?}").contains(r#"token: "<redacted>""#));
+    }
+
+    #[test]
+    fn bad_base_urls_and_root_certificates_are_refused_at_build() {
+        let refused = |b: ClientBuilder| match b.build() {
+            Err(Error::InvalidInput(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        let m = refused(Client::builder("ftp://127.0.0.1", TOKEN));
+        assert!(m.contains("http:// or https://"), "{m}");
+        let m = refused(Client::builder("https://a.test", TOKEN).add_root_certificate_pem("hi"));
+        assert!(m.contains("PEM"), "{m}");
+        let garbled = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
+        refused(Client::builder("https://a.test", TOKEN).add_root_certificate_pem(garbled));
+        for base in ["http://127.0.0.1:8080", "https://127.0.0.1:8443/"] {
+            Client::builder(base, TOKEN).build().unwrap();
+        }
     }
 }

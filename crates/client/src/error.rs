@@ -67,7 +67,8 @@ impl Error {
     }
 
     /// Whether the same request may succeed later: a retriable code, a broken connection, or a
-    /// gateway's 502/503/504.
+    /// gateway's 502/503/504. A lease or a drain is retried by the client on a narrower set
+    /// (see [the crate's retries](crate#retries)): after such an error the mailbox may have acted.
     pub fn retriable(&self) -> bool {
         match self {
             Error::Api(e) => e.retriable,

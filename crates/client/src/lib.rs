@@ -3,12 +3,14 @@
 //!
 //! - [`Client`] has one async method per endpoint of the HTTP contract (`API.md` §4, §12–§14),
 //!   over TCP ([`Client::new`]) or a Unix socket ([`Client::unix`]), with the wire types of
-//!   [`a2a_mailbox_types`] (re-exported as [`types`]).
+//!   [`a2a_mailbox_types`] (re-exported as [`types`]); over TLS for an `https://` URL (see
+//!   [TLS](#tls)).
 //! - Retries are built in and safe: a send picks its task id (a UUIDv7) and every POST its
 //!   `Idempotency-Key` once per logical call, and reuses them on every retry of a retriable
-//!   error (503, 409 `idempotency_in_flight`, a refused or broken connection), with capped
-//!   exponential [`Backoff`] and jitter. Other errors come back at once as one [`Error`], which
-//!   carries the contract's `code`, `retriable` and `Retry-After`.
+//!   error (503 `storage_unavailable`, 409 `idempotency_in_flight`, a refused or broken
+//!   connection, a gateway's 502/503/504), with capped exponential [`Backoff`] and jitter.
+//!   Other errors come back at once as one [`Error`], which carries the contract's `code`,
+//!   `retriable` and `Retry-After`. See [Retries](#retries) for the calls that consume.
 //! - Long-polls: [`Client::next_task`] and [`Client::next_result`]; [`Worker`] runs a handler
 //!   on each leased task, heartbeats, stops it on cancellation and posts its [`Reply`].
 //! - [`Client::checkpoint`] and [`Client::from_checkpoint`] let a process that restarts pick
@@ -30,6 +32,42 @@
 //! assert_eq!(result.task_id, sent.task_id);
 //! # Ok(()) }
 //! ```
+//!
+//! # TLS
+//!
+//! An `https://` base URL reaches a mailbox behind a TLS-terminating proxy or load balancer
+//! (the service itself speaks plain HTTP). TLS is rustls with the `ring` provider (no OpenSSL).
+//! The server's certificate must chain to a root of the system's store (Debian's
+//! `ca-certificates`; `SSL_CERT_FILE` and `SSL_CERT_DIR` are honoured), read when the client is
+//! built, or to one added with [`ClientBuilder::add_root_certificate_pem`], e.g. a private CA;
+//! [`ClientBuilder::tls_built_in_roots`]`(false)` trusts the added ones alone. A client of an
+//! `http://` URL reads no store and speaks plain HTTP.
+//!
+//! ```no_run
+//! # fn demo(token: String) -> Result<(), Box<dyn std::error::Error>> {
+//! let ca = std::fs::read("/etc/a2a/private-ca.pem")?;
+//! let client = a2a_mailbox_client::Client::builder("https://mailbox.internal", token)
+//!     .add_root_certificate_pem(ca)
+//!     .build()?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Retries
+//!
+//! Sends, results, heartbeats, cancels and operator writes carry their task id and
+//! `Idempotency-Key`, and reads consume nothing: a second try answers like the first, so they
+//! are retried after any retriable error, including a broken connection and a gateway's
+//! 502/503/504, when the mailbox may have acted.
+//!
+//! A lease ([`Client::next_task`], [`Client::lease_next`]) and a drain
+//! ([`Client::next_result`]) consume what they answer: a second try after the mailbox acted
+//! would lease another task, or drain another result, while the first answer is lost. They are
+//! retried only when the connection could not be made (no byte was sent,
+//! [`Error::Transport`] with `before_sending: true`) or when the mailbox answered its own error
+//! body marked `retriable` (it changed nothing). A broken connection, a timeout or a gateway's
+//! 502/503/504 without that body comes back to the caller: after a lease, a task may be in flight
+//! to this agent, left for an operator's requeue or the retry gate (the mailbox never hands a
+//! lease out again by itself); after a drain, [`Client::get_task`] still reads the result.
 
 #![warn(missing_docs)]
 
@@ -37,11 +75,13 @@ mod backoff;
 mod call;
 mod checkpoint;
 mod client;
+mod durable;
 mod error;
 mod listing;
 mod ops;
 mod results;
 mod tasks;
+mod tls;
 mod token;
 mod worker;
 

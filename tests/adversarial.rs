@@ -8,6 +8,7 @@
 mod common;
 
 mod adversarial {
+    mod facade;
     mod kit;
     mod native;
     mod world;

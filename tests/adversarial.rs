@@ -8,6 +8,8 @@
 mod common;
 
 mod adversarial {
+    mod cli;
+    mod dashboard;
     mod facade;
     mod kit;
     mod native;

@@ -11,6 +11,7 @@ mod adversarial {
     mod cli;
     mod dashboard;
     mod facade;
+    mod hostile;
     mod kit;
     mod native;
     mod world;

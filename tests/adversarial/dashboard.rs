@@ -30,12 +30,12 @@ fn dash_got(r: &Resp) -> Got {
 
 /// The CSRF token a session of `token` carries, computed as the server computes it (anyone who
 /// holds the token can): a form that carries it is not refused for its CSRF.
-fn csrf_of(token: &str) -> String {
+pub fn csrf_of(token: &str) -> String {
     let digest = Sha256::digest(format!("a2a-dashboard-csrf\u{0}{token}").as_bytes());
     digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
 }
 
-fn form(path: &str, fields: &[(&str, &str)]) -> Req {
+pub fn form(path: &str, fields: &[(&str, &str)]) -> Req {
     let body = fields
         .iter()
         .map(|(k, v)| format!("{}={}", enc(k), enc(v)))
@@ -51,7 +51,7 @@ fn form(path: &str, fields: &[(&str, &str)]) -> Req {
 }
 
 /// `req` with the session cookie of `token` (none for `None`).
-fn with_session(req: Req, token: Option<&str>) -> Req {
+pub fn with_session(req: Req, token: Option<&str>) -> Req {
     match token {
         Some(t) => req.header("Cookie", &format!("a2a_dashboard={t}")),
         None => req,

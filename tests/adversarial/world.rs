@@ -136,13 +136,13 @@ pub fn unchanged(judge: &mut Judge, case: &str, before: &Snap, after: &Snap) {
     for (id, b) in before {
         match after.get(id) {
             Some(a) if a == b => {}
-            Some(a) => diffs.push(format!("{id}: {b} -> {a}")),
+            Some(a) => diffs.push(short(&format!("{id}: {b} -> {a}"))),
             None => diffs.push(format!("{id}: {b} -> gone")),
         }
     }
     for (id, a) in after {
         if !before.contains_key(id) {
-            diffs.push(format!("{id}: new {a}"));
+            diffs.push(short(&format!("{id}: new {a}")));
         }
     }
     judge.fail(case, format!("a refusal changed the mailbox: {}", diffs.join("; ")));

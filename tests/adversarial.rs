@@ -14,5 +14,6 @@ mod adversarial {
     mod hostile;
     mod kit;
     mod native;
+    mod nul;
     mod world;
 }

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use super::kit::*;
 use super::world::{audit_bounded, audit_rows, fixture, snapshot, unchanged};
 use super::dashboard::{csrf_of, form, with_session};
-use crate::common::{full_ops, Resp, TestApp, BIN};
+use crate::common::{full_ops, TestApp, BIN};
 
 /// 100 KB of one character (ASCII, two-byte or three-byte, to cut at a character boundary).
 fn huge(c: char) -> String {

@@ -15,5 +15,6 @@ mod adversarial {
     mod kit;
     mod native;
     mod nul;
+    mod scoped;
     mod world;
 }

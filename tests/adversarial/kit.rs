@@ -96,11 +96,6 @@ impl Tok {
     pub fn auth(self, api: &Api) -> Option<String> {
         self.jwt(api).map(|t| format!("Bearer {t}"))
     }
-
-    /// Whether the server should refuse this token as a credential (401 class).
-    pub fn unauthenticated(self) -> bool {
-        matches!(self, Tok::None | Tok::Expired | Tok::Forged)
-    }
 }
 
 /// The outcome class the contract gives a request.
@@ -116,12 +111,6 @@ pub enum Want {
     Deny(&'static str),
     /// 404-as-invisible: exactly what a missing id answers.
     Hidden,
-}
-
-impl Want {
-    pub fn allowed(self) -> bool {
-        matches!(self, Want::Ok | Want::Read)
-    }
 }
 
 pub const CM: Want = Want::Deny("capability_missing");

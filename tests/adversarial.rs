@@ -13,8 +13,10 @@ mod adversarial {
     mod facade;
     mod hostile;
     mod kit;
+    mod model;
     mod native;
     mod nul;
+    mod prop;
     mod scoped;
     mod world;
 }

@@ -8,6 +8,7 @@
 mod common;
 
 mod adversarial {
+    mod careless;
     mod cli;
     mod dashboard;
     mod facade;

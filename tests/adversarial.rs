@@ -17,7 +17,10 @@ mod adversarial {
     mod model;
     mod native;
     mod nul;
+    mod nul_cases;
     mod prop;
+    mod prop_case;
+    mod prop_checks;
     mod scoped;
     mod world;
 }

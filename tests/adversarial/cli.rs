@@ -39,7 +39,11 @@ fn cli_got(o: &Out) -> Got {
         return Got::Other(format!("a failure printed on stdout: {}", short(&o.stdout)));
     }
     let e = &o.stderr;
-    for code in ["capability_scope_mismatch", "capability_missing", "sender_mismatch"] {
+    for code in [
+        "capability_scope_mismatch",
+        "capability_missing",
+        "sender_mismatch",
+    ] {
         if e.contains(code) {
             return Got::Deny(code.into());
         }
@@ -87,12 +91,26 @@ fn args(cmd: Cmd, fix: &Fix) -> Vec<String> {
         Cmd::Tasks => v(&["tasks", "--all", "--json"]),
         Cmd::Children => v(&["children", &fix.queued]),
         Cmd::Cancel => v(&["cancel", &fix.queued, "--reason", "mine"]),
-        Cmd::Requeue => v(&["requeue", &f, "--reason", "mine", "--duplicate-risk",
-            "operator-accepted", "--lease-id", &fix.lease]),
+        Cmd::Requeue => v(&[
+            "requeue",
+            &f,
+            "--reason",
+            "mine",
+            "--duplicate-risk",
+            "operator-accepted",
+            "--lease-id",
+            &fix.lease,
+        ]),
         Cmd::ForceError => v(&["force-error", &f, "--reason", "mine", "--message", "no"]),
         Cmd::RetryStaleDry => v(&["retry-stale", "--min-lease-age-ms", "0"]),
-        Cmd::RetryStaleEnabled => v(&["retry-stale", "--enable", "--min-lease-age-ms", "0",
-            "--max-requeues", "100"]),
+        Cmd::RetryStaleEnabled => v(&[
+            "retry-stale",
+            "--enable",
+            "--min-lease-age-ms",
+            "0",
+            "--max-requeues",
+            "100",
+        ]),
         Cmd::Compact => v(&["compact"]),
     }
 }
@@ -114,7 +132,11 @@ async fn every_cli_command_with_every_token(app: TestApp) {
             judge.check(
                 got.matches(want),
                 &case,
-                format!("expected {want:?}, got {got:?} (exit {}: {})", o.code, short(&o.stderr)),
+                format!(
+                    "expected {want:?}, got {got:?} (exit {}: {})",
+                    o.code,
+                    short(&o.stderr)
+                ),
             );
             if want == Want::Read && got == Got::Ok {
                 judge.check(

@@ -84,18 +84,35 @@ fn forms(fix: &Fix, csrf: &str) -> Vec<(&'static str, Req)> {
     vec![
         (
             "requeue",
-            act(&[("action", "requeue"), ("duplicate_risk", "operator_accepted")]),
+            act(&[
+                ("action", "requeue"),
+                ("duplicate_risk", "operator_accepted"),
+            ]),
         ),
-        ("force error", act(&[("action", "force_error"), ("message", "no")])),
-        ("cancel a lease", act(&[("action", "cancel"), ("reason", "mine")])),
+        (
+            "force error",
+            act(&[("action", "force_error"), ("message", "no")]),
+        ),
+        (
+            "cancel a lease",
+            act(&[("action", "cancel"), ("reason", "mine")]),
+        ),
         (
             "force every row",
             form(
                 "/dashboard/leases/act",
-                &[("csrf", csrf), ("all", "force_error"), ("message", "no"), ("min_age_ms", "0")],
+                &[
+                    ("csrf", csrf),
+                    ("all", "force_error"),
+                    ("message", "no"),
+                    ("min_age_ms", "0"),
+                ],
             ),
         ),
-        ("run the retry gate", form("/dashboard/retry", &[("csrf", csrf)])),
+        (
+            "run the retry gate",
+            form("/dashboard/retry", &[("csrf", csrf)]),
+        ),
         (
             "cancel a task",
             form(
@@ -175,7 +192,11 @@ async fn only_an_operator_gets_a_dashboard_session(app: TestApp) {
         let case = format!("dashboard form {what} as the operator");
         let r = call(&app, &with_session(req, Some(&ops)), None).await;
         judge.outcome(&case, Want::Ok, &dash_got(&r), &r);
-        judge.check(before != snapshot(&app).await, &case, "the operator's form changed nothing");
+        judge.check(
+            before != snapshot(&app).await,
+            &case,
+            "the operator's form changed nothing",
+        );
     }
     audit_bounded(&app, &mut judge).await;
     judge.finish("the dashboard under attack");

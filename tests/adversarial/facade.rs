@@ -116,7 +116,12 @@ async fn the_facade_on_both_bindings_with_every_token(app: TestApp) {
             for tok in Tok::ALL {
                 let want = want(*row, tok);
                 let case = format!("A2A {binding:?} {op:?} as {tok:?}");
-                let r = call(&app, &request(binding, *op, &fix), tok.auth(&app).as_deref()).await;
+                let r = call(
+                    &app,
+                    &request(binding, *op, &fix),
+                    tok.auth(&app).as_deref(),
+                )
+                .await;
                 let got = a2a_got(binding, &r);
                 judge.outcome(&case, want, &got, &r);
                 let after = snapshot(&app).await;
@@ -188,14 +193,20 @@ async fn a_squatted_task_id_neither_hijacks_nor_blocks_a_send_message(app: TestA
                 Binding::HttpJson => r.body["task"].clone(),
             };
             let Some(id) = task["id"].as_str().filter(|_| r.status == 200) else {
-                judge.fail(&case, format!("alice's message was refused: {}", short(&r.text)));
+                judge.fail(
+                    &case,
+                    format!("alice's message was refused: {}", short(&r.text)),
+                );
                 continue;
             };
             let native = app.status_ok(id).await;
             judge.check(
                 native["task"]["sender"] == alice && native["task"]["recipient"] == agent,
                 &case,
-                format!("alice was answered with someone else's task: {}", native["task"]),
+                format!(
+                    "alice was answered with someone else's task: {}",
+                    native["task"]
+                ),
             );
         }
         // Mallory's task is still mallory's, untouched.

@@ -4,9 +4,9 @@
 
 use serde_json::{json, Value};
 
+use super::dashboard::{csrf_of, form, with_session};
 use super::kit::*;
 use super::world::{audit_bounded, audit_rows, fixture, snapshot, unchanged};
-use super::dashboard::{csrf_of, form, with_session};
 use crate::common::{full_ops, TestApp, BIN};
 
 /// 100 KB of one character (ASCII, two-byte or three-byte, to cut at a character boundary).
@@ -20,7 +20,10 @@ fn huge(c: char) -> String {
 fn copied(judge: &mut Judge, case: &str, row: &Value, field: &str, sent: &str) {
     let kind = &row["kind"];
     let Some(v) = kind[field].as_str() else {
-        judge.fail(case, format!("{field} is not a string in {}", short(&row.to_string())));
+        judge.fail(
+            case,
+            format!("{field} is not a string in {}", short(&row.to_string())),
+        );
         return;
     };
     judge.check(
@@ -45,7 +48,11 @@ async fn oversized_claims_are_audited_within_bounds(app: TestApp) {
     let before = snapshot(&app).await;
     for (case, path, body) in [
         ("oversized send", "/a2a/tasks", claim.clone()),
-        ("oversized batch", "/a2a/tasks/batch", json!({"tasks": [claim.clone()]})),
+        (
+            "oversized batch",
+            "/a2a/tasks/batch",
+            json!({"tasks": [claim.clone()]}),
+        ),
     ] {
         let r = app.post(path, &mallory, &body).await;
         judge.outcome(case, SM, &native(&r), &r);
@@ -55,7 +62,11 @@ async fn oversized_claims_are_audited_within_bounds(app: TestApp) {
         .into_iter()
         .filter(|r| r["kind"]["type"] == "a2a_sender_mismatch")
         .collect();
-    judge.check(rows.len() == 2, "oversized claims", format!("{} sender-mismatch rows", rows.len()));
+    judge.check(
+        rows.len() == 2,
+        "oversized claims",
+        format!("{} sender-mismatch rows", rows.len()),
+    );
     for row in &rows {
         let case = "the oversized claim's audit row";
         judge.check(
@@ -85,10 +96,18 @@ async fn oversized_claims_are_audited_within_bounds(app: TestApp) {
         judge.check(
             last.is_some_and(|r| r["kind"]["task_id"].is_null()),
             &case,
-            format!("recorded as {:?}", last.map(|r| short(&r["kind"].to_string()))),
+            format!(
+                "recorded as {:?}",
+                last.map(|r| short(&r["kind"].to_string()))
+            ),
         );
     }
-    unchanged(&mut judge, "refused oversized claims", &before, &snapshot(&app).await);
+    unchanged(
+        &mut judge,
+        "refused oversized claims",
+        &before,
+        &snapshot(&app).await,
+    );
 
     // Huge values on every other route that audits what it is given: refused, never 5xx.
     let ops = full_ops(&app);
@@ -96,29 +115,67 @@ async fn oversized_claims_are_audited_within_bounds(app: TestApp) {
     let big = huge('ß');
     let real = fix.in_flight.clone();
     let bodies: Vec<(&str, &str, &str, Value)> = vec![
-        ("result", "/a2a/results", &mallory, json!({"task_id": big, "status": "ok"})),
-        ("result with a huge message", "/a2a/results", &fix.recipient_token,
-         json!({"task_id": real, "status": "error", "error_message": big, "lease_id": big})),
-        ("repair of a huge id", "/a2a/repair", &mallory, json!({"task_id": big, "reason": big,
-         "command": {"action": "requeue", "duplicate_risk": "operator_accepted"}})),
-        ("repair with a huge reason", "/a2a/repair", &ops, json!({"task_id": real, "reason": big,
-         "command": {"action": "force_error", "message": big}})),
-        ("retry-stale with huge values", "/a2a/retry-stale", &ops,
-         json!({"enabled": big, "min_lease_age_ms": big})),
+        (
+            "result",
+            "/a2a/results",
+            &mallory,
+            json!({"task_id": big, "status": "ok"}),
+        ),
+        (
+            "result with a huge message",
+            "/a2a/results",
+            &fix.recipient_token,
+            json!({"task_id": real, "status": "error", "error_message": big, "lease_id": big}),
+        ),
+        (
+            "repair of a huge id",
+            "/a2a/repair",
+            &mallory,
+            json!({"task_id": big, "reason": big,
+         "command": {"action": "requeue", "duplicate_risk": "operator_accepted"}}),
+        ),
+        (
+            "repair with a huge reason",
+            "/a2a/repair",
+            &ops,
+            json!({"task_id": real, "reason": big,
+         "command": {"action": "force_error", "message": big}}),
+        ),
+        (
+            "retry-stale with huge values",
+            "/a2a/retry-stale",
+            &ops,
+            json!({"enabled": big, "min_lease_age_ms": big}),
+        ),
     ];
     for (case, path, token, body) in bodies {
         let before = snapshot(&app).await;
         let r = app.post(path, token, &body).await;
         judge.no_5xx(case, &r);
-        judge.check((400..500).contains(&r.status), case, format!("answered {}", r.status));
+        judge.check(
+            (400..500).contains(&r.status),
+            case,
+            format!("answered {}", r.status),
+        );
         unchanged(&mut judge, case, &before, &snapshot(&app).await);
     }
     let before = snapshot(&app).await;
     let cancel = format!("/a2a/tasks/{}/cancel", fix.queued);
-    let r = app.post(&cancel, &fix.sender_token, &json!({"reason": big})).await;
+    let r = app
+        .post(&cancel, &fix.sender_token, &json!({"reason": big}))
+        .await;
     judge.no_5xx("cancel with a huge reason", &r);
-    judge.check(r.status == 400, "cancel with a huge reason", format!("answered {}", r.status));
-    unchanged(&mut judge, "cancel with a huge reason", &before, &snapshot(&app).await);
+    judge.check(
+        r.status == 400,
+        "cancel with a huge reason",
+        format!("answered {}", r.status),
+    );
+    unchanged(
+        &mut judge,
+        "cancel with a huge reason",
+        &before,
+        &snapshot(&app).await,
+    );
     audit_bounded(&app, &mut judge).await;
     judge.finish("oversized values");
 }
@@ -133,14 +190,17 @@ async fn reasons_over_1024_characters_are_refused(app: TestApp) {
     let ops = full_ops(&app);
     let over = "r".repeat(1025);
     let at_limit: String = "é".repeat(1024);
-    let repair = |id: &str, reason: &str, command: Value| {
-        json!({"task_id": id, "reason": reason, "command": command})
-    };
+    let repair = |id: &str, reason: &str, command: Value| json!({"task_id": id, "reason": reason, "command": command});
     let requeue = json!({"action": "requeue", "duplicate_risk": "operator_accepted"});
     let force = |m: &str| json!({"action": "force_error", "message": m});
-    for (n, case) in ["cancel reason", "requeue reason", "force_error reason", "force_error message"]
-        .into_iter()
-        .enumerate()
+    for (n, case) in [
+        "cancel reason",
+        "requeue reason",
+        "force_error reason",
+        "force_error message",
+    ]
+    .into_iter()
+    .enumerate()
     {
         let fix = fixture(&app, n).await;
         let (path, token, body) = match case {
@@ -149,9 +209,21 @@ async fn reasons_over_1024_characters_are_refused(app: TestApp) {
                 &fix.sender_token,
                 json!({"reason": over}),
             ),
-            "requeue reason" => ("/a2a/repair".into(), &ops, repair(&fix.in_flight, &over, requeue.clone())),
-            "force_error reason" => ("/a2a/repair".into(), &ops, repair(&fix.in_flight, &over, force("m"))),
-            _ => ("/a2a/repair".into(), &ops, repair(&fix.in_flight, "stuck", force(&over))),
+            "requeue reason" => (
+                "/a2a/repair".into(),
+                &ops,
+                repair(&fix.in_flight, &over, requeue.clone()),
+            ),
+            "force_error reason" => (
+                "/a2a/repair".into(),
+                &ops,
+                repair(&fix.in_flight, &over, force("m")),
+            ),
+            _ => (
+                "/a2a/repair".into(),
+                &ops,
+                repair(&fix.in_flight, "stuck", force(&over)),
+            ),
         };
         let case = format!("{case} of 1,025 characters");
         let before = snapshot(&app).await;
@@ -160,7 +232,11 @@ async fn reasons_over_1024_characters_are_refused(app: TestApp) {
         judge.check(
             r.status == 400 && r.body["code"] == "invalid_request",
             &case,
-            format!("expected 400 invalid_request, got {} {}", r.status, short(&r.text)),
+            format!(
+                "expected 400 invalid_request, got {} {}",
+                r.status,
+                short(&r.text)
+            ),
         );
         unchanged(&mut judge, &case, &before, &snapshot(&app).await);
     }
@@ -171,10 +247,20 @@ async fn reasons_over_1024_characters_are_refused(app: TestApp) {
         let (args, token) = match command {
             "cancel" => (vec!["cancel", q, "--reason", &over], &fix.sender_token),
             "requeue" => (
-                vec!["requeue", f, "--reason", &over, "--duplicate-risk", "operator-accepted"],
+                vec![
+                    "requeue",
+                    f,
+                    "--reason",
+                    &over,
+                    "--duplicate-risk",
+                    "operator-accepted",
+                ],
                 &ops,
             ),
-            _ => (vec!["force-error", f, "--reason", "stuck", "--message", &over], &ops),
+            _ => (
+                vec!["force-error", f, "--reason", "stuck", "--message", &over],
+                &ops,
+            ),
         };
         let case = format!("CLI {command} with 1,025 characters");
         let before = snapshot(&app).await;
@@ -195,7 +281,10 @@ async fn reasons_over_1024_characters_are_refused(app: TestApp) {
     }
     // And the dashboard's forms refuse it.
     let csrf = csrf_of(&ops);
-    for (n, what) in ["cancel reason", "force_error message"].into_iter().enumerate() {
+    for (n, what) in ["cancel reason", "force_error message"]
+        .into_iter()
+        .enumerate()
+    {
         let fix = fixture(&app, 20 + n).await;
         let target = format!("{}:{}", fix.in_flight, fix.lease);
         let req = match what {
@@ -205,29 +294,52 @@ async fn reasons_over_1024_characters_are_refused(app: TestApp) {
             ),
             _ => form(
                 "/dashboard/leases/act",
-                &[("csrf", &csrf), ("action", "force_error"), ("message", &over), ("task", &target)],
+                &[
+                    ("csrf", &csrf),
+                    ("action", "force_error"),
+                    ("message", &over),
+                    ("task", &target),
+                ],
             ),
         };
         let case = format!("dashboard {what} of 1,025 characters");
         let before = snapshot(&app).await;
         let r = call(&app, &with_session(req, Some(&ops)), None).await;
         judge.no_5xx(&case, &r);
-        judge.check((400..500).contains(&r.status), &case, format!("answered {}", r.status));
+        judge.check(
+            (400..500).contains(&r.status),
+            &case,
+            format!("answered {}", r.status),
+        );
         unchanged(&mut judge, &case, &before, &snapshot(&app).await);
     }
 
     // Exactly 1,024 characters (2,048 bytes) is a valid reason; its rows copy at most 256 bytes.
     let fix = fixture(&app, 30).await;
     let cancel = format!("/a2a/tasks/{}/cancel", fix.queued);
-    let r = app.post(&cancel, &fix.sender_token, &json!({"reason": at_limit})).await;
+    let r = app
+        .post(&cancel, &fix.sender_token, &json!({"reason": at_limit}))
+        .await;
     judge.outcome("cancel reason of 1,024 characters", OK, &native(&r), &r);
-    let r = app.post("/a2a/repair", &ops, &repair(&fix.in_flight, &at_limit, requeue)).await;
+    let r = app
+        .post(
+            "/a2a/repair",
+            &ops,
+            &repair(&fix.in_flight, &at_limit, requeue),
+        )
+        .await;
     judge.outcome("requeue reason of 1,024 characters", OK, &native(&r), &r);
     for row in audit_rows(&app).await {
         let (t, id) = (&row["kind"]["type"], &row["kind"]["task_id"]);
         let mine = *id == json!(fix.queued) || *id == json!(fix.in_flight);
         if mine && (*t == "a2a_task_canceled" || *t == "a2a_repair_applied") {
-            copied(&mut judge, &format!("the {t} row"), &row, "reason", &at_limit);
+            copied(
+                &mut judge,
+                &format!("the {t} row"),
+                &row,
+                "reason",
+                &at_limit,
+            );
         }
     }
     audit_bounded(&app, &mut judge).await;

@@ -6,8 +6,8 @@ use jsonwebtoken::Algorithm;
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::common::{mint, now_ms, AppConfig, Resp};
 use crate::common::Api;
+use crate::common::{mint, now_ms, AppConfig, Resp};
 
 /// A server whose scheduler tick would requeue any idempotent in-flight task at once, so that a
 /// tick or a scan run by someone who may not run it shows up as a change.
@@ -64,8 +64,15 @@ impl Tok {
     /// The JWT itself; `None` for [`Tok::None`].
     pub fn jwt(self, api: &Api) -> Option<String> {
         let now = now_ms() / 1000;
-        let all = json!(["a2a.operator", "a2a.repair.requeue", "a2a.repair.force_error",
-            "a2a.compact", "a2a.send.*", "a2a.respond.*", "a2a.lease.*"]);
+        let all = json!([
+            "a2a.operator",
+            "a2a.repair.requeue",
+            "a2a.repair.force_error",
+            "a2a.compact",
+            "a2a.send.*",
+            "a2a.respond.*",
+            "a2a.lease.*"
+        ]);
         let scoped = |a: &str| json!({"action": a, "scope": {"peer": "x"}});
         Some(match self {
             Tok::None => return None,
@@ -79,10 +86,17 @@ impl Tok {
                 Algorithm::HS256,
             ),
             Tok::CapsLess => api.token("mallory", json!([])),
-            Tok::Wildcard => api.token("wild", json!(["a2a.send.*", "a2a.respond.*", "a2a.lease.*"])),
+            Tok::Wildcard => api.token(
+                "wild",
+                json!(["a2a.send.*", "a2a.respond.*", "a2a.lease.*"]),
+            ),
             Tok::Scoped => api.token(
                 "scoped",
-                json!([scoped("a2a.send.*"), scoped("a2a.respond.*"), scoped("a2a.lease.*")]),
+                json!([
+                    scoped("a2a.send.*"),
+                    scoped("a2a.respond.*"),
+                    scoped("a2a.lease.*")
+                ]),
             ),
             Tok::ScopedOp => api.token(
                 "sops",
@@ -225,7 +239,13 @@ pub async fn call(api: &Api, req: &Req, auth: Option<&str>) -> Resp {
             let headers = res.headers().clone();
             let text = res.text().await.unwrap_or_default();
             let body = serde_json::from_str(&text).unwrap_or(Value::Null);
-            Resp { what, status, headers, text, body }
+            Resp {
+                what,
+                status,
+                headers,
+                text,
+                body,
+            }
         }
         Err(e) => Resp {
             what,
@@ -252,7 +272,11 @@ pub fn short(s: &str) -> String {
     if s.chars().count() <= 300 {
         return s.to_owned();
     }
-    format!("{}… ({} bytes)", s.chars().take(300).collect::<String>(), s.len())
+    format!(
+        "{}… ({} bytes)",
+        s.chars().take(300).collect::<String>(),
+        s.len()
+    )
 }
 
 /// Collects every finding of a test, then fails it once with all of them.
@@ -290,7 +314,11 @@ impl Judge {
         self.check(
             got.matches(want),
             case,
-            format!("expected {want:?}, got {got:?} ({} {})", r.status, short(&r.text)),
+            format!(
+                "expected {want:?}, got {got:?} ({} {})",
+                r.status,
+                short(&r.text)
+            ),
         );
     }
 

@@ -73,7 +73,10 @@ pub struct Pred {
 }
 
 pub const fn exactly(status: &'static [u16], code: Option<&'static str>) -> Pred {
-    Pred { statuses: status, code }
+    Pred {
+        statuses: status,
+        code,
+    }
 }
 
 /// A refusal whose code the contract leaves open between `not_lessee` and a 409.
@@ -239,7 +242,9 @@ impl Model {
         (0..self.tasks.len())
             .filter(|&i| {
                 let t = &self.tasks[i];
-                t.state == St::InFlight && t.safety == Safety::Idempotent && t.attempt < max_attempts
+                t.state == St::InFlight
+                    && t.safety == Safety::Idempotent
+                    && t.attempt < max_attempts
             })
             .collect()
     }

@@ -95,7 +95,9 @@ fn request(op: Op, fix: &Fix, sub: &str) -> Req {
             "/a2a/tasks/batch",
             &json!({"tasks": [task(sub, &fix.recipient)]}),
         ),
-        Op::LeaseForTheRecipient => Req::get(format!("/a2a/tasks/next?recipient={}", fix.recipient)),
+        Op::LeaseForTheRecipient => {
+            Req::get(format!("/a2a/tasks/next?recipient={}", fix.recipient))
+        }
         Op::LeaseOwn => Req::get("/a2a/tasks/next"),
         Op::Heartbeat => Req::post(
             format!("/a2a/tasks/{f}/heartbeat"),
@@ -133,14 +135,24 @@ fn request(op: Op, fix: &Fix, sub: &str) -> Req {
 }
 
 /// What an allowed read may show: its own audit rows only, and none of the fixture's tasks.
-fn read_shows_nothing_foreign(judge: &mut Judge, case: &str, op: Op, fix: &Fix, sub: &str, r: &Resp) {
+fn read_shows_nothing_foreign(
+    judge: &mut Judge,
+    case: &str,
+    op: Op,
+    fix: &Fix,
+    sub: &str,
+    r: &Resp,
+) {
     if let Op::Audit = op {
         let events = r.body["events"].as_array().cloned().unwrap_or_default();
         let foreign: Vec<&Value> = events.iter().filter(|e| e["issuer"] != sub).collect();
         judge.check(
             foreign.is_empty(),
             case,
-            format!("the feed shows others' rows: {}", short(&json!(foreign).to_string())),
+            format!(
+                "the feed shows others' rows: {}",
+                short(&json!(foreign).to_string())
+            ),
         );
     } else {
         judge.check(

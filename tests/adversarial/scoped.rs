@@ -6,7 +6,7 @@
 use serde_json::{json, Value};
 
 use super::dashboard::{csrf_of, form, with_session};
-use super::facade::{a2a_request, a2a_got, Binding};
+use super::facade::{a2a_got, a2a_request, Binding};
 use super::kit::*;
 use super::world::{audit_bounded, audit_rows, snapshot, unchanged};
 use crate::common::{task, Api, TestApp, BIN};
@@ -40,28 +40,55 @@ async fn a_scoped_operator_is_no_operator_anywhere(app: TestApp) {
     let body = json!({"enabled": true, "min_lease_age_ms": 0, "max_requeues": 100});
     let r = app.post("/a2a/retry-stale", &narrowed, &body).await;
     let report = &r.body["report"];
-    let requeued: Vec<&Value> = report["requeued"].as_array().into_iter().flatten().collect();
+    let requeued: Vec<&Value> = report["requeued"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .collect();
     judge.check(
         r.status == 200 && requeued.len() == 1 && requeued[0]["task_id"] == billing,
         "a requeue grant scoped to billing",
         format!("requeued {}", short(&r.text)),
     );
-    let skipped = report["skipped"].as_array().into_iter().flatten().any(|s| {
-        s["task_id"] == other && s["reason"] == "capability_scope_mismatch"
-    });
-    judge.check(skipped, "a requeue grant scoped to billing", "the other task was not skipped");
+    let skipped = report["skipped"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|s| s["task_id"] == other && s["reason"] == "capability_scope_mismatch");
+    judge.check(
+        skipped,
+        "a requeue grant scoped to billing",
+        "the other task was not skipped",
+    );
     // Billing leases its task again: both are stale leases again.
     let (again, lease) = app.lease_some(&app.token("billing", json!([]))).await;
     assert_eq!(again, billing, "billing leased another task");
     let lease = lease["lease_id"].as_str().unwrap().to_owned();
     let mut before = snapshot(&app).await;
     let operator_only: Vec<(&str, Req)> = vec![
-        ("retry-stale, dry, defaults", Req::post("/a2a/retry-stale", &json!({}))),
-        ("retry-stale, dry", Req::post("/a2a/retry-stale", &json!({"min_lease_age_ms": 0}))),
-        ("retry-stale, enabled", Req::post("/a2a/retry-stale",
-            &json!({"enabled": true, "min_lease_age_ms": 0, "max_requeues": 100}))),
-        ("scheduler tick", Req { body: None, content_type: None,
-            ..Req::post("/a2a/scheduler/tick", &Value::Null) }),
+        (
+            "retry-stale, dry, defaults",
+            Req::post("/a2a/retry-stale", &json!({})),
+        ),
+        (
+            "retry-stale, dry",
+            Req::post("/a2a/retry-stale", &json!({"min_lease_age_ms": 0})),
+        ),
+        (
+            "retry-stale, enabled",
+            Req::post(
+                "/a2a/retry-stale",
+                &json!({"enabled": true, "min_lease_age_ms": 0, "max_requeues": 100}),
+            ),
+        ),
+        (
+            "scheduler tick",
+            Req {
+                body: None,
+                content_type: None,
+                ..Req::post("/a2a/scheduler/tick", &Value::Null)
+            },
+        ),
     ];
     for (what, req) in operator_only {
         let case = format!("scoped operator: {what}");
@@ -80,15 +107,27 @@ async fn a_scoped_operator_is_no_operator_anywhere(app: TestApp) {
         let r = call(&app, &Req::get(&path), Some(&bearer)).await;
         judge.outcome(&format!("scoped operator: GET {path}"), H, &native(&r), &r);
     }
-    for path in ["/a2a/tasks?role=any&recipient=billing", "/a2a/queue", "/a2a/tasks/recent"] {
+    for path in [
+        "/a2a/tasks?role=any&recipient=billing",
+        "/a2a/queue",
+        "/a2a/tasks/recent",
+    ] {
         let r = call(&app, &Req::get(path), Some(&bearer)).await;
         let case = format!("scoped operator: GET {path}");
         judge.outcome(&case, R, &native(&r), &r);
         judge.check(!r.text.contains(&billing), &case, "shows the billing task");
     }
     let r = call(&app, &Req::get("/audit/recent?limit=1000"), Some(&bearer)).await;
-    let foreign = r.body["events"].as_array().into_iter().flatten().any(|e| e["issuer"] != "sops");
-    judge.check(!foreign, "scoped operator: audit feed", "shows others' rows");
+    let foreign = r.body["events"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|e| e["issuer"] != "sops");
+    judge.check(
+        !foreign,
+        "scoped operator: audit feed",
+        "shows others' rows",
+    );
     // Its repair capability reaches no task it cannot see.
     let repair = json!({"task_id": billing, "reason": "mine", "command": {"action": "requeue",
         "lease_id": lease, "duplicate_risk": "idempotent"}});
@@ -96,20 +135,33 @@ async fn a_scoped_operator_is_no_operator_anywhere(app: TestApp) {
     judge.outcome("scoped operator: repair a billing task", H, &native(&r), &r);
     // The facade: an operator would see every task of the agent.
     for b in [Binding::JsonRpc, Binding::HttpJson] {
-        let r = call(&app, &a2a_request(b, "billing", "ListTasks", json!({})), Some(&bearer)).await;
+        let r = call(
+            &app,
+            &a2a_request(b, "billing", "ListTasks", json!({})),
+            Some(&bearer),
+        )
+        .await;
         let case = format!("scoped operator: ListTasks over {b:?}");
         judge.outcome(&case, R, &a2a_got(b, &r), &r);
         judge.check(!r.text.contains(&billing), &case, "shows the billing task");
         let get = a2a_request(b, "billing", "GetTask", json!({"id": billing}));
         let r = call(&app, &get, Some(&bearer)).await;
-        judge.outcome(&format!("scoped operator: GetTask over {b:?}"), H, &a2a_got(b, &r), &r);
+        judge.outcome(
+            &format!("scoped operator: GetTask over {b:?}"),
+            H,
+            &a2a_got(b, &r),
+            &r,
+        );
     }
     // The dashboard: no session, no preview, no scan.
     for req in [
         form("/dashboard/login", &[("token", &sops)]),
         with_session(Req::get("/dashboard/retry"), Some(&sops)),
         with_session(Req::get("/dashboard/leases?min_age_ms=0"), Some(&sops)),
-        with_session(form("/dashboard/retry", &[("csrf", &csrf_of(&sops))]), Some(&sops)),
+        with_session(
+            form("/dashboard/retry", &[("csrf", &csrf_of(&sops))]),
+            Some(&sops),
+        ),
     ] {
         let case = format!("scoped operator: dashboard {} {}", req.method, req.path);
         let r = call(&app, &req, None).await;
@@ -119,7 +171,14 @@ async fn a_scoped_operator_is_no_operator_anywhere(app: TestApp) {
     // The CLI.
     for args in [
         vec!["retry-stale", "--min-lease-age-ms", "0"],
-        vec!["retry-stale", "--enable", "--min-lease-age-ms", "0", "--max-requeues", "100"],
+        vec![
+            "retry-stale",
+            "--enable",
+            "--min-lease-age-ms",
+            "0",
+            "--max-requeues",
+            "100",
+        ],
     ] {
         let out = tokio::process::Command::new(BIN)
             .args(&args)
@@ -142,7 +201,11 @@ async fn a_scoped_operator_is_no_operator_anywhere(app: TestApp) {
         .into_iter()
         .filter(|r| r["issuer"] == "sops" && r["kind"]["type"] == "a2a_repair_applied")
         .count();
-    judge.check(applied == 0, "scoped operator", format!("{applied} repairs applied by sops"));
+    judge.check(
+        applied == 0,
+        "scoped operator",
+        format!("{applied} repairs applied by sops"),
+    );
 
     audit_bounded(&app, &mut judge).await;
     judge.finish("a scoped operator");

@@ -145,7 +145,10 @@ pub fn unchanged(judge: &mut Judge, case: &str, before: &Snap, after: &Snap) {
             diffs.push(short(&format!("{id}: new {a}")));
         }
     }
-    judge.fail(case, format!("a refusal changed the mailbox: {}", diffs.join("; ")));
+    judge.fail(
+        case,
+        format!("a refusal changed the mailbox: {}", diffs.join("; ")),
+    );
 }
 
 /// Every audit row as the feed would serve it (`AuditEvent`), read from the database itself so
@@ -189,7 +192,11 @@ pub async fn audit_bounded(app: &TestApp, judge: &mut Judge) {
         judge.check(
             size <= 4096,
             "audit rows are at most 4 KiB",
-            format!("a {} row of {size} bytes: {}", row["kind"]["type"], short(&row.to_string())),
+            format!(
+                "a {} row of {size} bytes: {}",
+                row["kind"]["type"],
+                short(&row.to_string())
+            ),
         );
     }
 }

@@ -1,0 +1,202 @@
+//! The world the attacker aims at: a fixture of tasks in every state between fresh agents, a
+//! snapshot of the whole mailbox read through an operator, and the bound on every audit row.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+use sqlx::Connection;
+
+use super::kit::{enc, short, Judge};
+use crate::common::{full_ops, result, task, Api, Engine, TestApp};
+
+/// One task in each state, between a fresh sender and a fresh recipient (`s<n>` → `r<n>`).
+pub struct Fix {
+    pub sender: String,
+    pub recipient: String,
+    pub sender_token: String,
+    pub recipient_token: String,
+    pub queued: String,
+    /// In flight, declared idempotent with a key: the retry gate would requeue it.
+    pub in_flight: String,
+    pub lease: String,
+    pub pending: String,
+    pub resolved: String,
+    pub canceled: String,
+}
+
+impl Fix {
+    pub fn ids(&self) -> [&str; 5] {
+        [
+            &self.queued,
+            &self.in_flight,
+            &self.pending,
+            &self.resolved,
+            &self.canceled,
+        ]
+    }
+
+    /// Whether a text shows any of the fixture's task ids.
+    pub fn leaks_into(&self, text: &str) -> bool {
+        self.ids().iter().any(|id| text.contains(id))
+    }
+}
+
+fn id_of(v: &Value) -> String {
+    v.as_str().expect("an id").to_owned()
+}
+
+/// Builds a fixture; `n` makes its agents unique on a server shared by many fixtures.
+pub async fn fixture(api: &Api, n: usize) -> Fix {
+    let (sender, recipient) = (format!("s{n}"), format!("r{n}"));
+    let st = api.token(&sender, json!([format!("a2a.send.{recipient}")]));
+    let rt = api.token(&recipient, json!([format!("a2a.respond.{sender}")]));
+    let new = || {
+        let mut t = task(&sender, &recipient);
+        t["context_id"] = json!(format!("ctx-{n}"));
+        t
+    };
+    // Leases are FIFO: each task is sent when the ones before it have left the queue.
+    let resolved = api.send_ok(&st, &new()).await;
+    let (_, l) = api.lease_some(&rt).await;
+    let mut body = result(&resolved, "ok", "done");
+    body["lease_id"] = l["lease_id"].clone();
+    api.post_result(&rt, &body).await.expect(201);
+    assert!(api.drain(&st).await.is_some(), "the fixture's drain");
+
+    let pending = api.send_ok(&st, &new()).await;
+    let (_, l) = api.lease_some(&rt).await;
+    let mut body = result(&pending, "ok", "waiting");
+    body["lease_id"] = l["lease_id"].clone();
+    api.post_result(&rt, &body).await.expect(201);
+
+    let mut idem = new();
+    idem["idempotency"] = json!({"duplicate_safety": "idempotent", "key": format!("k-{n}")});
+    let in_flight = api.send_ok(&st, &idem).await;
+    let (_, l) = api.lease_some(&rt).await;
+    let lease = id_of(&l["lease_id"]);
+
+    let queued = api.send_ok(&st, &new()).await;
+    let canceled = api.send_ok(&st, &new()).await;
+    api.post(&format!("/a2a/tasks/{canceled}/cancel"), &st, &json!({}))
+        .await
+        .expect(200);
+    Fix {
+        sender,
+        recipient,
+        sender_token: st,
+        recipient_token: rt,
+        queued,
+        in_flight,
+        lease,
+        pending,
+        resolved,
+        canceled,
+    }
+}
+
+/// Every task's state as an operator reads it: id → state, attempt, lease, result,
+/// cancellation and last update. Audit rows are left out on purpose.
+pub type Snap = BTreeMap<String, Value>;
+
+pub async fn snapshot(api: &Api) -> Snap {
+    let ops = full_ops(api);
+    let mut snap = Snap::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let path = match &cursor {
+            Some(c) => format!("/a2a/tasks?limit=1000&cursor={}", enc(c)),
+            None => "/a2a/tasks?limit=1000".to_owned(),
+        };
+        let page = api.get(&path, &ops).await;
+        let b = page.expect(200);
+        for t in b["tasks"].as_array().unwrap() {
+            snap.insert(
+                id_of(&t["task"]["id"]),
+                json!({
+                    "state": t["state"], "attempt": t["attempt"],
+                    "lease": t["lease"]["lease_id"], "result": t["result"],
+                    "cancellation": t["cancellation"], "updated_at_ms": t["updated_at_ms"],
+                }),
+            );
+        }
+        match b["next_cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => return snap,
+        }
+    }
+}
+
+/// Records, as one finding, every task a refused request changed.
+pub fn unchanged(judge: &mut Judge, case: &str, before: &Snap, after: &Snap) {
+    judge.checked += 1;
+    if before == after {
+        return;
+    }
+    let mut diffs = Vec::new();
+    for (id, b) in before {
+        match after.get(id) {
+            Some(a) if a == b => {}
+            Some(a) => diffs.push(short(&format!("{id}: {b} -> {a}"))),
+            None => diffs.push(format!("{id}: {b} -> gone")),
+        }
+    }
+    for (id, a) in after {
+        if !before.contains_key(id) {
+            diffs.push(short(&format!("{id}: new {a}")));
+        }
+    }
+    judge.fail(
+        case,
+        format!("a refusal changed the mailbox: {}", diffs.join("; ")),
+    );
+}
+
+/// Every audit row as the feed would serve it (`AuditEvent`), read from the database itself so
+/// that none is missed however many there are.
+pub async fn audit_rows(app: &TestApp) -> Vec<Value> {
+    const SQL: &str = "SELECT event_id, timestamp_ms, issuer, kind, body FROM audit ORDER BY id";
+    type Row = (String, i64, String, String, String);
+    let rows: Vec<Row> = match app.engine {
+        Engine::Sqlite => {
+            let mut c = sqlx::SqliteConnection::connect(&app.db_url)
+                .await
+                .expect("opening the test's SQLite file");
+            let rows = sqlx::query_as(SQL).fetch_all(&mut c).await.expect("audit");
+            let _ = c.close().await;
+            rows
+        }
+        Engine::Postgres => {
+            let mut c = sqlx::PgConnection::connect(&app.db_url)
+                .await
+                .expect("connecting to the test's database");
+            let rows = sqlx::query_as(SQL).fetch_all(&mut c).await.expect("audit");
+            let _ = c.close().await;
+            rows
+        }
+    };
+    rows.into_iter()
+        .map(|(id, ts, issuer, kind, body)| {
+            let mut k: Value = serde_json::from_str(&body).unwrap_or(json!({"unparsed": body}));
+            if let Some(o) = k.as_object_mut() {
+                o.insert("type".into(), json!(kind));
+            }
+            json!({"id": id, "timestamp_ms": ts, "issuer": issuer, "kind": k})
+        })
+        .collect()
+}
+
+/// No audit row is larger than 4 KiB, whoever asked for what.
+pub async fn audit_bounded(app: &TestApp, judge: &mut Judge) {
+    for row in audit_rows(app).await {
+        let size = row.to_string().len();
+        judge.check(
+            size <= 4096,
+            "audit rows are at most 4 KiB",
+            format!(
+                "a {} row of {size} bytes: {}",
+                row["kind"]["type"],
+                short(&row.to_string())
+            ),
+        );
+    }
+}

@@ -28,6 +28,10 @@ impl Mailbox {
         task_id: Uuid,
         reason: Option<String>,
     ) -> Written<Canceled> {
+        // The API checked the body already; this holds for every other caller (the dashboard).
+        if let Some(reason) = &reason {
+            crate::domain::stated("reason", reason)?;
+        }
         self.write(
             by,
             rule!(|this, cx| this.cancel_in(cx, task_id, reason.as_deref())),

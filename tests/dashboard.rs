@@ -7,6 +7,7 @@ mod common;
 
 mod dashboard {
     mod browser;
+    mod history;
     mod pages;
     pub mod web;
 }

@@ -7,6 +7,7 @@ mod common;
 
 mod dashboard {
     mod browser;
+    mod bulk;
     mod history;
     mod pages;
     pub mod web;

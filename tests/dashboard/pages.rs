@@ -186,13 +186,14 @@ async fn bulk_actions_run_one_audited_operation_per_row(app: TestApp) {
     for id in [&a, &b] {
         assert_eq!(app.status_ok(id).await["state"], "canceled");
     }
-    // Every row of the filter: only c is left in flight.
-    let form = [
-        ("csrf", csrf.as_str()),
-        ("all", "force_error"),
-        ("message", "gave up"),
-        ("min_age_ms", "0"),
-    ];
+    // Every row the page shows: only c is left in flight.
+    let drawn = page(&app, "/dashboard/leases", &ops).await;
+    let fields = hidden_fields(&drawn.text, "bulk");
+    let mut form: Vec<(&str, &str)> = fields
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    form.extend([("all", "force_error"), ("message", "gave up")]);
     let r = post_form(&app, "/dashboard/leases/act", &ops, &form).await;
     assert!(r.text.contains("1 of 1 done"), "{}", r.text);
     assert_eq!(app.status_ok(&c).await["state"], "result_pending");

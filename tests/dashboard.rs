@@ -10,5 +10,6 @@ mod dashboard {
     mod bulk;
     mod history;
     mod pages;
+    mod signin;
     pub mod web;
 }

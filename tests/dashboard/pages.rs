@@ -50,7 +50,7 @@ both_engines!(only_an_operator_token_signs_in);
 async fn only_an_operator_token_signs_in(app: TestApp) {
     let login = |token: String| {
         let api = app.api.clone();
-        async move { post_form(&api, "/dashboard/login", "", &[("token", &token)]).await }
+        async move { sign_in(&api, &token).await }
     };
     let r = login("not-a-token".into()).await;
     assert_eq!(r.status, 401, "{}", r.text);
@@ -60,7 +60,10 @@ async fn only_an_operator_token_signs_in(app: TestApp) {
     let r = login(operator(&app)).await;
     assert_eq!(r.status, 303);
     assert_eq!(r.header("location"), Some("/dashboard"));
-    let cookie = r.header("set-cookie").unwrap_or_default().to_owned();
+    let cookie = set_cookies(&r)
+        .into_iter()
+        .find(|c| c.starts_with("a2a_dashboard="))
+        .unwrap_or_default();
     for part in [
         "a2a_dashboard=",
         "HttpOnly",

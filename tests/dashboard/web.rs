@@ -53,6 +53,46 @@ pub async fn post_with(
     .await
 }
 
+/// The `Set-Cookie` headers of an answer.
+pub fn set_cookies(r: &Resp) -> Vec<String> {
+    r.headers
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Whether an answer sets (or removes) the session cookie.
+pub fn touches_session(r: &Resp) -> bool {
+    set_cookies(r)
+        .iter()
+        .any(|c| c.starts_with("a2a_dashboard="))
+}
+
+/// The sign-in page as a browser gets it: its pre-session cookie (`name=value`) and the hidden
+/// fields of its form.
+pub async fn login_form(app: &Api) -> (String, Vec<(String, String)>) {
+    let r = app.get_anon("/dashboard/login").await;
+    r.expect(200);
+    let cookie = set_cookies(&r)
+        .into_iter()
+        .find(|c| c.starts_with("a2a_dashboard_login="))
+        .unwrap_or_else(|| panic!("no pre-session cookie: {:?}", r.headers));
+    let cookie = cookie.split(';').next().unwrap().to_owned();
+    (cookie, hidden_fields(&r.text, "login"))
+}
+
+/// Signs in with `token` through the sign-in form, as a browser does.
+pub async fn sign_in(app: &Api, token: &str) -> Resp {
+    let (cookie, fields) = login_form(app).await;
+    let mut form: Vec<(&str, &str)> = fields
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    form.push(("token", token));
+    post_with(app, "/dashboard/login", &[("Cookie", &cookie)], &form).await
+}
+
 /// The hidden inputs (name, value) of the form with id `form` in `html`, in order.
 pub fn hidden_fields(html: &str, form: &str) -> Vec<(String, String)> {
     let start = html

@@ -7,6 +7,9 @@ mod common;
 
 mod dashboard {
     mod browser;
+    mod bulk;
+    mod history;
     mod pages;
+    mod signin;
     pub mod web;
 }

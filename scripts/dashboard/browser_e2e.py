@@ -1,22 +1,29 @@
 """Drives the operator dashboard in a real, headless Chromium (the system's, through selenium).
 
-    python browser_e2e.py BASE_URL OPS_TOKEN PLAIN_TOKEN UNSAFE_TASK SECOND_TASK SHOTS_DIR NAME
+    python browser_e2e.py BASE_URL OPS_TOKEN PLAIN_TOKEN UNSAFE_TASK SECOND_TASK THIRD_TASK SHOTS_DIR NAME
 
-Two tasks are in flight when it starts. It signs in with a token that is not an operator's (and
-is refused), then with an operator's; sees both leases; requeues the first as operator_accepted
-(accepting the duplicate-risk confirmation), sees it back in the queue and its audit row; forces
-an error on the second and sees the sender's pending result; checks that a POST without the CSRF
-token is refused and that the overview refreshes by itself; signs out. Screenshots of the
-overview and of the stale-lease page go to SHOTS_DIR. Exits non-zero at the first broken
-expectation.
+Three tasks, none declared idempotent, are in flight when it starts. It signs in with a token
+that is not an operator's (and is refused), then with an operator's; sees the three leases;
+requeues the first as operator_accepted (the only posture offered; it accepts the confirmation
+that states the risk), sees it back in the queue and its audit row; presses Enter in the second's
+error-message box (empty: nothing is submitted; with a message: the error is forced, never a
+requeue) and sees the sender's pending result; presses Enter in the bulk form's message box
+(nothing is submitted); requeues the third from the bulk form as idempotent (the confirmation
+states the count and the posture) and sees it skipped and still in flight; checks that a POST
+without the CSRF token is refused and that the overview refreshes by itself; signs out.
+Screenshots of the overview and of the stale-lease page go to SHOTS_DIR. Exits non-zero at the
+first broken expectation.
 """
 
 import os
 import sys
+import time
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -45,6 +52,18 @@ def sign_in(d, base, token):
     WebDriverWait(d, 15).until(lambda drv: not drv.title.startswith("Sign in"))
 
 
+def settle(d):
+    """Gives a submission that should not happen the time to happen: no alert, same page."""
+    time.sleep(0.5)
+    try:
+        alert = d.switch_to.alert
+    except NoAlertPresentException:
+        return
+    says = alert.text
+    alert.dismiss()
+    raise AssertionError(f"an unexpected confirmation: {says}")
+
+
 def text(d, css):
     return d.find_element(By.CSS_SELECTOR, css).text
 
@@ -53,7 +72,7 @@ def row(d, task):
     return d.find_element(By.CSS_SELECTOR, f'#leases tr[data-task="{task}"]')
 
 
-def main(base, ops, plain, first, second, shots, name):
+def main(base, ops, plain, first, second, third, shots, name):
     d = browser()
     wait = WebDriverWait(d, 15)
     try:
@@ -63,18 +82,20 @@ def main(base, ops, plain, first, second, shots, name):
         wait.until(lambda drv: drv.title.startswith("Sign in"))
 
         sign_in(d, base, ops)
-        wait.until(EC.text_to_be_present_in_element((By.ID, "count-in-flight"), "2"))
-        check(True, "the overview shows the two tasks in flight")
+        wait.until(EC.text_to_be_present_in_element((By.ID, "count-in-flight"), "3"))
+        check(True, "the overview shows the three tasks in flight")
         cookie = d.get_cookie("a2a_dashboard")
         check(cookie["httpOnly"] and cookie["sameSite"] == "Strict", f"the session cookie is HttpOnly, SameSite=Strict")
         d.save_screenshot(os.path.join(shots, f"dashboard-overview-{name}.png"))
 
         d.get(f"{base}/dashboard/leases")
-        check(row(d, first) and row(d, second), "the stale-lease page lists both leases")
+        check(row(d, first) and row(d, second) and row(d, third), "the stale-lease page lists the three leases")
         d.save_screenshot(os.path.join(shots, f"dashboard-leases-{name}.png"))
 
         # Requeue the unsafe one as operator_accepted: the page asks first, stating the risk.
         r = row(d, first)
+        postures = [o.get_attribute("value") for o in Select(r.find_element(By.NAME, "duplicate_risk")).options]
+        check(postures == ["operator_accepted"], f"a task not declared idempotent offers operator_accepted only ({postures})")
         Select(r.find_element(By.NAME, "duplicate_risk")).select_by_value("operator_accepted")
         r.find_element(By.CSS_SELECTOR, 'button[value="requeue"]').click()
         alert = wait.until(EC.alert_is_present())
@@ -88,16 +109,43 @@ def main(base, ops, plain, first, second, shots, name):
         check(first in text(d, "#audit") and "operator_accepted" in text(d, "#audit"),
               "its audit row is in the feed")
 
-        # Force an error on the other: its sender has a result to drain.
+        # Force an error on the second by pressing Enter in its message box: its sender has a
+        # result to drain. Empty, the box submits nothing; never the row's requeue.
         d.get(f"{base}/dashboard/leases")
-        r = row(d, second)
-        r.find_element(By.NAME, "message").send_keys("gave up: the worker is gone")
-        r.find_element(By.CSS_SELECTOR, 'button[value="force_error"]').click()
+        box = row(d, second).find_element(By.NAME, "message")
+        box.send_keys(Keys.ENTER)
+        settle(d)
+        check(not d.find_elements(By.ID, "outcomes") and row(d, second),
+              "Enter in an empty error-message box submits nothing")
+        box.send_keys("gave up: the worker is gone" + Keys.ENTER)
         wait.until(EC.presence_of_element_located((By.ID, "outcomes")))
-        check("error forced" in text(d, f'#outcomes tr[data-task="{second}"]'), "the error was forced")
+        check("error forced" in text(d, f'#outcomes tr[data-task="{second}"]'),
+              "Enter in the error-message box forced the error, with no requeue")
         d.get(f"{base}/dashboard/tasks/{second}")
         check(text(d, "#state") == "result_pending", "the sender's result is pending")
         check("gave up" in text(d, "#result"), "with the error message")
+
+        # Enter in a box of the bulk form submits nothing (its default button is disabled).
+        d.get(f"{base}/dashboard/leases")
+        d.find_element(By.ID, "bulk-message").send_keys("x" + Keys.ENTER)
+        settle(d)
+        check(not d.find_elements(By.ID, "outcomes") and row(d, third),
+              "Enter in the bulk form's message box submits nothing")
+
+        # The bulk requeue states its posture; as idempotent it skips a task not declared so.
+        row(d, third).find_element(By.CSS_SELECTOR, 'input[type=checkbox][name="task"]').click()
+        Select(d.find_element(By.ID, "bulk-posture")).select_by_value("idempotent")
+        d.find_element(By.XPATH, '//button[text()="Requeue selected"]').click()
+        alert = wait.until(EC.alert_is_present())
+        says = alert.text
+        check("1 selected" in says and "as idempotent" in says, f"the confirmation states the count and posture ({says})")
+        alert.accept()
+        wait.until(EC.presence_of_element_located((By.ID, "outcomes")))
+        outcome = text(d, f'#outcomes tr[data-task="{third}"]')
+        check("skipped" in outcome and "not declared idempotent" in outcome,
+              f"a task not declared idempotent is skipped, not requeued ({outcome})")
+        d.get(f"{base}/dashboard/tasks/{third}")
+        check(text(d, "#state") == "in_flight", "... and left in flight")
 
         # A POST without the CSRF token changes nothing.
         status = d.execute_async_script(
@@ -126,4 +174,4 @@ def main(base, ops, plain, first, second, shots, name):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:8])
+    main(*sys.argv[1:9])

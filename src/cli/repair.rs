@@ -20,7 +20,9 @@ pub struct RequeueArgs {
     pub task_id: uuid::Uuid,
     #[arg(long)]
     pub reason: String,
-    /// Your duplicate-work posture: the task may run again.
+    /// Your duplicate-work posture: the task may run again. `idempotent` only for a task its
+    /// sender declared idempotent with a key (else 409 duplicate_risk_mismatch);
+    /// `operator-accepted`: you accept that it may run twice.
     #[arg(long, value_enum)]
     pub duplicate_risk: RiskArg,
     /// Refuse unless this is still the task's current lease.

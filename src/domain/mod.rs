@@ -14,7 +14,7 @@ pub use a2a_mailbox_types::{
     HeartbeatRequest, Idempotency, Lease, PostResult, QueueEntry, QueueState, ResultStatus,
     TaskBatch, TaskState, TaskStatus, AGENT_ID_PATTERN,
 };
-pub use rules::{cache_key, Validate};
+pub use rules::{cache_key, declared_idempotent, stated, Validate, MAX_STATED_CHARS};
 
 /// Largest value a `*_ms` field may carry: timestamps are stored as signed 64-bit integers.
 pub const MAX_MS: u64 = i64::MAX as u64;

@@ -1,4 +1,5 @@
-//! The rules of a valid body that serde cannot express, and the result cache key.
+//! The rules of a valid body that serde cannot express, the free text a person gives, whether a
+//! task declared itself safe to run twice, and the result cache key.
 
 use super::{no_nul, A2ATask, CancelRequest, DuplicateSafety, PostResult, MAX_MS};
 use crate::error::MailboxError;
@@ -44,12 +45,40 @@ impl Validate for PostResult {
 
 impl Validate for CancelRequest {
     fn validate(&self) -> Result<(), MailboxError> {
-        no_nul("reason", self.reason.as_deref())?;
-        if self.reason.as_deref().is_some_and(|r| r.trim().is_empty()) {
-            return Err(MailboxError::invalid("reason must not be blank"));
+        match &self.reason {
+            Some(reason) => stated("reason", reason),
+            None => Ok(()),
         }
-        Ok(())
     }
+}
+
+/// The most characters (not bytes) a cancel's or a repair's `reason`, or a forced error's
+/// `message`, may hold.
+pub const MAX_STATED_CHARS: usize = 1024;
+
+/// Free text a person states (a cancel's or a repair's `reason`, a forced error's `message`):
+/// not blank, at most [`MAX_STATED_CHARS`] characters, no NUL; else 400 naming `field`.
+pub fn stated(field: &str, text: &str) -> Result<(), MailboxError> {
+    no_nul(field, Some(text))?;
+    if text.trim().is_empty() {
+        return Err(MailboxError::invalid(format!("{field} must not be blank")));
+    }
+    let n = text.chars().count();
+    if n > MAX_STATED_CHARS {
+        return Err(MailboxError::invalid(format!(
+            "{field} is {n} characters long; at most {MAX_STATED_CHARS} are allowed"
+        )));
+    }
+    Ok(())
+}
+
+/// Whether the task's sender declared it safe to run twice: `duplicate_safety: "idempotent"`
+/// with a key. Only such a task may be requeued as `duplicate_risk: "idempotent"`; a person
+/// cannot declare a task safe that its sender declared unsafe (or did not declare at all).
+pub fn declared_idempotent(task: &A2ATask) -> bool {
+    task.idempotency.as_ref().is_some_and(|i| {
+        i.duplicate_safety == DuplicateSafety::Idempotent && !i.key.trim().is_empty()
+    })
 }
 
 /// The receiver-side result cache key (§6.2), for idempotent tasks with a key.
@@ -75,6 +104,39 @@ pub fn cache_key(task: &A2ATask) -> Option<String> {
 mod tests {
     use super::*;
     use uuid::Uuid;
+
+    #[test]
+    fn stated_text_is_non_blank_and_at_most_1024_characters() {
+        assert!(stated("reason", "worker died").is_ok());
+        assert!(stated("reason", &"é".repeat(MAX_STATED_CHARS)).is_ok());
+        for bad in [
+            " \t".to_owned(),
+            "é".repeat(MAX_STATED_CHARS + 1),
+            "a\0b".into(),
+        ] {
+            let e = stated("reason", &bad).unwrap_err();
+            assert_eq!(e.code, crate::error::ErrorCode::InvalidRequest);
+            assert!(e.message.starts_with("reason "), "{}", e.message);
+        }
+    }
+
+    #[test]
+    fn only_idempotent_with_a_key_is_declared_idempotent() {
+        let mut t: A2ATask = serde_json::from_value(serde_json::json!({
+            "id": Uuid::nil(), "sender": "a", "recipient": "b", "intent_text": "do"
+        }))
+        .unwrap();
+        assert!(!declared_idempotent(&t));
+        t.idempotency = Some(crate::domain::Idempotency {
+            duplicate_safety: DuplicateSafety::Unsafe,
+            key: "k".into(),
+        });
+        assert!(!declared_idempotent(&t));
+        t.idempotency.as_mut().unwrap().duplicate_safety = DuplicateSafety::Idempotent;
+        assert!(declared_idempotent(&t));
+        t.idempotency.as_mut().unwrap().key = " ".into();
+        assert!(!declared_idempotent(&t));
+    }
 
     #[test]
     fn cache_key_uses_kind_or_intent() {

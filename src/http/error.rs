@@ -18,8 +18,14 @@ pub fn status(code: ErrorCode) -> StatusCode {
             StatusCode::FORBIDDEN
         }
         NotFound | UnknownTask => StatusCode::NOT_FOUND,
-        TaskIdConflict | NotInFlight | LeaseMismatch | ResultConflict | IdempotencyInFlight
-        | NotCancelable | TaskCanceled => StatusCode::CONFLICT,
+        TaskIdConflict
+        | NotInFlight
+        | LeaseMismatch
+        | ResultConflict
+        | IdempotencyInFlight
+        | NotCancelable
+        | TaskCanceled
+        | DuplicateRiskMismatch => StatusCode::CONFLICT,
         PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
         HeadersTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
         RequestTimeout => StatusCode::REQUEST_TIMEOUT,

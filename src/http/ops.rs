@@ -21,10 +21,10 @@ use crate::mailbox::tasks::QueueFilter;
 /// status, naming the codes answered with it (see [`openapi::Refusals`]).
 pub(super) const REFUSALS: openapi::Refusals = &[
     ("POST /a2a/repair", &[
-        "`invalid_request`: malformed JSON, wrong types, an unknown `action`, a blank `reason` or `message`, or a bad `Idempotency-Key` header.",
+        "`invalid_request`: malformed JSON, wrong types, an unknown `action`, a blank `reason` or `message` or one longer than 1,024 characters, or a bad `Idempotency-Key` header.",
         "`capability_missing`: the token does not grant `a2a.repair.<action>`. `capability_scope_mismatch`: it does, but its scope (`peer`, `task_id`, `lease_id`, `duplicate_risk`) does not admit this request.",
         "`not_found`: no task with this id is visible to the caller.",
-        "`not_in_flight`: only leased tasks can be repaired. `lease_mismatch`: `lease_id` is not the current lease.",
+        "`not_in_flight`: only leased tasks can be repaired. `lease_mismatch`: `lease_id` is not the current lease. `duplicate_risk_mismatch`: a requeue as `idempotent` of a task that did not declare `duplicate_safety: \"idempotent\"` with a key (state `operator_accepted`).",
     ]),
     ("POST /a2a/retry-stale", &[
         "`invalid_request`: malformed JSON, wrong types, `scan_limit` outside 1..=1000, `min_lease_age_ms` out of range, or a bad `Idempotency-Key` header.",
@@ -60,10 +60,14 @@ api_routes! {
 /// Checks, in order: the token grants `a2a.repair.requeue` / `a2a.repair.force_error` (403, even
 /// for unknown ids); the task is visible (404 `not_found`); it is in flight (409
 /// `not_in_flight`); the grant's scope admits the request (403 `capability_scope_mismatch`);
-/// `reason` (and `message`) are not blank (400); a given `lease_id` is the current lease (409
-/// `lease_mismatch`). `requeue` puts the task at the END of the queue and keeps its attempt
+/// `reason` (and `message`) are not blank and at most 1,024 characters (400); a given `lease_id`
+/// is the current lease (409 `lease_mismatch`); `duplicate_risk: "idempotent"` only for a task
+/// that declared `duplicate_safety: "idempotent"` with a key (409 `duplicate_risk_mismatch`: a
+/// person cannot declare a task safe that its sender declared unsafe; state
+/// `operator_accepted`). `requeue` puts the task at the END of the queue and keeps its attempt
 /// counter (the next lease increments it); `force_error` posts an error result for the sender.
-/// Each success writes an `a2a_repair_applied` audit row. A failed repair changes nothing.
+/// Each success writes an `a2a_repair_applied` audit row. A failed repair changes nothing (the
+/// request's `capability_check` row is kept).
 #[utoipa::path(post, path = "/a2a/repair",
     request_body(content = RepairRequest, description = "What to repair and how.",
         examples(

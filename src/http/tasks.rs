@@ -38,7 +38,7 @@ pub(super) const REFUSALS: openapi::Refusals = &[
         "`task_canceled`: the task was canceled (stop working on it). `not_in_flight`: the task is not leased. `lease_mismatch`: `lease_id` is not the current lease.",
     ]),
     ("POST /a2a/tasks/{id}/cancel", &[
-        "`invalid_request`: the id is not a UUID, the body is not a JSON object, `reason` is blank or not a string, or a bad `Idempotency-Key` header.",
+        "`invalid_request`: the id is not a UUID, the body is not a JSON object, `reason` is blank, longer than 1,024 characters or not a string, or a bad `Idempotency-Key` header.",
         "`sender_mismatch`: the caller sees the task but is neither its sender nor an operator.",
         "`not_found`: no task with this id is visible to the caller.",
         "`not_cancelable`: the task is already answered (`result_pending` or `resolved`).",

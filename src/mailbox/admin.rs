@@ -1,10 +1,10 @@
-//! Compaction and retention (§8) and the audit feed (§10).
+//! Compaction and retention (§8), the audit feed (§10), and one task's audit rows.
 
 use serde_json::{json, Map, Value};
 
 use super::audit::{audit, audited_check};
 use super::{rule, Cx, Done, Mailbox};
-use crate::auth::{Caller, ScopeCtx};
+use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
 use uuid::Uuid;
 
 use crate::error::MailboxError;
@@ -84,6 +84,25 @@ impl Mailbox {
                 kind: f.kind.as_deref(),
                 limit: f.limit,
             })
+            .await?;
+        Ok(rows.into_iter().map(event).collect())
+    }
+
+    /// The audit rows about one task (its checks, repairs, cancel, refused results), newest
+    /// first, at most `limit` (1..=1000): found by the task's id however many rows other tasks
+    /// wrote since. Operators only (`a2a.operator`).
+    pub async fn audit_of_task(
+        &self,
+        caller: &Caller,
+        task_id: Uuid,
+        limit: i64,
+    ) -> Result<Vec<AuditEvent>, MailboxError> {
+        if !caller.is_operator() {
+            cap_error(CapCheck::Missing, "a2a.operator")?;
+        }
+        let rows = self
+            .store
+            .audit_for_task(&task_id.to_string(), limit.clamp(1, 1000))
             .await?;
         Ok(rows.into_iter().map(event).collect())
     }

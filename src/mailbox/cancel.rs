@@ -6,7 +6,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::audit::{actions_audit, audit, CAPABILITY_CHECK};
-use super::{not_found, rule, visible_to, Cx, Done, Mailbox};
+use super::{check_lease, not_found, rule, visible_to, Cx, Done, Mailbox};
 use crate::auth::Caller;
 use crate::domain::{Cancellation, TaskState};
 use crate::error::{ErrorCode, MailboxError};
@@ -28,9 +28,26 @@ impl Mailbox {
         task_id: Uuid,
         reason: Option<String>,
     ) -> Written<Canceled> {
+        self.cancel_fenced(by, task_id, None, reason).await
+    }
+
+    /// A cancel of the lease `lease_guard` when one is given (the dashboard's, which acts on the
+    /// leases an operator saw): after the capability check, a task that is no longer in flight
+    /// under that lease answers 409 (`not_in_flight`, `lease_mismatch`) and is left alone.
+    pub async fn cancel_fenced(
+        &self,
+        by: Writer<'_>,
+        task_id: Uuid,
+        lease_guard: Option<Uuid>,
+        reason: Option<String>,
+    ) -> Written<Canceled> {
+        // The API checked the body already; this holds for every other caller (the dashboard).
+        if let Some(reason) = &reason {
+            crate::domain::stated("reason", reason)?;
+        }
         self.write(
             by,
-            rule!(|this, cx| this.cancel_in(cx, task_id, reason.as_deref())),
+            rule!(|this, cx| this.cancel_in(cx, task_id, lease_guard, reason.as_deref())),
         )
         .await
     }
@@ -39,6 +56,7 @@ impl Mailbox {
         &self,
         cx: Cx<'_>,
         task_id: Uuid,
+        lease_guard: Option<Uuid>,
         reason: Option<&str>,
     ) -> Written<Canceled> {
         let Cx { tx, caller, now } = cx;
@@ -68,7 +86,17 @@ impl Mailbox {
                 ),
             ));
         }
-        // 3. What the task's state allows.
+        // 3. The lease it must still be in flight under, when one is named.
+        if let Some(guard) = lease_guard {
+            if row.state() != TaskState::InFlight {
+                return Err(MailboxError::new(
+                    ErrorCode::NotInFlight,
+                    format!("task {id} is {}, not in flight", row.state),
+                ));
+            }
+            check_lease(&row, &guard.to_string())?;
+        }
+        // 4. What the task's state allows.
         match row.state() {
             TaskState::Queued | TaskState::InFlight => {
                 if !tx.cancel(&id, me, reason, now).await? {

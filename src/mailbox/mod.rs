@@ -6,7 +6,7 @@
 //! or a [`MailboxError`]; what they look like on the wire is `src/http/`'s business.
 
 pub mod admin;
-mod audit;
+pub(crate) mod audit;
 pub mod auth_failures;
 pub mod batch;
 pub mod cancel;

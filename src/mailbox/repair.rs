@@ -1,4 +1,6 @@
-//! Explicit lease repair (§5) and heartbeats.
+//! Explicit lease repair (§5) and heartbeats. A repair's checks, in order: the capability of its
+//! action, the task visible, in flight, the capability's scope, the reason (and message), the
+//! lease guard, the duplicate-risk posture; a refusal changes nothing but keeps the check's row.
 
 use uuid::Uuid;
 
@@ -6,7 +8,7 @@ use super::audit::{record_check, RepairApplied};
 use super::cancel::task_canceled;
 use super::{check_lease, not_found, rule, visible_to, Cx, Done, Mailbox, Wake};
 use crate::auth::{cap_error, CapCheck, ScopeCtx};
-use crate::domain::{A2ATaskResult, Lease, ResultStatus, TaskState};
+use crate::domain::{declared_idempotent, stated, A2ATaskResult, Lease, ResultStatus, TaskState};
 use crate::error::{ErrorCode, MailboxError};
 use crate::mailbox::{Writer, Written};
 
@@ -72,19 +74,28 @@ impl Mailbox {
         }
         // 4. Scope.
         cap_error(check, &required)?;
-        // 5. Non-blank reason and message.
-        if req.reason.trim().is_empty() {
-            return Err(MailboxError::invalid("reason must not be blank"));
-        }
+        // 5. A reason (and a message) stated: not blank, at most 1,024 characters.
+        stated("reason", &req.reason)?;
         if let RepairCommand::ForceError { message, .. } = &req.command {
-            if message.trim().is_empty() {
-                return Err(MailboxError::invalid("message must not be blank"));
-            }
-            crate::domain::no_nul("message", Some(message))?;
+            stated("message", message)?;
         }
         // 6. The lease guard.
         if let Some(guard) = lease_guard {
             check_lease(&row, &guard.to_string())?;
+        }
+        // 7. The posture: only a task its sender declared idempotent (with a key) may be
+        // requeued as idempotent; a person cannot declare safe what its sender did not.
+        if duplicate_risk == Some(DuplicateRisk::Idempotent.as_str())
+            && !declared_idempotent(&row.task()?)
+        {
+            return Err(MailboxError::new(
+                ErrorCode::DuplicateRiskMismatch,
+                format!(
+                    "task {id} did not declare itself idempotent with a key, so it cannot be \
+                     requeued as duplicate_risk idempotent: state operator_accepted if you \
+                     accept that it may run twice"
+                ),
+            ));
         }
         let attempt = row.attempt as u32;
         let outcome = match &req.command {

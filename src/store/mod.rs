@@ -10,6 +10,7 @@
 //!   committing: SQLite's group-commit writer, PostgreSQL's group-commit lane and its
 //!   `step_many.sql`. Nothing outside this folder names an engine's SQL or branches on the engine.
 
+mod audit;
 mod fast;
 mod fault;
 mod listing;

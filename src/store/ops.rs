@@ -290,53 +290,6 @@ impl Tx {
         Ok(())
     }
 
-    /// Writes audit rows of one issuer, `(kind, body as JSON text)`, in order, in one statement.
-    pub async fn audit_many(
-        &mut self,
-        now: i64,
-        issuer: &str,
-        rows: &[(&str, String)],
-    ) -> Result<()> {
-        if rows.is_empty() {
-            return Ok(());
-        }
-        #[derive(serde::Serialize)]
-        struct Row<'a> {
-            kind: &'a str,
-            body: &'a str,
-        }
-        let stmt = self.sql().insert_audits;
-        let rows: Vec<Row> = rows.iter().map(|(kind, body)| Row { kind, body }).collect();
-        let rows = serde_json::to_string(&rows).map_err(MailboxError::internal)?;
-        self.execute(stmt, args![now, issuer, rows]).await?;
-        Ok(())
-    }
-
-    /// Writes one audit row (its body is JSON text).
-    pub async fn audit(&mut self, now: i64, issuer: &str, kind: &str, body: &str) -> Result<()> {
-        self.execute(sql::INSERT_AUDIT, args![now, issuer, kind, body])
-            .await?;
-        Ok(())
-    }
-
-    /// Writes an audit row that is kept up to date (`id` `None`: a new row), or replaces the
-    /// body of the row `id`; answers its id.
-    pub async fn upsert_audit(
-        &mut self,
-        id: Option<i64>,
-        now: i64,
-        issuer: &str,
-        kind: &str,
-        body: &str,
-    ) -> Result<i64> {
-        let stmt = self.sql().upsert_audit;
-        let row: Option<(i64,)> = self
-            .fetch_optional(stmt, args![id, now, issuer, kind, body])
-            .await?;
-        row.map(|(id,)| id)
-            .ok_or_else(|| MailboxError::internal("an audit upsert answered no id"))
-    }
-
     /// Reserves `(caller, key)` as pending until `pending_until`: `false` when a live record
     /// exists (see [`Tx::key_record`]).
     pub async fn reserve_key(

@@ -161,6 +161,14 @@ impl Store {
         Ok(self.read_all(&stmt, &args).await?)
     }
 
+    /// The audit rows about task `task_id` (their `task_id` column), newest first: read by the
+    /// `audit_by_task` index, however many rows other tasks wrote since.
+    pub async fn audit_for_task(&self, task_id: &str, limit: i64) -> Result<Vec<AuditRow>> {
+        Ok(self
+            .read_all(sql::AUDIT_FOR_TASK, args![task_id, limit])
+            .await?)
+    }
+
     /// The database answers.
     pub async fn ping(&self) -> Result<()> {
         let _: Option<(i64,)> = self.read_optional(sql::PING, &[]).await?;

@@ -172,8 +172,13 @@ pub(crate) const INSERT_SECRET: &str =
 pub(crate) const SECRET: &str = "SELECT value FROM secrets WHERE name = $1";
 /// `$1` the oldest timestamp kept: drops older audit rows.
 pub(crate) const DELETE_OLD_AUDIT: &str = "DELETE FROM audit WHERE timestamp_ms < $1";
+/// `$5` the task the row is about (`audit::task_of`), or NULL.
 pub(crate) const INSERT_AUDIT: &str =
-    "INSERT INTO audit (timestamp_ms, issuer, kind, body) VALUES ($1, $2, $3, $4)";
+    "INSERT INTO audit (timestamp_ms, issuer, kind, body, task_id) VALUES ($1, $2, $3, $4, $5)";
+/// `$1` task id, `$2` limit: the task's audit rows, newest first (index `audit_by_task`).
+pub(crate) const AUDIT_FOR_TASK: &str =
+    "SELECT event_id, timestamp_ms, issuer, kind, body FROM audit \
+     WHERE task_id = $1 AND task_id IS NOT NULL ORDER BY id DESC LIMIT $2";
 /// `$1` caller, `$2` key, `$3` fingerprint, `$4` now, `$5` pending until, `$6` expires: reserves
 /// the key, or takes over a record whose window passed or whose pending reservation outlived
 /// its TTL (its request died before completing: nothing of it was committed).

@@ -17,6 +17,7 @@ async fn an_operator_repairs_stale_leases_in_chromium(app: TestApp) {
             .unwrap();
     let (first, _) = in_flight(&app).await;
     let (second, _) = in_flight(&app).await;
+    let (third, _) = in_flight(&app).await;
     let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/dashboard-screenshots");
     std::fs::create_dir_all(&shots).unwrap();
     let engine = format!("{:?}", app.engine).to_lowercase();
@@ -27,6 +28,7 @@ async fn an_operator_repairs_stale_leases_in_chromium(app: TestApp) {
         &app.alice(),
         &first,
         &second,
+        &third,
         shots.to_str().unwrap(),
         &engine,
     ]);

@@ -50,7 +50,7 @@ both_engines!(only_an_operator_token_signs_in);
 async fn only_an_operator_token_signs_in(app: TestApp) {
     let login = |token: String| {
         let api = app.api.clone();
-        async move { post_form(&api, "/dashboard/login", "", &[("token", &token)]).await }
+        async move { sign_in(&api, &token).await }
     };
     let r = login("not-a-token".into()).await;
     assert_eq!(r.status, 401, "{}", r.text);
@@ -60,7 +60,10 @@ async fn only_an_operator_token_signs_in(app: TestApp) {
     let r = login(operator(&app)).await;
     assert_eq!(r.status, 303);
     assert_eq!(r.header("location"), Some("/dashboard"));
-    let cookie = r.header("set-cookie").unwrap_or_default().to_owned();
+    let cookie = set_cookies(&r)
+        .into_iter()
+        .find(|c| c.starts_with("a2a_dashboard="))
+        .unwrap_or_default();
     for part in [
         "a2a_dashboard=",
         "HttpOnly",
@@ -186,13 +189,14 @@ async fn bulk_actions_run_one_audited_operation_per_row(app: TestApp) {
     for id in [&a, &b] {
         assert_eq!(app.status_ok(id).await["state"], "canceled");
     }
-    // Every row of the filter: only c is left in flight.
-    let form = [
-        ("csrf", csrf.as_str()),
-        ("all", "force_error"),
-        ("message", "gave up"),
-        ("min_age_ms", "0"),
-    ];
+    // Every row the page shows: only c is left in flight.
+    let drawn = page(&app, "/dashboard/leases", &ops).await;
+    let fields = hidden_fields(&drawn.text, "bulk");
+    let mut form: Vec<(&str, &str)> = fields
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    form.extend([("all", "force_error"), ("message", "gave up")]);
     let r = post_form(&app, "/dashboard/leases/act", &ops, &form).await;
     assert!(r.text.contains("1 of 1 done"), "{}", r.text);
     assert_eq!(app.status_ok(&c).await["state"], "result_pending");

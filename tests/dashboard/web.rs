@@ -27,6 +27,16 @@ pub async fn page(app: &Api, path: &str, token: &str) -> Resp {
 /// A form POST with the session cookie of `token`.
 pub async fn post_form(app: &Api, path: &str, token: &str, form: &[(&str, &str)]) -> Resp {
     let cookie = format!("a2a_dashboard={token}");
+    post_with(app, path, &[("Cookie", &cookie)], form).await
+}
+
+/// A form POST with the request headers given (cookies included), and nothing else.
+pub async fn post_with(
+    app: &Api,
+    path: &str,
+    headers: &[(&str, &str)],
+    form: &[(&str, &str)],
+) -> Resp {
     let body = form
         .iter()
         .map(|(k, v)| format!("{}={}", enc(k), enc(v)))
@@ -38,9 +48,85 @@ pub async fn post_form(app: &Api, path: &str, token: &str, form: &[(&str, &str)]
         None,
         Some("application/x-www-form-urlencoded"),
         Some(body.into_bytes()),
-        &[("Cookie", &cookie)],
+        headers,
     )
     .await
+}
+
+/// The `Set-Cookie` headers of an answer.
+pub fn set_cookies(r: &Resp) -> Vec<String> {
+    r.headers
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Whether an answer sets (or removes) the session cookie.
+pub fn touches_session(r: &Resp) -> bool {
+    set_cookies(r)
+        .iter()
+        .any(|c| c.starts_with("a2a_dashboard="))
+}
+
+/// The sign-in page as a browser gets it: its pre-session cookie (`name=value`) and the hidden
+/// fields of its form.
+pub async fn login_form(app: &Api) -> (String, Vec<(String, String)>) {
+    let r = app.get_anon("/dashboard/login").await;
+    r.expect(200);
+    let cookie = set_cookies(&r)
+        .into_iter()
+        .find(|c| c.starts_with("a2a_dashboard_login="))
+        .unwrap_or_else(|| panic!("no pre-session cookie: {:?}", r.headers));
+    let cookie = cookie.split(';').next().unwrap().to_owned();
+    (cookie, hidden_fields(&r.text, "login"))
+}
+
+/// Signs in with `token` through the sign-in form, as a browser does.
+pub async fn sign_in(app: &Api, token: &str) -> Resp {
+    let (cookie, fields) = login_form(app).await;
+    let mut form: Vec<(&str, &str)> = fields
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    form.push(("token", token));
+    post_with(app, "/dashboard/login", &[("Cookie", &cookie)], &form).await
+}
+
+/// The hidden inputs (name, value) of the form with id `form` in `html`, in order.
+pub fn hidden_fields(html: &str, form: &str) -> Vec<(String, String)> {
+    let start = html
+        .find(&format!("<form id=\"{form}\""))
+        .or_else(|| html.find(&format!("id=\"{form}\"")))
+        .unwrap_or_else(|| panic!("no form {form:?} in {html}"));
+    let end = start + html[start..].find("</form>").unwrap();
+    let mut out = Vec::new();
+    let mut rest = &html[start..end];
+    while let Some(at) = rest.find("<input ") {
+        let tag_end = at + rest[at..].find('>').unwrap();
+        let tag = &rest[at..tag_end];
+        if attr(tag, "type") == Some("hidden") {
+            if let (Some(name), Some(value)) = (attr(tag, "name"), attr(tag, "value")) {
+                out.push((name.to_owned(), value.to_owned()));
+            }
+        }
+        rest = &rest[tag_end..];
+    }
+    out
+}
+
+fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
+    let key = format!(" {name}=\"");
+    let at = tag.find(&key)? + key.len();
+    Some(&tag[at..at + tag[at..].find('"')?])
+}
+
+/// The markup of the table row of task `id` (`<tr data-task="id"` … `</tr>`) in `html`.
+pub fn row_of<'a>(html: &'a str, id: &str) -> &'a str {
+    let start = html
+        .find(&format!("<tr data-task=\"{id}\""))
+        .unwrap_or_else(|| panic!("no row of {id} in {html}"));
+    &html[start..start + html[start..].find("</tr>").unwrap()]
 }
 
 fn enc(s: &str) -> String {

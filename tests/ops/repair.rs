@@ -1,5 +1,7 @@
 //! `POST /a2a/repair` (API.md §5) and heartbeats.
 
+mod posture;
+
 use serde_json::json;
 
 use super::{audit_rows, full_ops, idem_task, repair, send_and_lease};

@@ -27,6 +27,9 @@ pub enum ErrorCode {
     NotCancelable,
     /// The task was canceled: its former lessee should stop working on it.
     TaskCanceled,
+    /// A requeue stated `duplicate_risk: "idempotent"` for a task that did not declare itself
+    /// idempotent with a key: the operator must state `operator_accepted`.
+    DuplicateRiskMismatch,
     PayloadTooLarge,
     /// The request's headers are past the server's limits (96 lines, 128 KiB in all).
     HeadersTooLarge,
@@ -47,7 +50,7 @@ impl std::fmt::Display for ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order of the contract's table.
-    pub const ALL: [ErrorCode; 23] = [
+    pub const ALL: [ErrorCode; 24] = [
         ErrorCode::InvalidRequest,
         ErrorCode::Unauthenticated,
         ErrorCode::SenderMismatch,
@@ -63,6 +66,7 @@ impl ErrorCode {
         ErrorCode::IdempotencyInFlight,
         ErrorCode::NotCancelable,
         ErrorCode::TaskCanceled,
+        ErrorCode::DuplicateRiskMismatch,
         ErrorCode::PayloadTooLarge,
         ErrorCode::HeadersTooLarge,
         ErrorCode::RequestTimeout,
@@ -92,6 +96,7 @@ impl ErrorCode {
             IdempotencyInFlight => "idempotency_in_flight",
             NotCancelable => "not_cancelable",
             TaskCanceled => "task_canceled",
+            DuplicateRiskMismatch => "duplicate_risk_mismatch",
             PayloadTooLarge => "payload_too_large",
             HeadersTooLarge => "headers_too_large",
             RequestTimeout => "request_timeout",

@@ -10,7 +10,8 @@ use crate::A2ATaskResult;
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum DuplicateRisk {
-    /// The task is safe to execute again.
+    /// The task is safe to execute again: allowed only for a task that declared
+    /// `duplicate_safety: "idempotent"` with a key (else 409 `duplicate_risk_mismatch`).
     Idempotent,
     /// The operator accepts that the work may happen twice.
     OperatorAccepted,
@@ -43,11 +44,13 @@ pub enum RepairCommand {
     ForceError {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         lease_id: Option<Uuid>,
-        /// Non-blank, without NUL; becomes the result's `error_message`.
+        /// Non-blank, at most 1,024 characters, without NUL; becomes the result's
+        /// `error_message`.
         #[cfg_attr(
             feature = "openapi",
             schema(
                 min_length = 1,
+                max_length = 1024,
                 pattern = r"^[^\u0000]*[^\u0000\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\u0000]*$"
             )
         )]
@@ -60,11 +63,13 @@ pub enum RepairCommand {
 #[cfg_attr(feature = "openapi", schema(as = A2ARepairRequest))]
 pub struct RepairRequest {
     pub task_id: Uuid,
-    /// Why the operator repairs this lease (non-blank); recorded in the audit row.
+    /// Why the operator repairs this lease (non-blank, at most 1,024 characters); recorded in
+    /// the audit row.
     #[cfg_attr(
         feature = "openapi",
         schema(
             min_length = 1,
+            max_length = 1024,
             pattern = r"[^\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
         )
     )]

@@ -123,11 +123,13 @@ pub struct Cancellation {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(as = A2ACancelRequest))]
 pub struct CancelRequest {
-    /// Why the task is canceled: kept in its `cancellation` and the audit row. Not blank, no NUL.
+    /// Why the task is canceled: kept in its `cancellation` and the audit row. Not blank, at most
+    /// 1,024 characters, no NUL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(
         feature = "openapi",
         schema(
+            max_length = 1024,
             pattern = r"^[^\u0000]*[^\u0000\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\u0000]*$",
             example = "the customer withdrew the request"
         )

@@ -3,6 +3,7 @@
 //! every change behind a CSRF token and the capability its API call needs, and audited as that
 //! call is. Two embedded assets; a strict Content-Security-Policy.
 
+mod act;
 mod assets;
 mod audit;
 mod layout;
@@ -29,7 +30,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         "/dashboard/logout" => POST session::sign_out;
         "/dashboard/logout-refused" => POST session::sign_out_refused;
         "/dashboard/leases" => GET leases::list;
-        "/dashboard/leases/act" => POST leases::act;
+        "/dashboard/leases/act" => POST act::act;
         "/dashboard/retry" => GET retry::preview, POST retry::run;
         "/dashboard/tasks" => GET tasks::search;
         "/dashboard/tasks/{id}" => GET tasks::task;
@@ -42,7 +43,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// A mailbox refusal or failure, as a page: its status, its code and what it says.
 fn failure(s: &Session, e: &MailboxError, back: &str) -> HttpResponse {
     let status = crate::http::error::status(e.code);
-    let body = html! { p.bad { code { (format!("{:?}", e.code)) } " " (leases::explain(e)) } };
+    let body = html! { p.bad { code { (format!("{:?}", e.code)) } " " (act::explain(e)) } };
     let title = if status == StatusCode::SERVICE_UNAVAILABLE {
         "The database is unavailable"
     } else {

@@ -1,6 +1,14 @@
 //! Signing in: an operator pastes a token once; the server checks it and keeps it in an
 //! HttpOnly, SameSite=Strict cookie that expires with the token. Every state-changing form
 //! carries a CSRF token derived from the cookie, which a page of another origin cannot read.
+//!
+//! Signing in and out are guarded the same way, so that another site can neither sign the
+//! browser in (with a token of its choosing) nor out: the sign-in form carries a random token of
+//! its own, double-submitted with a pre-session cookie (HttpOnly, SameSite=Strict, limited to the
+//! sign-in path); signing out needs the session's CSRF token. A request the browser marks as
+//! sent from another site (`Sec-Fetch-Site: cross-site` or `same-site`) is refused too. The
+//! `Origin` header is not compared with the host: behind a proxy the host the server sees may
+//! differ from the one the browser used.
 
 use actix_web::cookie::{time::Duration as CookieAge, Cookie, SameSite};
 use actix_web::http::{header, StatusCode};
@@ -14,6 +22,11 @@ use crate::auth::{now_secs, Caller};
 use crate::http::{AppState, State};
 
 pub const COOKIE: &str = "a2a_dashboard";
+/// The pre-session cookie: the sign-in form's own token.
+pub const LOGIN_COOKIE: &str = "a2a_dashboard_login";
+const LOGIN_PATH: &str = "/dashboard/login";
+/// How long a sign-in form stays valid.
+const LOGIN_FORM_AGE: CookieAge = CookieAge::days(1);
 
 /// The signed-in operator.
 pub struct Session {
@@ -32,7 +45,7 @@ pub fn session(req: &HttpRequest, state: &AppState) -> Result<Session, Box<HttpR
         return Err(Box::new(see_other("/dashboard/login?expired=1")));
     };
     if !caller.is_operator() {
-        return Err(Box::new(refusal(&caller)));
+        return Err(Box::new(refusal(&caller, cookie.value())));
     }
     Ok(Session {
         csrf: csrf_of(cookie.value()),
@@ -46,22 +59,51 @@ fn csrf_of(token: &str) -> String {
     digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
 }
 
+/// Whether two tokens are equal, in a time that does not depend on where they differ.
+fn same(given: Option<&str>, expected: &str) -> bool {
+    given.is_some_and(|g| {
+        g.len() == expected.len()
+            && g.bytes()
+                .zip(expected.bytes())
+                .fold(0, |d, (a, b)| d | (a ^ b))
+                == 0
+    })
+}
+
 /// Refuses a state-changing request whose form does not carry the session's CSRF token.
 pub fn check_csrf(s: &Session, given: Option<&str>) -> Result<(), Box<HttpResponse>> {
-    if given == Some(s.csrf.as_str()) {
+    if same(given, &s.csrf) {
         return Ok(());
     }
-    Err(Box::new(respond(
+    Err(Box::new(forbidden(
+        "Refused: the form's CSRF token is missing or wrong",
+    )))
+}
+
+/// Whether the browser says the request comes from a page of another site (Fetch Metadata).
+/// Browsers that do not send the header are left to the tokens.
+fn cross_site(req: &HttpRequest) -> bool {
+    req.headers()
+        .get("sec-fetch-site")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.eq_ignore_ascii_case("cross-site") || v.eq_ignore_ascii_case("same-site")
+        })
+}
+
+/// 403: a form refused, and nothing changed.
+fn forbidden(why: &str) -> HttpResponse {
+    respond(
         StatusCode::FORBIDDEN,
         page(
             "Refused",
             None,
             html! {
-                h1 { "Refused: the form's CSRF token is missing or wrong" }
+                h1 { (why) }
                 p { "Nothing was changed. Reload the page you came from and try again." }
             },
         ),
-    )))
+    )
 }
 
 pub fn see_other(to: &str) -> HttpResponse {
@@ -70,7 +112,9 @@ pub fn see_other(to: &str) -> HttpResponse {
         .finish()
 }
 
-fn refusal(caller: &Caller) -> HttpResponse {
+/// The page for a token without `a2a.operator` (`token`): its form forgets that token, and
+/// carries the CSRF token derived from it.
+fn refusal(caller: &Caller, token: &str) -> HttpResponse {
     respond(
         StatusCode::FORBIDDEN,
         page(
@@ -80,7 +124,10 @@ fn refusal(caller: &Caller) -> HttpResponse {
                 h1 { "This token cannot open the dashboard" }
                 p { "The token of " strong { (caller.sub.as_str()) } " does not grant "
                     code { "a2a.operator" } ". The dashboard is for operators: sign in with a token that holds it." }
-                form method="post" action="/dashboard/logout-refused" { button { "Sign in with another token" } }
+                form #forget method="post" action="/dashboard/logout-refused" {
+                    input type="hidden" name="csrf" value=(csrf_of(token));
+                    button { "Sign in with another token" }
+                }
             },
         ),
     )
@@ -91,49 +138,85 @@ pub struct LoginQuery {
     expired: Option<String>,
 }
 
-pub async fn login_page(q: web::Query<LoginQuery>) -> HttpResponse {
-    respond(
-        StatusCode::OK,
-        login(
-            q.expired
-                .is_some()
-                .then_some("Your session ended: sign in again."),
-        ),
-    )
+pub async fn login_page(req: HttpRequest, q: web::Query<LoginQuery>) -> HttpResponse {
+    let note = q
+        .expired
+        .is_some()
+        .then_some("Your session ended: sign in again.");
+    // A pre-session token still valid is kept, so that two sign-in tabs both work.
+    let kept = req
+        .cookie(LOGIN_COOKIE)
+        .map(|c| c.value().to_owned())
+        .filter(|v| v.len() == 64 && v.bytes().all(|b| b.is_ascii_hexdigit()));
+    login(&req, StatusCode::OK, note, kept)
 }
 
-fn login(note: Option<&str>) -> maud::Markup {
-    page(
+/// The sign-in page, with its own token (`kept`, or a fresh one) in its form and in the
+/// pre-session cookie.
+fn login(
+    req: &HttpRequest,
+    status: StatusCode,
+    note: Option<&str>,
+    kept: Option<String>,
+) -> HttpResponse {
+    let token = kept.unwrap_or_else(|| {
+        let (a, b) = (uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
+        format!("{a}{b}")
+    });
+    let markup = page(
         "Sign in",
         None,
         html! {
             h1 { "a2a-mailbox operator dashboard" }
             @if let Some(note) = note { p.note { (note) } }
-            form.login method="post" action="/dashboard/login" {
+            form.login #login method="post" action=(LOGIN_PATH) {
+                input type="hidden" name="login_csrf" value=(token);
                 label for="token" { "Operator token (a JWT holding a2a.operator)" }
                 textarea #token name="token" rows="4" required autocomplete="off" {}
                 button type="submit" { "Sign in" }
             }
             p.hint { "The token is kept in an HttpOnly cookie until it expires or you sign out." }
         },
-    )
+    );
+    let cookie = Cookie::build(LOGIN_COOKIE, token)
+        .path(LOGIN_PATH)
+        .http_only(true)
+        .same_site(SameSite::Strict)
+        .secure(req.connection_info().scheme() == "https")
+        .max_age(LOGIN_FORM_AGE)
+        .finish();
+    let mut res = respond(status, markup);
+    let _ = res.add_cookie(&cookie);
+    res
 }
 
 #[derive(Deserialize)]
 pub struct LoginForm {
     token: String,
+    /// The sign-in form's own token; it must equal the pre-session cookie.
+    login_csrf: Option<String>,
 }
 
 pub async fn sign_in(state: State, req: HttpRequest, form: web::Form<LoginForm>) -> HttpResponse {
+    // Another site's form, or one without this browser's pre-session token: refused before the
+    // token is even looked at, and no session is made.
+    let pre = req.cookie(LOGIN_COOKIE).map(|c| c.value().to_owned());
+    let own = pre
+        .as_deref()
+        .is_some_and(|pre| same(form.login_csrf.as_deref(), pre));
+    if cross_site(&req) || !own {
+        let note = "This sign-in form was not this page's own (it came from another site, or it                     expired): nothing was done. Sign in again here.";
+        return login(&req, StatusCode::FORBIDDEN, Some(note), None);
+    }
     let token = form.token.trim();
     let (caller, exp) = match state.verifier.verify_expiring(token) {
         Ok(ok) => ok,
         Err((_, e)) => {
-            return respond(StatusCode::UNAUTHORIZED, login(Some(&e.message)));
+            return login(&req, StatusCode::UNAUTHORIZED, Some(&e.message), pre);
         }
     };
     if !caller.is_operator() {
-        return refusal(&caller);
+        return refusal(&caller, token);
     }
     let age = exp.saturating_sub(now_secs()).min(i64::MAX as u64) as i64;
     let cookie = Cookie::build(COOKIE, token.to_owned())
@@ -145,6 +228,8 @@ pub async fn sign_in(state: State, req: HttpRequest, form: web::Form<LoginForm>)
         .finish();
     let mut res = see_other("/dashboard");
     let _ = res.add_cookie(&cookie);
+    // The sign-in form's token is spent.
+    let _ = res.add_cookie(&removal(LOGIN_COOKIE, LOGIN_PATH));
     res
 }
 
@@ -153,7 +238,11 @@ pub struct CsrfForm {
     pub csrf: Option<String>,
 }
 
+/// Signing out: the session's own form only (its CSRF token, not from another site).
 pub async fn sign_out(state: State, req: HttpRequest, form: web::Form<CsrfForm>) -> HttpResponse {
+    if cross_site(&req) {
+        return forbidden("Refused: signing out from another site");
+    }
     let s = match session(&req, &state) {
         Ok(s) => s,
         Err(page) => return *page,
@@ -164,15 +253,35 @@ pub async fn sign_out(state: State, req: HttpRequest, form: web::Form<CsrfForm>)
     forget()
 }
 
-/// Signing out from the refusal page: there is no operator session to protect.
-pub async fn sign_out_refused() -> HttpResponse {
+/// Forgetting a token that is not an operator's, from its refusal page: that page's own form
+/// only (the CSRF token derived from the token in the cookie). Without a cookie there is
+/// nothing to forget.
+pub async fn sign_out_refused(req: HttpRequest, form: web::Form<CsrfForm>) -> HttpResponse {
+    if cross_site(&req) {
+        return forbidden("Refused: signing out from another site");
+    }
+    let Some(cookie) = req.cookie(COOKIE) else {
+        return see_other(LOGIN_PATH);
+    };
+    if !same(form.csrf.as_deref(), &csrf_of(cookie.value())) {
+        return forbidden("Refused: the form's CSRF token is missing or wrong");
+    }
     forget()
 }
 
 fn forget() -> HttpResponse {
-    let mut res = see_other("/dashboard/login");
-    let mut gone = Cookie::build(COOKIE, "").path("/dashboard").finish();
-    gone.make_removal();
-    let _ = res.add_cookie(&gone);
+    let mut res = see_other(LOGIN_PATH);
+    let _ = res.add_cookie(&removal(COOKIE, "/dashboard"));
     res
+}
+
+/// The cookie that removes cookie `name` of `path`.
+fn removal(name: &'static str, path: &'static str) -> Cookie<'static> {
+    let mut gone = Cookie::build(name, "")
+        .path(path)
+        .http_only(true)
+        .same_site(SameSite::Strict)
+        .finish();
+    gone.make_removal();
+    gone
 }

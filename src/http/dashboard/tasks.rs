@@ -11,9 +11,11 @@ use super::layout::{csrf_field, notice, ok, when};
 use super::session::{check_csrf, see_other, session, CsrfForm};
 use crate::domain::{AgentId, TaskState, TaskStatus};
 use crate::http::State;
-use crate::mailbox::admin::AuditFilter;
 use crate::mailbox::listing::ListRequest;
 use crate::mailbox::Writer;
+
+/// A task's page shows at most this many of its audit rows, newest first.
+const AUDIT_ROWS: i64 = 500;
 
 #[derive(Deserialize, Default)]
 pub struct Search {
@@ -180,17 +182,8 @@ pub async fn task(state: State, req: HttpRequest, id: web::Path<String>) -> Http
         Ok((_, page)) => page.tasks,
         Err(e) => return super::failure(&s, &e, "/dashboard/tasks"),
     };
-    let audit = AuditFilter {
-        limit: 1000,
-        since_ms: None,
-        kind: None,
-    };
-    let needle = id.to_string();
-    let rows: Vec<_> = match mailbox.audit_feed(&s.caller, &audit).await {
-        Ok(events) => events
-            .into_iter()
-            .filter(|e| e.kind.to_string().contains(&needle))
-            .collect(),
+    let rows = match mailbox.audit_of_task(&s.caller, id, AUDIT_ROWS).await {
+        Ok(events) => events,
         Err(e) => return super::failure(&s, &e, "/dashboard/tasks"),
     };
     let t = &status;
@@ -236,6 +229,9 @@ pub async fn task(state: State, req: HttpRequest, id: web::Path<String>) -> Http
                 }
             }
             h2 { "Audit rows" }
+            @if rows.len() as i64 == AUDIT_ROWS {
+                p.hint { "The newest " (AUDIT_ROWS) " rows of this task; the audit page has every row." }
+            }
             table #task-audit {
                 tr { th { "time (UTC)" } th { "issuer" } th { "details" } }
                 @for e in &rows { tr { td { (when(e.timestamp_ms)) } td { (e.issuer) } td.mono { (e.kind.to_string()) } } }

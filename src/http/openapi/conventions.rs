@@ -71,6 +71,10 @@ fn example_message(code: ErrorCode) -> &'static str {
         }
         NotCancelable => "the task is already answered; there is nothing to cancel",
         TaskCanceled => "the task was canceled by its sender; stop working on it",
+        DuplicateRiskMismatch => {
+            "the task did not declare itself idempotent with a key: requeue it with \
+             duplicate_risk operator_accepted if you accept that it may run twice"
+        }
         PayloadTooLarge => "the request body is larger than 1048576 bytes",
         HeadersTooLarge => {
             "the request's headers are too large: at most 96 header lines and 128 KiB in all"

@@ -41,12 +41,12 @@ pub(crate) static STATEMENTS: Statements = Statements {
          ON CONFLICT (id) DO NOTHING RETURNING id"
     ),
     insert_tasks_by_column: true,
-    insert_audits: "INSERT INTO audit (timestamp_ms, issuer, kind, body) \
-                    SELECT $1, $2, t.kind, t.body \
-                    FROM json_to_recordset($3::json) AS t(kind text, body text)",
-    upsert_audit: "INSERT INTO audit (id, timestamp_ms, issuer, kind, body) \
+    insert_audits: "INSERT INTO audit (timestamp_ms, issuer, kind, body, task_id) \
+                    SELECT $1, $2, t.kind, t.body, t.task_id \
+                    FROM json_to_recordset($3::json) AS t(kind text, body text, task_id text)",
+    upsert_audit: "INSERT INTO audit (id, timestamp_ms, issuer, kind, body, task_id) \
                    VALUES (COALESCE($1::bigint, nextval(pg_get_serial_sequence('audit', 'id'))), \
-                           $2, $3, $4, $5) \
+                           $2, $3, $4, $5, $6) \
                    ON CONFLICT (id) DO UPDATE SET body = excluded.body RETURNING id",
     task_for_update: select_tasks!("WHERE id = $1 FOR UPDATE"),
     store_result: "UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \

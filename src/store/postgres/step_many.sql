@@ -41,7 +41,8 @@ DECLARE
     v_stored TEXT[] := '{}';
 BEGIN
     o_status := NULL; o_content := NULL; o_error := NULL;
-    -- Sends: the task under its id unless the id exists, and its capability_check audit row.
+    -- Sends: the task under its id unless the id exists, and its capability_check audit row
+    -- (whose scope names the recipient, not a task: no task_id).
     o_kind := __KIND_SEND__; o_text := NULL;
     FOR i IN 1 .. COALESCE(array_length(s_ids, 1), 0) LOOP
         WITH t AS (
@@ -53,8 +54,8 @@ BEGIN
                 s_parents[i], s_contexts[i], s_kinds[i], s_cache_keys[i], p_now, p_now)
             ON CONFLICT (id) DO NOTHING
             RETURNING sender)
-        INSERT INTO audit (timestamp_ms, issuer, kind, body)
-        SELECT p_now, t.sender, 'capability_check', s_audits[i] FROM t;
+        INSERT INTO audit (timestamp_ms, issuer, kind, body, task_id)
+        SELECT p_now, t.sender, 'capability_check', s_audits[i], NULL FROM t;
         IF FOUND THEN
             v_sent := v_sent || s_recipients[i];
             o_ord := i;
@@ -63,7 +64,7 @@ BEGIN
     END LOOP;
     -- Results: stored if the task is still in flight to the caller (under the guard's lease id
     -- when one is given) and has no cache key, with its audit row, whose body names the task's
-    -- sender between the two halves the server gave.
+    -- sender between the two halves the server gave; its scope `a2a-respond:<id>` names the task.
     o_kind := __KIND_RESULT__;
     FOR i IN 1 .. COALESCE(array_length(r_ids, 1), 0) LOOP
         WITH u AS (
@@ -74,10 +75,11 @@ BEGIN
             WHERE id = (SELECT h.id FROM tasks h WHERE h.id = r_ids[i] FOR UPDATE SKIP LOCKED)
               AND state = 'in_flight' AND leased_to = r_callers[i]
               AND cache_key IS NULL AND (r_guards[i] IS NULL OR lease_id = r_guards[i])
-            RETURNING sender),
+            RETURNING id, sender),
         a AS (
-            INSERT INTO audit (timestamp_ms, issuer, kind, body)
-            SELECT p_now, r_callers[i], 'capability_check', r_audit_pre[i] || u.sender || r_audit_post[i]
+            INSERT INTO audit (timestamp_ms, issuer, kind, body, task_id)
+            SELECT p_now, r_callers[i], 'capability_check', r_audit_pre[i] || u.sender || r_audit_post[i],
+                u.id
             FROM u)
         SELECT u.sender INTO v_text FROM u;
         IF FOUND THEN

@@ -58,11 +58,11 @@ pub(crate) static STATEMENTS: Statements = Statements {
          FROM json_each($1) WHERE true ORDER BY key ON CONFLICT (id) DO NOTHING RETURNING id"
     ),
     insert_tasks_by_column: false,
-    insert_audits: "INSERT INTO audit (timestamp_ms, issuer, kind, body) \
-                    SELECT $1, $2, value ->> 'kind', value ->> 'body' FROM json_each($3) \
-                    WHERE true ORDER BY key",
-    upsert_audit: "INSERT INTO audit (id, timestamp_ms, issuer, kind, body) \
-                   VALUES ($1, $2, $3, $4, $5) \
+    insert_audits: "INSERT INTO audit (timestamp_ms, issuer, kind, body, task_id) \
+                    SELECT $1, $2, value ->> 'kind', value ->> 'body', value ->> 'task_id' \
+                    FROM json_each($3) WHERE true ORDER BY key",
+    upsert_audit: "INSERT INTO audit (id, timestamp_ms, issuer, kind, body, task_id) \
+                   VALUES ($1, $2, $3, $4, $5, $6) \
                    ON CONFLICT (id) DO UPDATE SET body = excluded.body RETURNING id",
     task_for_update: select_tasks!("WHERE id = $1"),
     store_result: concat!(
@@ -114,20 +114,21 @@ pub(crate) static STATEMENTS: Statements = Statements {
 
 /// The fast send as one text of the group-commit writer: `$1..$10` the task (it has no cache
 /// key), `$11` now, `$12` the audit body; `changes()` carries the insert's outcome to the audit
-/// insert.
+/// insert. A send's check names its recipient, not a task: its row's `task_id` is NULL.
 pub(crate) const SEND_FAST: &str = insert_task!(
     "created_at_ms, updated_at_ms",
     "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, 'queued', 0, ",
     next_queue_seq!(),
     ", $11, $11) ON CONFLICT (id) DO NOTHING; \
-     INSERT INTO audit (timestamp_ms, issuer, kind, body) \
-       SELECT $11, $2, 'capability_check', $12 WHERE changes() = 1; \
+     INSERT INTO audit (timestamp_ms, issuer, kind, body, task_id) \
+       SELECT $11, $2, 'capability_check', $12, NULL WHERE changes() = 1; \
      SELECT changes()"
 );
 
 /// The fast result: `$1` task id, `$2..$4` the result, `$5` the caller, `$6` now, `$7` the lease
 /// id the task must still hold (or NULL), `$8`/`$9` the audit body before and after the sender's
-/// name. Answers the sender when the result was stored.
+/// name (its scope `a2a-respond:<$1>` makes `$1` its `task_id`). Answers the sender when the
+/// result was stored.
 pub(crate) const RESULT_FAST: &str = concat!(
     "UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
         result_error = $4, result_by = $5, result_at_ms = $6, result_seq = ",
@@ -135,8 +136,8 @@ pub(crate) const RESULT_FAST: &str = concat!(
     ", updated_at_ms = $6 \
      WHERE id = $1 AND state = 'in_flight' AND leased_to = $5 AND cache_key IS NULL \
        AND ($7 IS NULL OR lease_id = $7); \
-     INSERT INTO audit (timestamp_ms, issuer, kind, body) \
-       SELECT $6, $5, 'capability_check', $8 || sender || $9 FROM tasks WHERE id = $1 AND changes() = 1; \
+     INSERT INTO audit (timestamp_ms, issuer, kind, body, task_id) \
+       SELECT $6, $5, 'capability_check', $8 || sender || $9, id FROM tasks WHERE id = $1 AND changes() = 1; \
      SELECT sender FROM tasks WHERE id = $1 AND changes() = 1"
 );
 

@@ -21,11 +21,24 @@ function startLive(el) {
   setInterval(refresh, 5000);
 }
 
-// A form (or a submit button) with data-confirm asks before it is sent.
+// A form (or a submit button) with data-confirm asks before it is sent. In its text,
+// {selected} is the number of rows checked in the form and {posture} the duplicate risk chosen.
 function confirmSubmit(event) {
   const button = event.submitter;
-  const text = (button && button.dataset.confirm) || event.target.dataset.confirm;
-  if (text && !window.confirm(text)) {
+  const form = event.target;
+  let text = (button && button.dataset.confirm) || form.dataset.confirm;
+  if (!text) {
+    return;
+  }
+  // The form's own controls (a row's controls inside its table belong to that row's form).
+  const own = Array.from(form.elements);
+  const checked = own.filter((el) => el.name === "task" && el.type === "checkbox" && el.checked);
+  const posture = own.find((el) => el.name === "duplicate_risk" && el.tagName === "SELECT");
+  text = text.replace("{selected}", String(checked.length));
+  if (posture) {
+    text = text.replace("{posture}", posture.options[posture.selectedIndex].text);
+  }
+  if (!window.confirm(text)) {
     event.preventDefault();
   }
 }

@@ -1,0 +1,210 @@
+//! What the stale-lease page's forms ask for: one action on the rows they carry (one row's own
+//! form, the rows selected, or every row the page showed), each row its own audited operation,
+//! fenced by the lease id the page showed for it; and each row's outcome, shown afterwards.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use maud::html;
+use uuid::Uuid;
+
+use super::layout::{notice, outcome_page};
+use super::session::{check_csrf, session, Session};
+use crate::error::{ErrorCode, MailboxError};
+use crate::http::State;
+use crate::mailbox::repair::{DuplicateRisk, RepairCommand, RepairRequest};
+use crate::mailbox::Writer;
+
+/// What an action form asked for.
+struct ActForm {
+    action: String,
+    duplicate_risk: Option<DuplicateRisk>,
+    message: Option<String>,
+    reason: String,
+}
+
+/// A row's outcome: done, skipped (nothing done, as the page's rules say), or refused.
+enum Outcome {
+    Done(String),
+    Skipped(String),
+    Refused(String),
+}
+
+pub async fn act(
+    state: State,
+    req: HttpRequest,
+    body: web::Form<Vec<(String, String)>>,
+) -> HttpResponse {
+    let s = match session(&req, &state) {
+        Ok(s) => s,
+        Err(page) => return *page,
+    };
+    let pairs = body.into_inner();
+    let field = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    let every = |k: &str| -> Vec<String> {
+        pairs
+            .iter()
+            .filter(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+            .collect()
+    };
+    if let Err(refused) = check_csrf(&s, field("csrf").as_deref()) {
+        return *refused;
+    }
+    // "All shown" acts on the rows the page drew (`row`), never on a new query; otherwise on
+    // the rows selected, or the one row whose own form this is (`task`).
+    let (action, targets) = match field("all") {
+        Some(all) => (all, every("row")),
+        None => (field("action").unwrap_or_default(), every("task")),
+    };
+    let form = ActForm {
+        action,
+        duplicate_risk: match field("duplicate_risk").as_deref() {
+            Some("idempotent") => Some(DuplicateRisk::Idempotent),
+            Some("operator_accepted") => Some(DuplicateRisk::OperatorAccepted),
+            _ => None,
+        },
+        message: field("message").filter(|m| !m.trim().is_empty()),
+        reason: field("reason")
+            .filter(|r| !r.trim().is_empty())
+            .unwrap_or_else(|| "repaired from the dashboard".into()),
+    };
+    if targets.is_empty() {
+        let says = "No task was selected: nothing was done.";
+        return notice(
+            &s,
+            StatusCode::BAD_REQUEST,
+            "Nothing selected",
+            says,
+            "/dashboard/leases",
+        );
+    }
+    let mut outcomes = Vec::new();
+    for t in &targets {
+        outcomes.push(act_on(&state, &s, &form, t).await);
+    }
+    let done = outcomes
+        .iter()
+        .filter(|(_, o)| matches!(o, Outcome::Done(_)))
+        .count();
+    let status = if done == 0 && outcomes.len() == 1 {
+        StatusCode::CONFLICT
+    } else {
+        StatusCode::OK
+    };
+    let what = match (form.action.as_str(), form.duplicate_risk) {
+        ("requeue", Some(risk)) => format!("Requeue as {}", risk.as_str()),
+        ("requeue", None) => "Requeue".to_owned(),
+        ("force_error", _) => "Force error".to_owned(),
+        ("cancel", _) => "Cancel".to_owned(),
+        _ => "Nothing".to_owned(),
+    };
+    let title = format!("{what}: {done} of {} done", outcomes.len());
+    let body = html! {
+        table #outcomes {
+            tr { th { "task" } th { "outcome" } }
+            @for (id, o) in &outcomes {
+                tr data-task=(id) {
+                    td { a.mono href=(format!("/dashboard/tasks/{id}")) { (id) } }
+                    @match o {
+                        Outcome::Done(says) => td.good { (says) },
+                        Outcome::Skipped(says) => td.hint { "skipped: " (says) },
+                        Outcome::Refused(says) => td.bad { "refused: " (says) },
+                    }
+                }
+            }
+        }
+    };
+    outcome_page(&s, &title, status, body, "/dashboard/leases")
+}
+
+/// One action on one row (`<task id>:<lease id>`), under the lease the page showed.
+async fn act_on(state: &State, s: &Session, form: &ActForm, target: &str) -> (String, Outcome) {
+    let (id, lease) = target.split_once(':').unwrap_or((target, ""));
+    let Ok(task_id) = Uuid::parse_str(id) else {
+        return (id.to_owned(), Outcome::Refused("not a task id".into()));
+    };
+    let Ok(lease_id) = Uuid::parse_str(lease) else {
+        let says = "the row carries no lease id, so nothing was done: reload the page";
+        return (id.to_owned(), Outcome::Refused(says.into()));
+    };
+    let (by, lease_id) = (Writer::from(&s.caller), Some(lease_id));
+    let repair = |command| RepairRequest {
+        task_id,
+        reason: form.reason.clone(),
+        command,
+    };
+    let done = match form.action.as_str() {
+        "requeue" => {
+            let Some(duplicate_risk) = form.duplicate_risk else {
+                let says = "no duplicate risk was stated (idempotent or operator_accepted), so \
+                            nothing was done";
+                return (id.to_owned(), Outcome::Refused(says.into()));
+            };
+            let command = RepairCommand::Requeue {
+                lease_id,
+                duplicate_risk,
+            };
+            let req = repair(command);
+            state
+                .mailbox
+                .repair(by, &req)
+                .await
+                .map(|_| "requeued: back in the queue")
+        }
+        "force_error" => {
+            let Some(message) = form.message.clone() else {
+                let says = "a forced error needs a message";
+                return (id.to_owned(), Outcome::Refused(says.into()));
+            };
+            let req = repair(RepairCommand::ForceError { lease_id, message });
+            state
+                .mailbox
+                .repair(by, &req)
+                .await
+                .map(|_| "error forced: the sender has a result to drain")
+        }
+        "cancel" => {
+            let reason = Some(form.reason.clone());
+            state
+                .mailbox
+                .cancel_fenced(by, task_id, lease_id, reason)
+                .await
+                .map(|_| "canceled")
+        }
+        other => {
+            let says = format!("unknown action {other:?}");
+            return (id.to_owned(), Outcome::Refused(says));
+        }
+    };
+    let outcome = match done {
+        Ok(says) => Outcome::Done(says.to_owned()),
+        Err(e) if skipped(&e) => Outcome::Skipped(explain(&e)),
+        Err(e) => Outcome::Refused(explain(&e)),
+    };
+    (id.to_owned(), outcome)
+}
+
+/// A refusal that is the page's rules at work, not an error: the row's lease changed since it
+/// was drawn, or the posture stated does not fit the task.
+fn skipped(e: &MailboxError) -> bool {
+    matches!(
+        e.code,
+        ErrorCode::LeaseMismatch | ErrorCode::NotInFlight | ErrorCode::DuplicateRiskMismatch
+    )
+}
+
+/// A refusal explained.
+pub fn explain(e: &MailboxError) -> String {
+    match e.code {
+        ErrorCode::LeaseMismatch | ErrorCode::NotInFlight => format!(
+            "the lease changed since you looked (the task was answered, requeued or leased \
+             again), so nothing was done: {}",
+            e.message
+        ),
+        ErrorCode::DuplicateRiskMismatch => "the task was not declared idempotent with a key by \
+             its sender, so it cannot be requeued as idempotent and nothing was done; requeue it \
+             as operator_accepted if you accept that it may run twice"
+            .to_owned(),
+        _ => e.message.clone(),
+    }
+}

@@ -3,6 +3,7 @@
 
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
@@ -138,8 +139,61 @@ pub fn claim_socket_path(path: &Path) -> anyhow::Result<()> {
     }
 }
 
+/// Binds a Unix socket at `path` whose file has `mode` from the moment the path exists.
+///
+/// `bind` creates the file with the umask's mode, so a socket bound at `path` and chmod-ed after
+/// would be open to whom the umask allows for that moment. Setting a restrictive umask around
+/// `bind` instead would affect every thread of the process (the database's threads create files
+/// too). So the socket is bound in a private directory (mode 0700) beside `path`, given its
+/// mode there, and hard-linked into place: `link` fails if the path exists (a file that appeared
+/// meanwhile is never replaced, as `rename` would), and it needs the same file system, which a
+/// directory beside `path` is. The staging name is then removed, and the private directory.
+pub fn bind_socket(path: &Path, mode: u32) -> anyhow::Result<UnixListener> {
+    claim_socket_path(path)?;
+    let parent = path
+        .parent()
+        .with_context(|| format!("{} names no directory", path.display()))?;
+    let private = private_dir(parent)?;
+    let staged = private.join("s");
+    let bound = (|| {
+        let listener = UnixListener::bind(&staged).with_context(|| {
+            format!(
+                "cannot listen on {} (bound first as {})",
+                path.display(),
+                staged.display()
+            )
+        })?;
+        set_mode(&staged, mode)?;
+        std::fs::hard_link(&staged, path)
+            .with_context(|| format!("cannot listen on {}", path.display()))?;
+        Ok(listener)
+    })();
+    let _ = std::fs::remove_file(&staged);
+    let _ = std::fs::remove_dir(&private);
+    bound
+}
+
+/// A new directory in `parent` only this process's user may enter, with a short name (a socket
+/// path is limited to 107 bytes).
+fn private_dir(parent: &Path) -> anyhow::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let pid = std::process::id();
+    for n in 0..100 {
+        let dir = parent.join(format!(".a2a.{pid}.{n}"));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| format!("cannot create a directory in {}", parent.display()))
+            }
+        }
+    }
+    bail!("cannot create a private directory in {}", parent.display())
+}
+
 /// Gives a bound socket file its mode.
-pub fn set_mode(path: &Path, mode: u32) -> anyhow::Result<()> {
+fn set_mode(path: &Path, mode: u32) -> anyhow::Result<()> {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
         .with_context(|| format!("setting mode {mode:o} on {}", path.display()))
 }

@@ -133,10 +133,7 @@ pub fn listen(
                 }
             }
             Bind::Unix(path) => {
-                transport::claim_socket_path(path)?;
-                let listener = std::os::unix::net::UnixListener::bind(path)
-                    .with_context(|| format!("cannot listen on {}", path.display()))?;
-                transport::set_mode(path, unix_mode)?;
+                let listener = transport::bind_socket(path, unix_mode)?;
                 let http = http.clone();
                 builder = builder.listen_uds(format!("unix:{}", path.display()), listener, {
                     move || {

@@ -139,6 +139,42 @@ pub fn claim_socket_path(path: &Path) -> anyhow::Result<()> {
     }
 }
 
+/// A socket file this server made: its path and its identity (device, inode) at bind.
+pub struct SocketFile {
+    path: PathBuf,
+    id: (u64, u64),
+    /// A handle on the listening socket, kept until the file is removed: while the socket is
+    /// open its inode cannot be freed, so no other file can be given the same identity.
+    _held: UnixListener,
+}
+
+/// What [`SocketFile::remove`] found at the path.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Removal {
+    Removed,
+    /// Another file is there now (someone replaced the socket); it stays.
+    Replaced,
+    Gone,
+}
+
+impl SocketFile {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Removes the file if it is still the socket this server made.
+    pub fn remove(&self) -> io::Result<Removal> {
+        match std::fs::symlink_metadata(&self.path) {
+            Ok(meta) if identity(&meta) == self.id => {
+                std::fs::remove_file(&self.path).map(|()| Removal::Removed)
+            }
+            Ok(_) => Ok(Removal::Replaced),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Removal::Gone),
+            Err(e) => Err(e),
+        }
+    }
+}
+
 /// Binds a Unix socket at `path` whose file has `mode` from the moment the path exists.
 ///
 /// `bind` creates the file with the umask's mode, so a socket bound at `path` and chmod-ed after
@@ -148,7 +184,7 @@ pub fn claim_socket_path(path: &Path) -> anyhow::Result<()> {
 /// mode there, and hard-linked into place: `link` fails if the path exists (a file that appeared
 /// meanwhile is never replaced, as `rename` would), and it needs the same file system, which a
 /// directory beside `path` is. The staging name is then removed, and the private directory.
-pub fn bind_socket(path: &Path, mode: u32) -> anyhow::Result<UnixListener> {
+pub fn bind_socket(path: &Path, mode: u32) -> anyhow::Result<(UnixListener, SocketFile)> {
     claim_socket_path(path)?;
     let parent = path
         .parent()
@@ -166,7 +202,14 @@ pub fn bind_socket(path: &Path, mode: u32) -> anyhow::Result<UnixListener> {
         set_mode(&staged, mode)?;
         std::fs::hard_link(&staged, path)
             .with_context(|| format!("cannot listen on {}", path.display()))?;
-        Ok(listener)
+        let held = listener.try_clone()?;
+        let id = identity(&std::fs::symlink_metadata(&staged)?);
+        let file = SocketFile {
+            path: path.to_owned(),
+            id,
+            _held: held,
+        };
+        Ok((listener, file))
     })();
     let _ = std::fs::remove_file(&staged);
     let _ = std::fs::remove_dir(&private);

@@ -267,3 +267,29 @@ async fn the_socket_file_never_has_a_looser_mode_than_configured(app: TestApp) {
         .collect();
     assert!(!names.iter().any(|n| n.starts_with(".a2a.")), "{names:?}");
 }
+
+both_engines!(shutdown_leaves_a_file_that_replaced_the_socket);
+async fn shutdown_leaves_a_file_that_replaced_the_socket(app: TestApp) {
+    let sock = app.dir.join("taken.sock");
+    let server = serve_on(&app, &sock);
+    wait_for("the server to answer", || {
+        UnixStream::connect(&sock).is_ok()
+    });
+    // Another process takes the path over while the server runs.
+    std::fs::remove_file(&sock).unwrap();
+    let theirs = UnixListener::bind(&sock).unwrap();
+    stop(server);
+    let client = UnixStream::connect(&sock).expect("the other process's socket is still there");
+    let (accepted, _) = theirs.accept().unwrap();
+    drop((client, accepted));
+    // A regular file in its place is left alone too.
+    std::fs::remove_file(&sock).unwrap();
+    let server = serve_on(&app, &sock);
+    wait_for("the server to answer", || {
+        UnixStream::connect(&sock).is_ok()
+    });
+    std::fs::remove_file(&sock).unwrap();
+    std::fs::write(&sock, "theirs").unwrap();
+    stop(server);
+    assert_eq!(std::fs::read_to_string(&sock).unwrap(), "theirs");
+}

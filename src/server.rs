@@ -14,7 +14,7 @@ use crate::mailbox::Writer;
 use crate::mailbox::{Mailbox, MailboxConfig};
 use crate::metrics::Metrics;
 use crate::store::{Engine, PoolSettings, Store};
-use crate::transport::Bind;
+use crate::transport::{Bind, Removal};
 
 pub struct ServerSettings {
     pub database_url: String,
@@ -114,9 +114,18 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
     }
     let _ = state.transports.set(transports);
     let outcome = server.await;
-    for path in &sockets {
-        if let Err(e) = std::fs::remove_file(path) {
-            tracing::warn!(path = %path.display(), error = %e, "could not remove the socket file");
+    // Each socket file is removed only if it is still the one this server made.
+    for socket in &sockets {
+        let path = socket.path().display();
+        match socket.remove() {
+            Ok(Removal::Removed) => {}
+            Ok(Removal::Replaced) => {
+                tracing::warn!(path = %path, "another file replaced the socket file; left in place")
+            }
+            Ok(Removal::Gone) => tracing::warn!(path = %path, "the socket file was already gone"),
+            Err(e) => {
+                tracing::warn!(path = %path, error = %e, "could not remove the socket file")
+            }
         }
     }
     outcome?;

@@ -3,7 +3,6 @@
 //! answers actix-http writes by itself carry the contract's error body.
 
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::path::PathBuf;
 use std::time::Duration;
 
 use actix_http::error::DispatchError;
@@ -39,7 +38,7 @@ pub struct Listening {
     /// What it listens on, as `/version` names it: `tcp:ADDR`, `unix:PATH`.
     pub transports: Vec<String>,
     /// The socket files it made, to remove when it stops.
-    pub sockets: Vec<PathBuf>,
+    pub sockets: Vec<transport::SocketFile>,
 }
 
 /// The service's app: every route, the extractors' error answers and the middleware.
@@ -133,10 +132,7 @@ pub fn listen(
                 }
             }
             Bind::Unix(path) => {
-                transport::claim_socket_path(path)?;
-                let listener = std::os::unix::net::UnixListener::bind(path)
-                    .with_context(|| format!("cannot listen on {}", path.display()))?;
-                transport::set_mode(path, unix_mode)?;
+                let (listener, file) = transport::bind_socket(path, unix_mode)?;
                 let http = http.clone();
                 builder = builder.listen_uds(format!("unix:{}", path.display()), listener, {
                     move || {
@@ -147,7 +143,7 @@ pub fn listen(
                     }
                 })?;
                 transports.push(format!("unix:{}", path.display()));
-                sockets.push(path.clone());
+                sockets.push(file);
             }
         }
     }

@@ -18,6 +18,7 @@ mod new_task;
 mod ops;
 mod overview;
 mod postgres;
+mod readiness;
 mod reads;
 mod records;
 pub(crate) mod runner;
@@ -98,6 +99,7 @@ enum Inner {
 #[derive(Clone)]
 pub struct Store {
     inner: Inner,
+    readiness: Arc<readiness::Readiness>,
 }
 
 impl Store {
@@ -116,7 +118,10 @@ impl Store {
                 postgres::Postgres::connect(url, settings, metrics).await?,
             )),
         };
-        Ok(Store { inner })
+        Ok(Store {
+            inner,
+            readiness: Arc::default(),
+        })
     }
 
     pub fn engine(&self) -> Engine {

@@ -169,8 +169,8 @@ impl Store {
             .await?)
     }
 
-    /// The database answers.
-    pub async fn ping(&self) -> Result<()> {
+    /// The database answers (part of [`Store::readiness`]).
+    pub(super) async fn ping(&self) -> Result<()> {
         let _: Option<(i64,)> = self.read_optional(sql::PING, &[]).await?;
         Ok(())
     }

@@ -73,8 +73,8 @@ impl Store {
     /// Whether a write can commit now: one harmless row written and committed through the path
     /// every write takes (SQLite's writer, a PostgreSQL connection), so readiness fails while
     /// writes would (a full disk, a writer that cannot commit, a database that refuses writes)
-    /// and recovers with them.
-    pub async fn check_writable(&self) -> Result<(), MailboxError> {
+    /// and recovers with them. Only [`Store::readiness`] calls it, at most once per interval.
+    pub(super) async fn check_writable(&self) -> Result<(), MailboxError> {
         let now = crate::clock::now_ms();
         self.transact(Box::new(move |tx| {
             Box::pin(async move {

@@ -1,7 +1,8 @@
 //! Refused tokens (API.md §10): a failed authentication costs no database write of its own. A
 //! burst of them from one client is ONE `authentication_failed` row for its address and minute,
 //! issuer `anonymous`, whose `count` and `reasons` reach the burst's once flushed, and
-//! `a2a_auth_failures_total` counts them by reason.
+//! `a2a_auth_failures_total` counts them by reason. Nor does a flood of anonymous `/readyz`
+//! probes cost a write each: readiness is checked at most once a second, whoever asks.
 
 use std::time::{Duration, Instant};
 
@@ -9,6 +10,7 @@ use futures_util::stream::{self, StreamExt};
 use jsonwebtoken::Algorithm;
 use reqwest::Method;
 use serde_json::{json, Value};
+use sqlx::{Connection, Executor};
 
 use crate::common::*;
 
@@ -179,4 +181,102 @@ async fn refusals_past_an_address_budget_are_answered_late(app: TestApp) {
     // ... while a caller with a good token from the same address is served as ever.
     app.queue(&app.ops(), "").await;
     app.send_ok(&app.alice(), &task("alice", "bob")).await;
+}
+
+/// Counts the committed writes of the `readiness` row: a trigger installed in the test's
+/// database adds a row to `readiness_writes` for each.
+struct ReadinessWrites {
+    engine: Engine,
+    url: String,
+}
+
+impl ReadinessWrites {
+    async fn install(app: &TestApp) -> ReadinessWrites {
+        let counter = ReadinessWrites {
+            engine: app.engine,
+            url: app.db_url.clone(),
+        };
+        let table = "CREATE TABLE readiness_writes (n INTEGER NOT NULL)";
+        match app.engine {
+            Engine::Sqlite => {
+                let mut c = sqlx::SqliteConnection::connect(&counter.url).await.unwrap();
+                c.execute(table).await.unwrap();
+                c.execute(
+                    "CREATE TRIGGER count_readiness_writes AFTER UPDATE ON readiness \
+                     BEGIN INSERT INTO readiness_writes (n) VALUES (1); END",
+                )
+                .await
+                .unwrap();
+            }
+            Engine::Postgres => {
+                let mut c = sqlx::PgConnection::connect(&counter.url).await.unwrap();
+                c.execute(table).await.unwrap();
+                c.execute(
+                    "CREATE FUNCTION count_readiness_writes() RETURNS trigger LANGUAGE plpgsql \
+                     AS $$ BEGIN INSERT INTO readiness_writes (n) VALUES (1); RETURN NULL; END $$",
+                )
+                .await
+                .unwrap();
+                c.execute(
+                    "CREATE TRIGGER count_readiness_writes AFTER UPDATE ON readiness \
+                     FOR EACH ROW EXECUTE FUNCTION count_readiness_writes()",
+                )
+                .await
+                .unwrap();
+            }
+        }
+        counter
+    }
+
+    async fn count(&self) -> i64 {
+        let count = "SELECT COUNT(*) FROM readiness_writes";
+        match self.engine {
+            Engine::Sqlite => {
+                let mut c = sqlx::SqliteConnection::connect(&self.url).await.unwrap();
+                sqlx::query_scalar(count).fetch_one(&mut c).await.unwrap()
+            }
+            Engine::Postgres => {
+                let mut c = sqlx::PgConnection::connect(&self.url).await.unwrap();
+                sqlx::query_scalar(count).fetch_one(&mut c).await.unwrap()
+            }
+        }
+    }
+}
+
+both_engines!(a_flood_of_readiness_probes_is_a_handful_of_writes);
+async fn a_flood_of_readiness_probes_is_a_handful_of_writes(app: TestApp) {
+    let writes = ReadinessWrites::install(&app).await;
+    // 500 probes at once.
+    let start = Instant::now();
+    let probes = (0..500).map(|_| app.get_anon("/readyz"));
+    let answers = futures_util::future::join_all(probes).await;
+    let took = start.elapsed();
+    let burst = writes.count().await;
+    println!("500 concurrent /readyz in {took:?}: {burst} readiness writes");
+    // One check, and at most one more per second it took (the first is a second old by then).
+    assert!(
+        burst >= 1 && burst as f64 <= 2.0 + took.as_secs_f64(),
+        "500 concurrent /readyz in {took:?} wrote the readiness row {burst} times"
+    );
+    for r in &answers {
+        assert_eq!(r.status, 200, "{}: {}", r.what, r.text);
+    }
+
+    // A sustained flood, 32 probes in flight for 2.5 s: still at most one write a second.
+    let start = Instant::now();
+    let mut probes = 0;
+    while start.elapsed() < Duration::from_millis(2_500) {
+        let batch = (0..32).map(|_| app.get_anon("/readyz"));
+        for r in futures_util::future::join_all(batch).await {
+            assert_eq!(r.status, 200, "{}: {}", r.what, r.text);
+            probes += 1;
+        }
+    }
+    let took = start.elapsed();
+    let sustained = writes.count().await - burst;
+    println!("{probes} /readyz over {took:?}: {sustained} readiness writes");
+    assert!(
+        sustained as f64 <= 1.0 + took.as_secs_f64(),
+        "{probes} /readyz over {took:?} wrote the readiness row {sustained} times"
+    );
 }

@@ -1,6 +1,9 @@
 //! PostgreSQL going away and coming back (API.md §11): while the database cannot be reached,
 //! every route that needs it answers 503 `storage_unavailable` within 2 s (the pool's short
 //! acquire timeout), and once it is back requests succeed again within 1 s, without a restart.
+//! `/readyz` checks at most once a second and answers the last outcome meanwhile: nothing
+//! checked it before the cut, so its first call checks, and it is ready again within a second
+//! and a check once the database is back.
 //! The outage is a TCP proxy of the test's own between the server and PostgreSQL that stops
 //! passing traffic and drops every connection it carried; the shared PostgreSQL keeps running.
 
@@ -12,6 +15,7 @@ use serde_json::json;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::AbortHandle;
 
+use super::unavailable::readyz_becomes;
 use crate::common::*;
 
 /// Forwards connections to `upstream`. Cut, it closes its port (new connections are refused,
@@ -205,6 +209,8 @@ async fn an_unreachable_postgres_answers_503_within_2_s_and_recovers_within_1_s(
                 "took {:?}",
                 back.elapsed()
             );
+            // Readiness follows within its check interval (a second) and the check's own time.
+            readyz_becomes(&app, 200, Duration::from_secs(3)).await;
             let s = app.status_ok(&id).await;
             assert_eq!(
                 (s["state"].as_str(), s["lease"]["lease_id"].as_str()),

@@ -152,17 +152,38 @@ async fn the_socket_mode_is_configurable(app: TestApp) {
 
 /// Starts `a2a-mailbox serve` on `app`'s database listening on `sock` only.
 fn serve_on(app: &TestApp, sock: &Path) -> std::process::Child {
+    serve_with_mode(app, sock, "0660")
+}
+
+/// [`serve_on`] with the socket file's mode `A2A_MAILBOX_UNIX_MODE`.
+fn serve_with_mode(app: &TestApp, sock: &Path, mode: &str) -> std::process::Child {
     let mut cmd = Command::new(BIN);
     cmd.arg("serve")
         .env_remove("A2A_MAILBOX_TEST_POSTGRES_URL")
         .env("DATABASE_URL", &app.db_url)
         .env("A2A_MAILBOX_BIND", format!("unix:{}", sock.display()))
+        .env("A2A_MAILBOX_UNIX_MODE", mode)
         .env("A2A_MAILBOX_JWT_SECRET", &app.secret)
         .env("RUST_LOG", "warn")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     cmd.spawn().expect("spawning the server")
+}
+
+/// SIGTERM, and the server stops cleanly.
+fn stop(mut server: std::process::Child) {
+    let killed = Command::new("kill")
+        .arg("-TERM")
+        .arg(server.id().to_string())
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = server.wait().unwrap();
+    assert!(
+        status.success(),
+        "the server did not stop cleanly: {status:?}"
+    );
 }
 
 fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
@@ -182,7 +203,7 @@ async fn a_stale_socket_is_replaced_a_live_one_refused_and_shutdown_removes_it(a
     // A socket file left behind by a dead process.
     drop(UnixListener::bind(&sock).unwrap());
     assert!(sock.exists());
-    let mut first = serve_on(&app, &sock);
+    let first = serve_on(&app, &sock);
     let answers = |p: &Path| UnixStream::connect(p).is_ok();
     wait_for("the server to answer on the replaced socket", || {
         answers(&sock)
@@ -198,16 +219,77 @@ async fn a_stale_socket_is_replaced_a_live_one_refused_and_shutdown_removes_it(a
     assert_eq!(over_socket(&sock, "GET", "/healthz", None, None).0, 200);
 
     // A clean shutdown (SIGTERM) removes the file.
-    let killed = Command::new("kill")
-        .arg("-TERM")
-        .arg(first.id().to_string())
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let status = first.wait().unwrap();
-    assert!(
-        status.success(),
-        "the server did not stop cleanly: {status:?}"
-    );
+    stop(first);
     assert!(!sock.exists(), "the socket file outlived the server");
+}
+
+both_engines!(the_socket_file_never_has_a_looser_mode_than_configured);
+async fn the_socket_file_never_has_a_looser_mode_than_configured(app: TestApp) {
+    let sock = app.dir.join("strict.sock");
+    for round in 0..20 {
+        let server = serve_with_mode(&app, &sock, "0600");
+        // Two threads stat the path in a tight loop from before it exists until well after it
+        // appeared: the modes it was seen with.
+        let modes: std::collections::BTreeSet<String> = std::thread::scope(|s| {
+            let spin = || {
+                let (mut modes, mut after) = (std::collections::BTreeSet::new(), 0);
+                let start = Instant::now();
+                while after < 20_000 {
+                    if let Ok(m) = std::fs::symlink_metadata(&sock) {
+                        modes.insert(format!("{:o}", m.permissions().mode() & 0o7777));
+                        after += 1;
+                    }
+                    assert!(start.elapsed() < Duration::from_secs(30), "no socket file");
+                }
+                modes
+            };
+            let spinners = [s.spawn(spin), s.spawn(spin)];
+            spinners
+                .into_iter()
+                .flat_map(|t| t.join().unwrap())
+                .collect()
+        });
+        wait_for("the server to answer", || {
+            UnixStream::connect(&sock).is_ok()
+        });
+        stop(server);
+        assert_eq!(
+            modes.into_iter().collect::<Vec<_>>(),
+            vec!["600"],
+            "modes of the socket file seen during start-up {round}"
+        );
+        assert!(!sock.exists());
+    }
+    // Nothing of the staging is left beside the socket.
+    let names: Vec<String> = std::fs::read_dir(&app.dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.starts_with(".a2a.")), "{names:?}");
+}
+
+both_engines!(shutdown_leaves_a_file_that_replaced_the_socket);
+async fn shutdown_leaves_a_file_that_replaced_the_socket(app: TestApp) {
+    let sock = app.dir.join("taken.sock");
+    let server = serve_on(&app, &sock);
+    wait_for("the server to answer", || {
+        UnixStream::connect(&sock).is_ok()
+    });
+    // Another process takes the path over while the server runs.
+    std::fs::remove_file(&sock).unwrap();
+    let theirs = UnixListener::bind(&sock).unwrap();
+    stop(server);
+    let client = UnixStream::connect(&sock).expect("the other process's socket is still there");
+    let (accepted, _) = theirs.accept().unwrap();
+    drop((client, accepted));
+    // A regular file in its place is left alone too.
+    std::fs::remove_file(&sock).unwrap();
+    let server = serve_on(&app, &sock);
+    wait_for("the server to answer", || {
+        UnixStream::connect(&sock).is_ok()
+    });
+    std::fs::remove_file(&sock).unwrap();
+    std::fs::write(&sock, "theirs").unwrap();
+    stop(server);
+    assert_eq!(std::fs::read_to_string(&sock).unwrap(), "theirs");
 }

@@ -2,9 +2,31 @@
 //! timeout) is answered 503 `storage_unavailable`, retriable, with `Retry-After`, and changes
 //! nothing (API.md §9).
 
+use std::time::{Duration, Instant};
+
 use sqlx::{Connection, Executor};
 
 use crate::common::*;
+
+/// Polls `GET /readyz` until it answers `status`, and returns that answer; panics after
+/// `within`. Readiness is checked at most once a second, so a change shows within about that.
+pub async fn readyz_becomes(api: &Api, status: u16, within: Duration) -> Resp {
+    let start = Instant::now();
+    loop {
+        let r = api.get_anon("/readyz").await;
+        if r.status == status {
+            return r;
+        }
+        assert!(
+            start.elapsed() < within,
+            "/readyz still answers {} after {:?}, not {status}: {}",
+            r.status,
+            start.elapsed(),
+            r.text
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
 
 async fn a_locked_database_answers_503_retriable_and_changes_nothing(app: TestApp) {
     // Another client holds the lock the send needs.

@@ -2,9 +2,12 @@
 //! Each test runs on SQLite and on PostgreSQL (a fresh database of its own).
 
 use std::io::{BufRead, BufReader};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::net::{UnixDatagram, UnixListener, UnixStream};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use sqlx::{Connection, Executor};
 use uuid::Uuid;
@@ -204,6 +207,116 @@ async fn migrate_applies_the_migrations_and_is_repeatable(postgres: bool, test: 
     }
 }
 
+/// Runs `serve` on the Unix socket `sock` only, as `uid` if given; its output once it exits.
+/// Panics if it is still running after 30 s (it started instead of refusing).
+fn serve_on_socket(db: &str, dir: &Path, sock: &Path, uid: Option<u32>) -> Output {
+    let mut cmd = command(db, dir);
+    cmd.env("A2A_MAILBOX_JWT_SECRET", "s")
+        .env("A2A_MAILBOX_BIND", format!("unix:{}", sock.display()))
+        .arg("serve")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(uid) = uid {
+        cmd.uid(uid).gid(uid);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "serve on {} started instead of refusing: {}",
+                sock.display(),
+                String::from_utf8_lossy(&out.stdout)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Whether any user may run the file at `path`: it and every directory above it are open to
+/// others.
+fn anyone_may_run(path: &Path) -> bool {
+    path.ancestors()
+        .all(|p| std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
+}
+
+/// The file's identity: (device, inode).
+fn identity(path: &Path) -> (u64, u64) {
+    let m = std::fs::symlink_metadata(path)
+        .unwrap_or_else(|e| panic!("{} is gone: {e}", path.display()));
+    (m.dev(), m.ino())
+}
+
+/// Only a socket nobody listens on (connect: ECONNREFUSED) is stale and replaced. A regular
+/// file, another process's live datagram socket (connect: EPROTOTYPE) and a live socket the
+/// server may not connect to (EACCES) stay as they are, and start-up fails naming the path and
+/// the reason.
+async fn a_socket_path_that_is_not_a_stale_socket_is_left_alone(postgres: bool, test: &str) {
+    let Some((db, dir, _drop_db)) = fresh_db(postgres, test).await else {
+        return;
+    };
+    // As root (who may connect anywhere) the server runs as uid 65534, and is refused by a
+    // socket of mode 0600 that root owns; as anyone else, a mode of 0 refuses even its owner.
+    let root = std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
+    let (uid, private_mode) = match (root, anyone_may_run(Path::new(BIN))) {
+        (false, _) => (None, Some(0)),
+        (true, true) => (Some(65534), Some(0o600)),
+        (true, false) => {
+            println!("SKIPPED the EACCES case: uid 65534 may not run {BIN}");
+            (None, None)
+        }
+    };
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let chmod = |p: &Path, mode: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    let refused = |sock: PathBuf, reason: &str| {
+        let before = identity(&sock);
+        let out = serve_on_socket(&db, &dir, &sock, uid);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{}: {stderr}", sock.display());
+        assert!(
+            stderr.contains(&sock.display().to_string()) && stderr.contains(reason),
+            "the refusal names {} and {reason:?}: {stderr}",
+            sock.display()
+        );
+        assert_eq!(identity(&sock), before, "{} was replaced", sock.display());
+    };
+
+    let file = dir.join("file.sock");
+    std::fs::write(&file, "not a socket").unwrap();
+    refused(file.clone(), "is not a socket");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "not a socket");
+
+    let datagram = dir.join("datagram.sock");
+    let theirs = UnixDatagram::bind(&datagram).unwrap();
+    chmod(&datagram, 0o777);
+    refused(datagram.clone(), "Protocol wrong type for socket");
+    UnixDatagram::unbound()
+        .unwrap()
+        .send_to(b"still mine", &datagram)
+        .unwrap();
+    let mut buf = [0u8; 16];
+    let n = theirs.recv(&mut buf).unwrap();
+    assert_eq!(&buf[..n], b"still mine");
+
+    let Some(private_mode) = private_mode else {
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    };
+    let private = dir.join("private.sock");
+    let listener = UnixListener::bind(&private).unwrap();
+    chmod(&private, private_mode);
+    refused(private.clone(), "Permission denied");
+    chmod(&private, 0o600);
+    let _client = UnixStream::connect(&private).expect("the private socket still answers");
+    listener.accept().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 macro_rules! startup_test {
     ($name:ident) => {
         mod $name {
@@ -221,6 +334,7 @@ macro_rules! startup_test {
 startup_test!(serve_without_a_secret_refuses_and_says_how);
 startup_test!(serve_dev_generates_a_secret_and_prints_a_working_operator_token);
 startup_test!(migrate_applies_the_migrations_and_is_repeatable);
+startup_test!(a_socket_path_that_is_not_a_stale_socket_is_left_alone);
 
 /// SQLite only by nature: an in-memory database would be one per connection, and not durable.
 #[tokio::test]

@@ -61,7 +61,7 @@ fn app(
         .app_data(web::PayloadConfig::new(max_body))
         .app_data(super::extract_query_config())
         .app_data(super::extract_path_config())
-        .wrap(from_fn(super::refuse_nul_in_url))
+        .wrap(from_fn(super::refuse_nul))
         .wrap(from_fn(super::observe_latency))
         .wrap(TracingLogger::default())
         .configure(super::configure)

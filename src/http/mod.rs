@@ -10,10 +10,10 @@ pub mod error;
 pub(crate) mod extract;
 mod listen;
 mod listing;
+mod nul_guard;
 pub mod openapi;
 mod ops;
 mod params;
-mod query_guard;
 mod respond;
 mod results;
 mod system;
@@ -33,7 +33,7 @@ pub use extract::{
     query_config as extract_query_config,
 };
 pub use listen::{listen, Listening};
-pub use query_guard::refuse_nul_in_url;
+pub use nul_guard::refuse_nul;
 pub use respond::{not_found_route, observe_latency};
 
 /// Shared by every handler; holds no per-request state.

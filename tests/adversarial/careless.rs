@@ -12,11 +12,15 @@ use crate::common::{full_ops, result, task, Api, AppConfig, Resp, TestApp};
 
 const MAX_REQUEUES: usize = 3;
 
+/// [`eager`], each scan bounded by [`MAX_REQUEUES`], and scans spaced as a deployment spaces
+/// them: scans that start within the spacing share one bound.
 fn bounded_scheduler() -> AppConfig {
-    eager().env(
-        "A2A_MAILBOX_AUTO_RETRY_MAX_REQUEUES",
-        &MAX_REQUEUES.to_string(),
-    )
+    eager()
+        .env(
+            "A2A_MAILBOX_AUTO_RETRY_MAX_REQUEUES",
+            &MAX_REQUEUES.to_string(),
+        )
+        .env("A2A_MAILBOX_AUTO_RETRY_SCHEDULER_MIN_SPACING_MS", "60000")
 }
 
 /// Sends `n` idempotent tasks `s` → `r` and leases them as `r`: their ids.

@@ -105,7 +105,7 @@ fn forms(fix: &Fix, csrf: &str) -> Vec<(&'static str, Req)> {
                     ("csrf", csrf),
                     ("all", "force_error"),
                     ("message", "no"),
-                    ("min_age_ms", "0"),
+                    ("row", &target),
                 ],
             ),
         ),
@@ -124,8 +124,27 @@ fn forms(fix: &Fix, csrf: &str) -> Vec<(&'static str, Req)> {
     ]
 }
 
+/// Signs in as a browser does: the sign-in page's pre-session cookie and its hidden token go
+/// back with `token`.
 async fn sign_in(api: &Api, token: &str) -> Resp {
-    call(api, &form("/dashboard/login", &[("token", token)]), None).await
+    let page = call(api, &Req::get("/dashboard/login"), None).await;
+    let cookie = page
+        .headers
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|c| c.starts_with("a2a_dashboard_login="))
+        .and_then(|c| c.split(';').next())
+        .unwrap_or_else(|| panic!("no pre-session cookie: {:?}", page.headers))
+        .to_owned();
+    let mark = "name=\"login_csrf\" value=\"";
+    let at = page.text.find(mark).expect("no login_csrf field") + mark.len();
+    let login_csrf = &page.text[at..at + page.text[at..].find('"').unwrap()];
+    let req = form(
+        "/dashboard/login",
+        &[("login_csrf", login_csrf), ("token", token)],
+    );
+    call(api, &req.header("Cookie", &cookie), None).await
 }
 
 both_engines!(only_an_operator_gets_a_dashboard_session, config = eager);

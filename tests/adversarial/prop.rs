@@ -108,7 +108,9 @@ fn interleavings(engine: Engine) {
         .build()
         .expect("a runtime");
     let test = format!("adversarial::prop::{engine:?}");
-    let Some(app) = rt.block_on(TestApp::spawn(engine, AppConfig::default(), &test)) else {
+    // Scans run one after another here, each meant to run: no spacing between them.
+    let unspaced = AppConfig::default().env("A2A_MAILBOX_AUTO_RETRY_SCHEDULER_MIN_SPACING_MS", "0");
+    let Some(app) = rt.block_on(TestApp::spawn(engine, unspaced, &test)) else {
         return;
     };
     let config = Config {

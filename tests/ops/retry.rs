@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 
 use super::{audit_rows, full_ops, idem_task, send_and_lease, unsafe_task};
-use crate::common::{assert_error, task, AppConfig, Api, TestApp};
+use crate::common::{assert_error, task, Api, AppConfig, TestApp};
 
 /// Enabled scans share one bound with every scan that started within the spacing (1 s by
 /// default); these tests run scans one after another, each meant to run.
@@ -146,7 +146,10 @@ async fn only_stale_idempotent_tasks_with_keys_are_requeued(app: TestApp) {
     assert_eq!(k["lease_id"], lease.as_str());
     assert_eq!(k["attempt"], 1);
 }
-both_engines!(only_stale_idempotent_tasks_with_keys_are_requeued, config = unspaced);
+both_engines!(
+    only_stale_idempotent_tasks_with_keys_are_requeued,
+    config = unspaced
+);
 
 async fn bounds_max_attempts_max_requeues_and_scan_limit_hold(app: TestApp) {
     let ops = full_ops(&app);
@@ -197,7 +200,10 @@ async fn bounds_max_attempts_max_requeues_and_scan_limit_hold(app: TestApp) {
     );
     assert_eq!(report["requeued"][0]["task_id"], ids[2].as_str());
 }
-both_engines!(bounds_max_attempts_max_requeues_and_scan_limit_hold, config = unspaced);
+both_engines!(
+    bounds_max_attempts_max_requeues_and_scan_limit_hold,
+    config = unspaced
+);
 
 async fn a_scope_that_does_not_admit_the_task_skips_it(app: TestApp) {
     let (id, _) = send_and_lease(&app, &idem_task("k")).await;
@@ -271,4 +277,7 @@ async fn concurrent_scans_from_two_instances_requeue_each_task_once(mut app: Tes
         assert_eq!(total, 2, "overlapping scans act as one: {a} {b}");
     }
 }
-both_engines!(concurrent_scans_from_two_instances_requeue_each_task_once, config = unspaced);
+both_engines!(
+    concurrent_scans_from_two_instances_requeue_each_task_once,
+    config = unspaced
+);

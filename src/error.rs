@@ -27,11 +27,28 @@ pub struct MailboxError {
     pub index: Option<usize>,
 }
 
+/// The most bytes of an error's message: a refusal that quotes what it refuses (a parser's
+/// complaint quotes the value) never answers, or keeps in an `Idempotency-Key` record, more.
+pub const MAX_MESSAGE_BYTES: usize = 1024;
+
+/// `message` cut to [`MAX_MESSAGE_BYTES`] at a character boundary, marked with `…` when cut.
+fn bounded(mut message: String) -> String {
+    if message.len() > MAX_MESSAGE_BYTES {
+        let mut end = MAX_MESSAGE_BYTES - '…'.len_utf8();
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        message.truncate(end);
+        message.push('…');
+    }
+    message
+}
+
 impl MailboxError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> MailboxError {
         MailboxError {
             code,
-            message: message.into(),
+            message: bounded(message.into()),
             retry_after: None,
             replayed: false,
             index: None,
@@ -75,3 +92,16 @@ impl fmt::Display for MailboxError {
 }
 
 impl std::error::Error for MailboxError {}
+
+#[cfg(test)]
+mod tests {
+    use super::{MailboxError, MAX_MESSAGE_BYTES};
+
+    #[test]
+    fn a_message_is_cut_at_a_character_boundary() {
+        let e = MailboxError::invalid(format!("invalid type: string {:?}", "€".repeat(2000)));
+        assert!(e.message.len() <= MAX_MESSAGE_BYTES, "{}", e.message.len());
+        assert!(e.message.ends_with('…'));
+        assert_eq!(MailboxError::invalid("short").message, "short");
+    }
+}

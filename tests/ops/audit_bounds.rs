@@ -67,3 +67,18 @@ async fn a_token_without_capabilities_cannot_fill_the_audit_log(app: TestApp) {
     let largest = largest_row(&app).await;
     assert!(largest <= 4096, "an audit row of {largest} bytes");
 }
+
+both_engines!(a_refusal_quoting_a_huge_value_answers_and_keeps_a_short_message);
+async fn a_refusal_quoting_a_huge_value_answers_and_keeps_a_short_message(app: TestApp) {
+    let alice = app.alice();
+    let mut t = task("alice", "bob");
+    t["deadline_ms"] = json!("9".repeat(500_000));
+    for _ in 0..2 {
+        // The second answer is the first, kept in the key's record.
+        let r = app
+            .post_with("/a2a/tasks", &alice, &t, &[("Idempotency-Key", "huge-1")])
+            .await;
+        assert_error(&r, 400, "invalid_request");
+        assert!(r.text.len() <= 2048, "a refusal of {} bytes", r.text.len());
+    }
+}

@@ -6,7 +6,7 @@
 //! (it may send to, lease for and answer any agent, so this one process plays every part):
 //!
 //! ```sh
-//! A2A_MAILBOX_TOKEN=<token> cargo run --example fan_out -- 3
+//! A2A_MAILBOX_TOKEN=<token> cargo run -p a2a-mailbox-client --example fan_out -- 3
 //! ```
 //!
 //! `A2A_MAILBOX_URL` names another mailbox (default `http://127.0.0.1:8080`).

@@ -3,7 +3,7 @@
 //! With `cargo run -- serve --dev` running in another shell:
 //!
 //! ```sh
-//! A2A_MAILBOX_TOKEN=<token> cargo run --example resume
+//! A2A_MAILBOX_TOKEN=<token> cargo run -p a2a-mailbox-client --example resume
 //! ```
 //!
 //! The example runs itself twice. The first process sends three tasks, saves the client's

@@ -5,7 +5,7 @@
 //! `A2A_MAILBOX_BIND=127.0.0.1:8080,unix:/tmp/a2a-mailbox.sock cargo run -- serve --dev`, then:
 //!
 //! ```sh
-//! A2A_MAILBOX_TOKEN=<token> cargo run --example worker -- /tmp/a2a-mailbox.sock researcher
+//! A2A_MAILBOX_TOKEN=<token> cargo run -p a2a-mailbox-client --example worker -- /tmp/a2a-mailbox.sock researcher
 //! ```
 //!
 //! The second argument is whose tasks to work on (default: the token's own `sub`; another agent

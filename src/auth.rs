@@ -1,4 +1,4 @@
-//! JWT verification and capability matching (API.md §3).
+//! JWT verification and capability matching (docs/contract.md#capabilities).
 //!
 //! The caller's identity is the token subject, so every capability is bound to the calling peer.
 
@@ -91,10 +91,10 @@ pub enum CapCheck {
     ScopeMismatch,
 }
 
-/// The actions whose last segment is an agent id: the only place a wildcard may stand (§3).
+/// The actions whose last segment is an agent id: the only place a wildcard may stand (docs/contract.md#capabilities).
 const AGENT_ACTIONS: [&str; 3] = ["a2a.send.", "a2a.respond.", "a2a.lease."];
 
-/// The one wildcard rule of §3: `*` stands for a whole agent id in the last position of
+/// The one wildcard rule of docs/contract.md#capabilities: `*` stands for a whole agent id in the last position of
 /// `a2a.send.*`, `a2a.respond.*` and `a2a.lease.*`, never for part of an action (`a2a.*`,
 /// `a2a.repair.*` and `*` alone grant nothing). Answers the action family a grant covers
 /// whole (`a2a.send.` for `a2a.send.*`), if it is such a wildcard.

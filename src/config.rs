@@ -24,7 +24,7 @@ pub struct DbArgs {
     #[arg(long, env = "A2A_MAILBOX_DB_MAX_CONNECTIONS", default_value_t = 16)]
     pub db_max_connections: u32,
     /// How long a request waits for a database connection before it answers 503. Short, so a
-    /// database outage answers within 2 s (§11) instead of holding requests.
+    /// database outage answers within 2 s (docs/contract.md#details) instead of holding requests.
     #[arg(
         long,
         env = "A2A_MAILBOX_DB_ACQUIRE_TIMEOUT_MS",

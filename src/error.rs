@@ -1,4 +1,4 @@
-//! The one error type of the mailbox and the contract's error codes (API.md §9).
+//! The one error type of the mailbox and the contract's error codes (docs/contract.md#errors).
 //!
 //! This layer knows no HTTP: [`ErrorCode`] names what went wrong, and `src/http/error.rs` holds
 //! the one table that maps each code to its HTTP status.
@@ -22,7 +22,7 @@ pub struct MailboxError {
     /// The stored answer of an earlier identical request (an `Idempotency-Key` replay).
     #[serde(skip)]
     pub replayed: bool,
-    /// In a batch, the position of the item that was refused (§14).
+    /// In a batch, the position of the item that was refused (docs/contract.md#batch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<usize>,
 }

@@ -1,4 +1,4 @@
-//! Where the service listens (API.md §15): `A2A_MAILBOX_BIND` is a comma-separated list of
+//! Where the service listens (docs/contract.md#transports): `A2A_MAILBOX_BIND` is a comma-separated list of
 //! `host:port` and `unix:/absolute/path` entries; every route is served alike on each.
 
 use std::io;

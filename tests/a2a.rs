@@ -1,4 +1,4 @@
-//! The A2A protocol 1.0 facade (API.md §16), black-box: the real binary over HTTP on SQLite and on
+//! The A2A protocol 1.0 facade (docs/contract.md#a2a), black-box: the real binary over HTTP on SQLite and on
 //! PostgreSQL, driven by hand on the wire and by the reference client (`a2a-sdk`, Python).
 
 #[allow(dead_code)]

@@ -1,5 +1,5 @@
 //! The committed OpenAPI document (`openapi/openapi.json`) must be exactly what the code
-//! generates, and the generated document must describe the contract (API.md) completely.
+//! generates, and the generated document must describe the contract (docs/contract.md) completely.
 //!
 //! Regenerate the committed copy after changing a route, a wire type or an annotation:
 //!
@@ -24,7 +24,7 @@ fn doc() -> Value {
     serde_json::from_str(&openapi::document_json()).expect("the document is JSON")
 }
 
-/// Every (method, path) of the contract (API.md §4), in the document's spelling.
+/// Every (method, path) of the contract (docs/contract.md#endpoints), in the document's spelling.
 const CONTRACT_ROUTES: [(&str, &str); 25] = [
     ("post", "/a2a/tasks"),
     ("get", "/a2a/tasks/next"),

@@ -1,4 +1,4 @@
-//! Black-box tests of the stale-lease operations (API.md §5, §7, §8, §10, heartbeat of §4) and
+//! Black-box tests of the stale-lease operations (docs/contract.md#repair, docs/contract.md#retry-gate, docs/contract.md#compaction, docs/contract.md#audit, heartbeat of docs/contract.md#endpoints) and
 //! of the operator CLI: the real binary over HTTP, every test on SQLite and on PostgreSQL.
 //! Shares the harness in `tests/common`.
 

@@ -3,7 +3,7 @@
 //! 16 connections go) from a thread of its own, so the burst does not queue behind the
 //! measured caller in this process. Reports both p50/p99, loaded p99 ÷ quiet p99 (target ≤ 1.5)
 //! and the `authentication_failed` audit rows the burst wrote (target ≤ 5: one per client
-//! address and minute, API.md §10).
+//! address and minute, docs/contract.md#audit).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

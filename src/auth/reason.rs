@@ -1,7 +1,7 @@
 //! Why a token was refused.
 
 /// Why a token was refused: a short stable slug, the `reason` label of `a2a_auth_failures_total`
-/// and a key of the `reasons` of an `authentication_failed` audit row (API.md §10).
+/// and a key of the `reasons` of an `authentication_failed` audit row (docs/contract.md#audit).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum AuthReason {
     Missing,

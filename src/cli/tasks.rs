@@ -1,4 +1,4 @@
-//! `tasks` and `children`: the task list (§13) with its filters, one page or every page.
+//! `tasks` and `children`: the task list (docs/contract.md#listing) with its filters, one page or every page.
 
 use std::future::Future;
 

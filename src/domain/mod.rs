@@ -1,4 +1,4 @@
-//! Wire types of the contract (API.md §2) and their validation.
+//! Wire types of the contract (docs/contract.md#wire-types) and their validation.
 //!
 //! The types are defined once, in the `a2a-mailbox-types` crate the Rust client shares, and
 //! re-exported here. Deserialisation enforces the shape (types, enums, AgentId syntax);

@@ -81,7 +81,7 @@ pub fn declared_idempotent(task: &A2ATask) -> bool {
     })
 }
 
-/// The receiver-side result cache key (§6.2), for idempotent tasks with a key.
+/// The receiver-side result cache key (docs/contract.md#the-result-cache), for idempotent tasks with a key.
 pub fn cache_key(task: &A2ATask) -> Option<String> {
     let idem = task.idempotency.as_ref()?;
     if idem.duplicate_safety != DuplicateSafety::Idempotent {

@@ -1,4 +1,4 @@
-//! Every A2A error of §16 on the wire, on both bindings: JSON-RPC errors at HTTP 200 with their
+//! Every A2A error of docs/contract.md#a2a on the wire, on both bindings: JSON-RPC errors at HTTP 200 with their
 //! ErrorInfo, HTTP+JSON errors at their status; the A2A-Version rules; and the refusals that stay
 //! at the transport (authentication, authorization, media type).
 

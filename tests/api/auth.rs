@@ -1,4 +1,4 @@
-//! Authentication (API.md §3, §11): every way a bearer token can be wrong is 401
+//! Authentication (docs/contract.md#capabilities, docs/contract.md#details): every way a bearer token can be wrong is 401
 //! `unauthenticated`, and the open endpoints need no token.
 
 use jsonwebtoken::Algorithm;
@@ -234,7 +234,7 @@ both_engines!(
     config = audience_and_issuer
 );
 async fn a_token_without_iss_is_refused_when_an_issuer_is_configured(app: TestApp) {
-    // API.md §3: iss is checked against configuration; §11: only when unset are tokens
+    // docs/contract.md#capabilities: iss is checked against configuration; docs/contract.md#details: only when unset are tokens
     // without aud/iss accepted.
     let token = app.jwt(
         &json!({"sub": "carol", "exp": now_ms() / 1000 + 3600, "caps": [], "aud": "mailbox-test"}),

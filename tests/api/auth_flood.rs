@@ -1,4 +1,4 @@
-//! Refused tokens (API.md §10): a failed authentication costs no database write of its own. A
+//! Refused tokens (docs/contract.md#audit): a failed authentication costs no database write of its own. A
 //! burst of them from one client is ONE `authentication_failed` row for its address and minute,
 //! issuer `anonymous`, whose `count` and `reasons` reach the burst's once flushed, and
 //! `a2a_auth_failures_total` counts them by reason. Nor does a flood of anonymous `/readyz`

@@ -1,4 +1,4 @@
-//! Batch send (API.md §14): one transaction, all or nothing, the failing item's `index`, per-item
+//! Batch send (docs/contract.md#batch): one transaction, all or nothing, the failing item's `index`, per-item
 //! replays and result-cache hits, array order for leases, and 500 tasks with every field set.
 
 use serde_json::{json, Value};

@@ -1,4 +1,4 @@
-//! Cancellation (API.md §12): every row of its table, who may cancel, what the lessee hears, and
+//! Cancellation (docs/contract.md#cancellation): every row of its table, who may cancel, what the lessee hears, and
 //! the race between a cancel and a result, on one instance and across two.
 
 use reqwest::Method;

@@ -1,4 +1,4 @@
-//! Races (API.md §4, §6; DESIGN.md "Concurrency is tested, not assumed").
+//! Races (docs/contract.md#endpoints, docs/contract.md#idempotency; DESIGN.md "Concurrency is tested, not assumed").
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};

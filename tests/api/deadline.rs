@@ -1,4 +1,4 @@
-//! Deadlines (API.md §4.1, §11): a past deadline is accepted, never leased, and answered with an
+//! Deadlines (docs/contract.md#deadlines, docs/contract.md#details): a past deadline is accepted, never leased, and answered with an
 //! error result at the first lease attempt; in-flight tasks are not interrupted.
 
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! A full disk under SQLite (API.md §11): while nothing can be written every write answers 503
+//! A full disk under SQLite (docs/contract.md#details): while nothing can be written every write answers 503
 //! `storage_unavailable` and `/readyz` answers 503 (within its check interval, a second); the
 //! first write after space returns succeeds without a restart, and no acknowledged task is lost.
 //! The database lives on a small tmpfs of its own whose free space a filler file takes. SQLite

@@ -1,4 +1,4 @@
-//! The receiver-side result cache and the `Idempotency-Key` header (API.md §4 send row, §6, §11).
+//! The receiver-side result cache and the `Idempotency-Key` header (docs/contract.md#endpoints send row, docs/contract.md#idempotency, docs/contract.md#details).
 
 use serde_json::{json, Value};
 use uuid::Uuid;

@@ -1,4 +1,4 @@
-//! Idempotency end to end (API.md §6 layers 2 and 3): hammers, stored failures, pending records
+//! Idempotency end to end (docs/contract.md#idempotency layers 2 and 3): hammers, stored failures, pending records
 //! and their TTL, and the result cache across kill -9.
 
 use futures_util::future::join_all;

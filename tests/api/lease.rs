@@ -1,4 +1,4 @@
-//! GET /a2a/tasks/next, GET /a2a/tasks/{id} and heartbeats (API.md §2, §4).
+//! GET /a2a/tasks/next, GET /a2a/tasks/{id} and heartbeats (docs/contract.md#wire-types, docs/contract.md#endpoints).
 
 use serde_json::json;
 use uuid::Uuid;

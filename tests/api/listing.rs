@@ -1,4 +1,4 @@
-//! Listing and the task graph (API.md §13): every filter, visibility, keyset cursors (also while
+//! Listing and the task graph (docs/contract.md#listing): every filter, visibility, keyset cursors (also while
 //! other clients insert), `children` with its `counts`, bad input, and the plan of a page.
 
 use std::collections::{HashMap, HashSet};

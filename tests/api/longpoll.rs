@@ -1,4 +1,4 @@
-//! Long-polling `wait_ms` on GET /a2a/tasks/next and GET /a2a/results/next (API.md §4, §11).
+//! Long-polling `wait_ms` on GET /a2a/tasks/next and GET /a2a/results/next (docs/contract.md#endpoints, docs/contract.md#details).
 
 use std::time::{Duration, Instant};
 

@@ -1,4 +1,4 @@
-//! PostgreSQL going away and coming back (API.md §11): while the database cannot be reached,
+//! PostgreSQL going away and coming back (docs/contract.md#details): while the database cannot be reached,
 //! every route that needs it answers 503 `storage_unavailable` within 2 s (the pool's short
 //! acquire timeout), and once it is back requests succeed again within 1 s, without a restart.
 //! `/readyz` checks at most once a second and answers the last outcome meanwhile: nothing

@@ -1,4 +1,4 @@
-//! GET /a2a/queue: ordering, lease fields, filters, limits and visibility (API.md §1, §3, §4, §11).
+//! GET /a2a/queue: ordering, lease fields, filters, limits and visibility (docs/contract.md#conventions, docs/contract.md#capabilities, docs/contract.md#endpoints, docs/contract.md#details).
 
 use std::time::Duration;
 
@@ -160,7 +160,7 @@ async fn a_heartbeat_makes_a_lease_young_again(app: TestApp) {
     assert_eq!(app.lease_some(&bob).await.0, old);
     let (_, lease) = app.lease_some(&bob).await;
     tokio::time::sleep(Duration::from_millis(900)).await;
-    // Lease age is measured from heartbeat_at_ms (API.md §4, heartbeat).
+    // Lease age is measured from heartbeat_at_ms (docs/contract.md#endpoints, heartbeat).
     app.post(
         &format!("/a2a/tasks/{refreshed}/heartbeat"),
         &bob,

@@ -1,4 +1,4 @@
-//! POST /a2a/results, GET /a2a/results/next and /recent (API.md §4, §9, §11).
+//! POST /a2a/results, GET /a2a/results/next and /recent (docs/contract.md#endpoints, docs/contract.md#errors, docs/contract.md#details).
 
 use serde_json::{json, Value};
 use uuid::Uuid;

@@ -1,4 +1,4 @@
-//! POST /a2a/tasks: answers, task-id idempotency, sender and capability gates (API.md §3, §4, §6.1).
+//! POST /a2a/tasks: answers, task-id idempotency, sender and capability gates (docs/contract.md#capabilities, docs/contract.md#endpoints, docs/contract.md#the-task-id).
 
 use serde_json::json;
 use uuid::Uuid;

@@ -1,4 +1,4 @@
-//! Transports (API.md §15): `A2A_MAILBOX_BIND` lists TCP addresses and Unix sockets; every route
+//! Transports (docs/contract.md#transports): `A2A_MAILBOX_BIND` lists TCP addresses and Unix sockets; every route
 //! is served alike on each, with the same authentication.
 
 use std::io::{Read, Write};

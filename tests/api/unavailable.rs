@@ -1,6 +1,6 @@
 //! A database that cannot serve in time (its write lock held by someone else past the lock
 //! timeout) is answered 503 `storage_unavailable`, retriable, with `Retry-After`, and changes
-//! nothing (API.md §9).
+//! nothing (docs/contract.md#errors).
 
 use std::time::{Duration, Instant};
 

@@ -1,4 +1,4 @@
-//! Input validation (API.md §1, §2, §9, §11): 400 `invalid_request`, 413, 415, and every
+//! Input validation (docs/contract.md#conventions, docs/contract.md#wire-types, docs/contract.md#errors, docs/contract.md#details): 400 `invalid_request`, 413, 415, and every
 //! rejection leaves the mailbox unchanged.
 
 use reqwest::Method;

@@ -1,4 +1,4 @@
-//! The Unix socket (API.md §15): a client and a worker over the socket alone.
+//! The Unix socket (docs/contract.md#transports): a client and a worker over the socket alone.
 
 use std::time::Duration;
 

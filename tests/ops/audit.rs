@@ -1,4 +1,4 @@
-//! `GET /audit/recent` (API.md §10) and the atomicity of audit rows with their changes.
+//! `GET /audit/recent` (docs/contract.md#audit) and the atomicity of audit rows with their changes.
 
 use serde_json::{json, Value};
 

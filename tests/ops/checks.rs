@@ -1,4 +1,4 @@
-//! The `capability_check` rows of repairs, compactions and enabled retry scans (API.md §10).
+//! The `capability_check` rows of repairs, compactions and enabled retry scans (docs/contract.md#audit).
 
 use serde_json::{json, Value};
 

@@ -1,4 +1,4 @@
-//! Scheduler ticks coalesce across every instance on one database (API.md §7).
+//! Scheduler ticks coalesce across every instance on one database (docs/contract.md#retry-gate).
 
 use std::time::{Duration, Instant};
 

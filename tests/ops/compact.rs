@@ -1,4 +1,4 @@
-//! `POST /a2a/compact` (API.md §8) and `/metrics`.
+//! `POST /a2a/compact` (docs/contract.md#compaction) and `/metrics`.
 
 use serde_json::json;
 

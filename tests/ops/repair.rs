@@ -1,4 +1,4 @@
-//! `POST /a2a/repair` (API.md §5) and heartbeats.
+//! `POST /a2a/repair` (docs/contract.md#repair) and heartbeats.
 
 mod posture;
 

@@ -1,4 +1,4 @@
-//! `POST /a2a/retry-stale`: the bounded, opt-in retry gate (API.md §7).
+//! `POST /a2a/retry-stale`: the bounded, opt-in retry gate (docs/contract.md#retry-gate).
 
 use serde_json::{json, Value};
 

@@ -1,4 +1,4 @@
-//! `POST /a2a/scheduler/tick` and the in-process timer (API.md §7).
+//! `POST /a2a/scheduler/tick` and the in-process timer (docs/contract.md#retry-gate).
 
 use std::time::{Duration, Instant};
 

@@ -93,7 +93,7 @@ impl std::fmt::Debug for ClientBuilder {
 }
 
 impl ClientBuilder {
-    /// A client of the mailbox listening on the Unix socket at `path` (API.md §15); the token
+    /// A client of the mailbox listening on the Unix socket at `path` (docs/contract.md#transports); the token
     /// is still required.
     pub fn unix(path: impl AsRef<Path>, token: impl Into<String>) -> ClientBuilder {
         ClientBuilder {
@@ -177,7 +177,7 @@ impl Client {
         Client::builder(base_url, token).build()
     }
 
-    /// A client of the mailbox listening on the Unix socket at `path` (API.md §15).
+    /// A client of the mailbox listening on the Unix socket at `path` (docs/contract.md#transports).
     ///
     /// ```no_run
     /// # fn demo() -> Result<(), a2a_mailbox_client::Error> {

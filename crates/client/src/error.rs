@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use a2a_mailbox_types::{AgentId, ErrorCode};
 
-/// A refusal or failure answered by the mailbox in the contract's error body (API.md §9).
+/// A refusal or failure answered by the mailbox in the contract's error body (docs/contract.md#errors).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ApiError {
     /// The HTTP status (it follows from `code`).

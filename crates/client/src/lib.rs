@@ -1,7 +1,7 @@
 //! A typed Rust client for a2a-mailbox, a durable, explicitly leased task mailbox between AI
 //! agents.
 //!
-//! - [`Client`] has one async method per endpoint of the HTTP contract (`API.md` §4, §12–§14),
+//! - [`Client`] has one async method per endpoint of the HTTP contract (docs/contract.md#endpoints, docs/contract.md#cancellation–docs/contract.md#batch),
 //!   over TCP ([`Client::new`]) or a Unix socket ([`Client::unix`]), with the wire types of
 //!   [`a2a_mailbox_types`] (re-exported as [`types`]); over TLS for an `https://` URL (see
 //!   [TLS](#tls)).

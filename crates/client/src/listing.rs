@@ -1,4 +1,4 @@
-//! Listing and the task graph (API.md §13).
+//! Listing and the task graph (docs/contract.md#listing).
 
 use uuid::Uuid;
 

@@ -1,4 +1,4 @@
-//! Operator calls (API.md §4, §5, §7, §8): the queue snapshot, repair, the retry gate, the
+//! Operator calls (docs/contract.md#endpoints, docs/contract.md#repair, docs/contract.md#retry-gate, docs/contract.md#compaction): the queue snapshot, repair, the retry gate, the
 //! scheduler tick, compaction, the audit feed, and the service's version.
 
 use uuid::Uuid;
@@ -58,7 +58,7 @@ impl Client {
         Ok(self.call::<Queue>(call).await?.value)
     }
 
-    /// Repairs a stale lease (API.md §5); needs `a2a.repair.<action>`.
+    /// Repairs a stale lease (docs/contract.md#repair); needs `a2a.repair.<action>`.
     pub async fn repair(&self, request: &RepairRequest) -> Result<RepairOutcome, Error> {
         let call = Call::post("/a2a/repair", Some(json(request)));
         Ok(self.call::<Repaired>(call).await?.value.outcome)
@@ -102,7 +102,7 @@ impl Client {
         self.repair(&repair(task_id, reason, command)).await
     }
 
-    /// The retry gate (API.md §7): a dry run unless `policy.enabled`; needs `a2a.operator`.
+    /// The retry gate (docs/contract.md#retry-gate): a dry run unless `policy.enabled`; needs `a2a.operator`.
     pub async fn retry_stale(&self, policy: &RetryPolicy) -> Result<RetryReport, Error> {
         let call = Call::post("/a2a/retry-stale", Some(json(policy)));
         Ok(self.call::<AutoRetried>(call).await?.value.report)

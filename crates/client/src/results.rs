@@ -1,4 +1,4 @@
-//! Results (API.md §4): post one fenced by its lease, drain them, peek at them.
+//! Results (docs/contract.md#endpoints): post one fenced by its lease, drain them, peek at them.
 
 use std::time::Duration;
 

@@ -1,4 +1,4 @@
-//! Tasks (API.md §4, §12, §14): send one or many, lease, heartbeat, read, peek, cancel.
+//! Tasks (docs/contract.md#endpoints, docs/contract.md#cancellation, docs/contract.md#batch): send one or many, lease, heartbeat, read, peek, cancel.
 
 use std::time::Duration;
 
@@ -132,7 +132,7 @@ impl NewTask {
 pub struct Sent {
     /// The task's id, chosen by the client.
     pub task_id: Uuid,
-    /// Set when the result cache answered the task at once (API.md §6.2): the source task.
+    /// Set when the result cache answered the task at once (docs/contract.md#the-result-cache): the source task.
     pub replayed_from: Option<Uuid>,
     /// The mailbox already had this task (or this call): it answered its first answer again.
     pub replayed: bool,
@@ -177,7 +177,7 @@ impl Client {
         })
     }
 
-    /// Sends up to 500 tasks in one transaction, all or nothing (API.md §14); ids are chosen
+    /// Sends up to 500 tasks in one transaction, all or nothing (docs/contract.md#batch); ids are chosen
     /// here. A refusal names the failing task's position in [`ApiError::index`](crate::ApiError).
     pub async fn send_batch(&self, tasks: Vec<NewTask>) -> Result<Vec<BatchItem>, Error> {
         let tasks = tasks

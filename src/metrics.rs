@@ -1,5 +1,5 @@
 //! Process-local counters and latency histograms, rendered in the Prometheus text format.
-//! Queue gauges are read from the database at scrape time (see `http::metrics`).
+//! Queue gauges are read from the database at scrape time (see `http/system.rs`, the `/metrics` route).
 
 use std::collections::BTreeMap;
 use std::fmt::Write;

@@ -42,13 +42,11 @@ pub struct Scheduler {
 
 /// Worker threads of the main runtime, which carries the group-commit lane (HTTP requests run
 /// on the workers of [`http_workers`]). On PostgreSQL the lane is one task that runs one batch at
-/// a time, and one thread serves it with fewer cross-thread wake-ups than one per core: 0.23
-/// against 0.27 ms of server CPU per task and 17 % more tasks per second in the closed loop,
-/// means of 7 alternated rounds. With one HTTP worker the lane runs on
-/// that worker instead (`mailbox::batch`), and this thread is left the notifier, the peer
-/// listener and the scheduler timer. On SQLite one thread measured
-/// slower, so it keeps Tokio's default (`None`: one per core), as does an operator's own
-/// `TOKIO_WORKER_THREADS` (`chosen_by_operator`).
+/// a time, and one thread serves it with fewer cross-thread wake-ups than one per core. With one
+/// HTTP worker the lane runs on that worker instead (`Store::run_the_lane_on_the_http_worker`),
+/// and this thread is left the notifier, the peer listener and the scheduler timer. SQLite keeps
+/// Tokio's default (`None`: one per core), as does an operator's own `TOKIO_WORKER_THREADS`
+/// (`chosen_by_operator`). The measurements behind both choices are in BENCHMARKS.md ("Threads").
 pub fn main_runtime_threads(database_url: &str, chosen_by_operator: bool) -> Option<usize> {
     let lane = Engine::from_url(database_url).is_ok_and(Engine::runs_a_lane);
     (lane && !chosen_by_operator).then_some(1)
@@ -56,10 +54,8 @@ pub fn main_runtime_threads(database_url: &str, chosen_by_operator: bool) -> Opt
 
 /// HTTP worker threads: the operator's choice, else one per core, and on PostgreSQL one fewer
 /// (at least one). There the group-commit lane keeps a thread of its own busy (the main runtime,
-/// one thread on PostgreSQL), so one worker per core oversubscribes the cores: on 2 cores one
-/// worker measured 17 % more tasks per second in the closed loop and less server CPU per task
-/// than two. On SQLite one worker measured far slower, so it keeps one
-/// per core.
+/// one thread on PostgreSQL), so one worker per core would oversubscribe the cores. SQLite keeps
+/// one per core. Measured in BENCHMARKS.md ("Threads").
 pub fn http_workers(chosen: Option<usize>, lane: bool, cores: usize) -> usize {
     match chosen {
         Some(n) => n.max(1),

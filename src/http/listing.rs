@@ -2,7 +2,6 @@
 
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
-use serde_json::json;
 
 use super::params::{limit, path_uuid};
 use super::respond::{api_routes, Answer};
@@ -129,11 +128,11 @@ impl ListQuery {
 )]
 pub(super) async fn list_tasks(state: State, caller: Caller, q: web::Query<ListQuery>) -> Answer {
     let page = state.mailbox.list_tasks(&caller, &q.request()?).await?;
-    Ok(HttpResponse::Ok().json(json!({
-        "kind": "a2a_task_page",
-        "tasks": page.tasks,
-        "next_cursor": page.next_cursor,
-    })))
+    Ok(HttpResponse::Ok().json(openapi::TaskPage {
+        kind: openapi::TaskPageKind::Tag,
+        tasks: page.tasks,
+        next_cursor: page.next_cursor,
+    }))
 }
 
 /// List a task's children, with their tally by state.
@@ -159,11 +158,11 @@ async fn children(
         .mailbox
         .children(&caller, parent, &q.request()?)
         .await?;
-    Ok(HttpResponse::Ok().json(json!({
-        "kind": "a2a_task_children",
-        "parent": parent,
-        "counts": counts,
-        "tasks": page.tasks,
-        "next_cursor": page.next_cursor,
-    })))
+    Ok(HttpResponse::Ok().json(openapi::TaskChildren {
+        kind: openapi::TaskChildrenKind::Tag,
+        parent,
+        counts,
+        tasks: page.tasks,
+        next_cursor: page.next_cursor,
+    }))
 }

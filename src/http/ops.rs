@@ -3,7 +3,6 @@
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
-use serde_json::json;
 
 use super::params::{limit, non_negative, LimitQuery};
 use super::respond::{answer, api_routes, Answer};
@@ -85,10 +84,9 @@ api_routes! {
 async fn repair(state: State, caller: Caller, body: Write) -> Answer {
     let req = body.read::<RepairRequest>()?;
     let done = state.mailbox.repair(req.by(&caller), &req.input).await?;
-    Ok(answer(
-        &done,
-        json!({"kind": "a2a_repaired", "outcome": done.value}),
-    ))
+    let kind = openapi::RepairedKind::Tag;
+    let outcome = done.value.clone();
+    Ok(answer(&done, openapi::Repaired { kind, outcome }))
 }
 
 /// Run the retry gate once.
@@ -151,10 +149,9 @@ async fn scheduler_tick(state: State, caller: Caller, req: HttpRequest) -> Answe
 }
 
 fn auto_retried(done: &crate::mailbox::Done<crate::mailbox::retry::RetryReport>) -> HttpResponse {
-    answer(
-        done,
-        json!({"kind": "a2a_auto_retried", "report": done.value}),
-    )
+    let kind = openapi::AutoRetriedKind::Tag;
+    let report = done.value.clone();
+    answer(done, openapi::AutoRetried { kind, report })
 }
 
 /// Compact the database.
@@ -166,7 +163,7 @@ fn auto_retried(done: &crate::mailbox::Done<crate::mailbox::retry::RetryReport>)
 #[utoipa::path(post, path = "/a2a/compact",
     responses(
         (status = 200, description = "The number of rows dropped.", body = openapi::Compacted,
-            example = json!({"kind": "a2a_compacted", "dropped": 42})),
+            example = openapi::example_compacted),
     )
 )]
 async fn compact(state: State, caller: Caller, req: HttpRequest) -> Answer {
@@ -174,10 +171,9 @@ async fn compact(state: State, caller: Caller, req: HttpRequest) -> Answer {
         .mailbox
         .compact(Keyed::bodiless(&req)?.by(&caller))
         .await?;
-    Ok(answer(
-        &done,
-        json!({"kind": "a2a_compacted", "dropped": done.value}),
-    ))
+    let kind = openapi::CompactedKind::Tag;
+    let dropped = done.value;
+    Ok(answer(&done, openapi::Compacted { kind, dropped }))
 }
 
 #[derive(Deserialize)]
@@ -216,11 +212,11 @@ async fn queue(state: State, caller: Caller, q: web::Query<QueueQuery>) -> Answe
         state: q.state,
     };
     let snap = state.mailbox.queue(&caller, &filter).await?;
-    Ok(HttpResponse::Ok().json(json!({
-        "kind": "a2a_queue",
-        "tasks": snap.tasks,
-        "results": snap.results,
-    })))
+    Ok(HttpResponse::Ok().json(openapi::Queue {
+        kind: openapi::QueueKind::Tag,
+        tasks: snap.tasks,
+        results: snap.results,
+    }))
 }
 
 #[derive(Deserialize)]
@@ -267,5 +263,6 @@ async fn audit_recent(state: State, caller: Caller, q: web::Query<AuditQuery>) -
             },
         )
         .await?;
-    Ok(HttpResponse::Ok().json(json!({"kind": "audit_events", "events": events})))
+    let kind = openapi::AuditEventsKind::Tag;
+    Ok(HttpResponse::Ok().json(openapi::AuditEvents { kind, events }))
 }

@@ -1,7 +1,6 @@
 //! Result routes: post a result, drain the next, peek.
 
 use actix_web::{web, HttpResponse};
-use serde_json::json;
 
 use super::params::{limit, wait, LimitQuery, WaitQuery};
 use super::respond::{answer, api_routes, Answer};
@@ -56,10 +55,7 @@ async fn post_result(state: State, caller: Caller, body: Write) -> Answer {
         .mailbox
         .post_result(result.by(&caller), &result.input)
         .await?;
-    Ok(answer(
-        &done,
-        json!({"kind": "a2a_result_posted", "task_id": done.value.task_id}),
-    ))
+    Ok(answer(&done, &done.value))
 }
 
 /// Drain the oldest pending result of a task the caller sent.
@@ -72,7 +68,7 @@ async fn post_result(state: State, caller: Caller, body: Write) -> Answer {
             body = openapi::ResultOpt,
             examples(
                 ("drained" = (value = json!(openapi::example_result_opt()))),
-                ("empty" = (value = json!({"kind": "a2a_result_opt", "result": null}))),
+                ("empty" = (value = json!(openapi::example_result_opt_empty()))),
             )),
     )
 )]
@@ -81,7 +77,8 @@ async fn drain_next_result(state: State, caller: Caller, q: web::Query<WaitQuery
         .mailbox
         .drain_result(&caller, wait(q.wait_ms)?)
         .await?;
-    Ok(HttpResponse::Ok().json(json!({"kind": "a2a_result_opt", "result": result})))
+    let kind = openapi::ResultOptKind::Tag;
+    Ok(HttpResponse::Ok().json(openapi::ResultOpt { kind, result }))
 }
 
 /// Peek at pending results of the caller's tasks, oldest first. Never consumes.
@@ -97,5 +94,6 @@ async fn recent_results(state: State, caller: Caller, q: web::Query<LimitQuery>)
         .mailbox
         .recent_results(&caller, limit(q.limit))
         .await?;
-    Ok(HttpResponse::Ok().json(json!({"kind": "a2a_results", "results": results})))
+    let kind = openapi::ResultsKind::Tag;
+    Ok(HttpResponse::Ok().json(openapi::Results { kind, results }))
 }

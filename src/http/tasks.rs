@@ -2,7 +2,6 @@
 
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
-use serde_json::json;
 
 use super::params::{limit, path_uuid, wait, LimitQuery, WaitQuery};
 use super::respond::{answer, api_routes, Answer};
@@ -71,9 +70,8 @@ api_routes! {
         (status = 201, description = "Queued; or, with `replayed_from`, answered at once from the result cache.",
             body = openapi::TaskQueued,
             examples(
-                ("queued" = (value = json!({"kind": "a2a_task_queued", "task_id": openapi::EXAMPLE_TASK_ID}))),
-                ("result_cache_hit" = (value = json!({"kind": "a2a_task_queued", "task_id": openapi::EXAMPLE_TASK_ID,
-                    "replayed_from": "9d2b6c1a-3e4f-4a5b-8c7d-0e1f2a3b4c5d"}))),
+                ("queued" = (value = json!(openapi::example_task_queued()))),
+                ("result_cache_hit" = (value = json!(openapi::example_task_queued_from_cache()))),
             )),
         (status = 200, description = "Replay: this task id was already sent with this body; the first answer again.",
             body = openapi::TaskQueued),
@@ -82,12 +80,7 @@ api_routes! {
 async fn send_task(state: State, caller: Caller, body: Write) -> Answer {
     let task = body.object("task")?;
     let done = state.mailbox.send(task.by(&caller), &task.input).await?;
-    let body = openapi::TaskQueued {
-        kind: openapi::TaskQueuedKind::Tag,
-        task_id: done.value.task_id,
-        replayed_from: done.value.replayed_from,
-    };
-    Ok(answer(&done, body))
+    Ok(answer(&done, &done.value))
 }
 
 #[derive(Deserialize)]
@@ -114,7 +107,7 @@ struct NextTaskQuery {
             body = openapi::TaskOpt,
             examples(
                 ("leased" = (value = json!(openapi::example_task_opt()))),
-                ("empty" = (value = json!({"kind": "a2a_task_opt", "task": null, "lease": null}))),
+                ("empty" = (value = json!(openapi::example_task_opt_empty()))),
             )),
     )
 )]
@@ -132,7 +125,8 @@ async fn lease_next_task(state: State, caller: Caller, q: web::Query<NextTaskQue
         Some((t, l)) => (Some(t), Some(l)),
         None => (None, None),
     };
-    Ok(HttpResponse::Ok().json(json!({"kind": "a2a_task_opt", "task": task, "lease": lease})))
+    let kind = openapi::TaskOptKind::Tag;
+    Ok(HttpResponse::Ok().json(openapi::TaskOpt { kind, task, lease }))
 }
 
 /// Peek at queued tasks.
@@ -148,7 +142,8 @@ async fn lease_next_task(state: State, caller: Caller, q: web::Query<NextTaskQue
 )]
 async fn recent_tasks(state: State, caller: Caller, q: web::Query<LimitQuery>) -> Answer {
     let tasks = state.mailbox.recent_tasks(&caller, limit(q.limit)).await?;
-    Ok(HttpResponse::Ok().json(json!({"kind": "a2a_tasks", "tasks": tasks})))
+    let kind = openapi::TasksKind::Tag;
+    Ok(HttpResponse::Ok().json(openapi::Tasks { kind, tasks }))
 }
 
 /// Read one task's status.
@@ -165,9 +160,8 @@ async fn recent_tasks(state: State, caller: Caller, q: web::Query<LimitQuery>) -
 async fn get_task(state: State, caller: Caller, id: web::Path<String>) -> Answer {
     let id = path_uuid(&id)?;
     let status = state.mailbox.task_status(&caller, id).await?;
-    let mut body = serde_json::to_value(status).map_err(MailboxError::internal)?;
-    body["kind"] = json!("a2a_task_status");
-    Ok(HttpResponse::Ok().json(body))
+    let kind = openapi::TaskStatusKind::Tag;
+    Ok(HttpResponse::Ok().json(openapi::TaskStatusBody { kind, status }))
 }
 
 /// Extend a lease.
@@ -190,10 +184,9 @@ async fn heartbeat(state: State, caller: Caller, id: web::Path<String>, body: Wr
         .mailbox
         .heartbeat(hb.by(&caller), id, hb.input.lease_id)
         .await?;
-    Ok(answer(
-        &done,
-        json!({"kind": "a2a_lease_extended", "lease": done.value}),
-    ))
+    let kind = openapi::LeaseExtendedKind::Tag;
+    let lease = done.value.clone();
+    Ok(answer(&done, openapi::LeaseExtended { kind, lease }))
 }
 
 /// Cancel a task.
@@ -228,10 +221,5 @@ async fn cancel_task(
         .mailbox
         .cancel(key.by(&caller), id, cancel.reason)
         .await?;
-    let body = openapi::TaskCanceled {
-        kind: openapi::TaskCanceledKind::Tag,
-        task_id: done.value.task_id,
-        cancellation: done.value.cancellation.clone(),
-    };
-    Ok(answer(&done, body))
+    Ok(answer(&done, &done.value))
 }

@@ -31,14 +31,14 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::auth::Caller;
+use crate::domain::answers::EngineName;
 use crate::error::MailboxError;
 use crate::metrics::Metrics;
-use crate::store::{Store, Tx};
+use crate::store::{Engine, Store, Tx};
 
 pub use crate::clock::now_ms;
 pub use idempotency::{IdemRequest, Writer};
 pub use longpoll::Wakeups;
-pub use send::TaskQueued;
 
 pub(crate) use longpoll::{Parked, Polled, WaitFor};
 pub(crate) use visibility::{check_lease, not_found, visible_to};
@@ -201,6 +201,20 @@ impl Mailbox {
             scan_lock: Arc::new(tokio::sync::Mutex::new(())),
             auth_failures: Arc::default(),
         }
+    }
+
+    /// The engine behind this mailbox, as `/version` names it.
+    pub fn engine(&self) -> EngineName {
+        match self.store.engine() {
+            Engine::Sqlite => EngineName::Sqlite,
+            Engine::Postgres => EngineName::Postgres,
+        }
+    }
+
+    /// Readiness (`/readyz`): the database answers and a write commits, checked at most once a
+    /// second whoever asks.
+    pub async fn readiness(&self) -> Result<(), MailboxError> {
+        self.store.readiness().await
     }
 
     /// Runs a request's write: with an `Idempotency-Key` the key is reserved (or its stored

@@ -2,25 +2,17 @@
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-use uuid::Uuid;
-
 use super::audit::{audit, audited_check, respond_audit_halves};
 use super::cancel::{refuse_if_canceled_for, task_canceled};
 use super::{
     check_lease, lazy_rule, visible_to, Cx, Done, Fast, Mailbox, Parked, Polled, WaitFor, Wake,
 };
 use crate::auth::{Caller, CapCheck, ScopeCtx};
+use crate::domain::answers::ResultPosted;
 use crate::domain::{A2ATaskResult, PostResult, TaskState};
 use crate::error::{ErrorCode, MailboxError};
 use crate::mailbox::{Writer, Written};
 use crate::store::{StoredResult, TaskRow, Tx};
-
-/// A result stored for the sender.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ResultPosted {
-    pub task_id: Uuid,
-}
 
 impl Mailbox {
     /// `POST /a2a/results`.
@@ -99,10 +91,7 @@ impl Mailbox {
             self.metrics.inc(&self.metrics.results_posted);
         }
         Ok(stored.map(|sender| {
-            Done::created(ResultPosted {
-                task_id: input.task_id,
-            })
-            .waking(Wake::Sender(sender))
+            Done::created(ResultPosted::new(input.task_id)).waking(Wake::Sender(sender))
         }))
     }
 
@@ -149,9 +138,7 @@ impl Mailbox {
         )
         .await?;
         let result = input.result();
-        let posted = ResultPosted {
-            task_id: input.task_id,
-        };
+        let posted = ResultPosted::new(input.task_id);
         match row.state() {
             // 4a. Answered already: only the one who answered (or an operator) may replay.
             TaskState::ResultPending | TaskState::Resolved => {

@@ -89,12 +89,14 @@ fn example_message(code: ErrorCode) -> &'static str {
 }
 
 fn error_example(code: ErrorCode) -> Value {
-    json!({
-        "kind": "error",
-        "code": code.as_str(),
-        "message": example_message(code),
-        "retriable": code.retriable(),
-    })
+    let body = a2a_mailbox_types::ErrorBody {
+        kind: a2a_mailbox_types::answers::ErrorKind::Tag,
+        code,
+        message: example_message(code).to_owned(),
+        retriable: code.retriable(),
+        index: None,
+    };
+    serde_json::to_value(body).expect("an error body serialises")
 }
 
 pub(super) fn error_response(description: &str) -> Response {

@@ -4,54 +4,56 @@ use actix_web::HttpResponse;
 
 use super::respond::api_routes;
 use super::{openapi, State};
+use crate::domain::answers;
 use crate::error::MailboxError;
 
 api_routes! {
-    "/healthz" => GET healthz;
-    "/readyz" => GET readyz;
-    "/version" => GET version;
-    "/metrics" => GET metrics;
+    tag = "system";
+    healthz;
+    readyz;
+    version;
+    metrics;
 }
 
 /// Liveness: the process serves requests.
 #[utoipa::path(get, path = "/healthz",
     responses(
-        (status = 200, description = "The process serves requests.", body = openapi::Health,
+        (status = 200, description = "The process serves requests.", body = answers::Health,
             example = openapi::example_health),
     )
 )]
 async fn healthz() -> HttpResponse {
-    HttpResponse::Ok().json(openapi::Health {
-        kind: openapi::HealthKind::Tag,
-        status: openapi::OkStatus::Ok,
+    HttpResponse::Ok().json(answers::Health {
+        kind: answers::HealthKind::Tag,
+        status: answers::OkStatus::Ok,
     })
 }
 
 /// Readiness: the database answers and a write commits.
 #[utoipa::path(get, path = "/readyz",
     responses(
-        (status = 200, description = "The database answered and a write committed (a one-row write: a full disk or a database that refuses writes answers 503). The check runs at most once a second, however many callers ask: its outcome is answered until it is a second old, and callers that arrive while it runs wait for it. So a fault shows, and its end too, within about a second.", body = openapi::Ready,
+        (status = 200, description = "The database answered and a write committed (a one-row write: a full disk or a database that refuses writes answers 503). The check runs at most once a second, however many callers ask: its outcome is answered until it is a second old, and callers that arrive while it runs wait for it. So a fault shows, and its end too, within about a second.", body = answers::Ready,
             example = openapi::example_ready),
     )
 )]
 async fn readyz(state: State) -> Result<HttpResponse, MailboxError> {
     state.mailbox.readiness().await?;
-    Ok(HttpResponse::Ok().json(openapi::Ready {
-        kind: openapi::ReadyKind::Tag,
-        status: openapi::OkStatus::Ok,
+    Ok(HttpResponse::Ok().json(answers::Ready {
+        kind: answers::ReadyKind::Tag,
+        status: answers::OkStatus::Ok,
     }))
 }
 
 /// The service's name, version, storage engine and the transports it listens on.
 #[utoipa::path(get, path = "/version",
     responses(
-        (status = 200, description = "Name, version and storage engine.", body = openapi::Version,
+        (status = 200, description = "Name, version and storage engine.", body = answers::Version,
             example = openapi::example_version),
     )
 )]
 async fn version(state: State) -> HttpResponse {
-    HttpResponse::Ok().json(openapi::Version {
-        kind: openapi::VersionKind::Tag,
+    HttpResponse::Ok().json(answers::Version {
+        kind: answers::VersionKind::Tag,
         name: env!("CARGO_PKG_NAME").to_owned(),
         version: env!("CARGO_PKG_VERSION").to_owned(),
         engine: state.mailbox.engine(),

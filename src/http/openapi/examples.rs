@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use super::bodies::*;
+use crate::domain::answers::*;
 
 pub const EXAMPLE_TASK_ID: &str = "0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90";
 pub const EXAMPLE_LEASE_ID: &str = "5a3c2e1d-0f9b-4d8e-b7a6-1c2d3e4f5a6b";

@@ -2,7 +2,7 @@
 
 use super::params::typed_owned;
 use super::respond::{answer, api_routes, Answer};
-use super::write::Write;
+use super::write::WriteRequest;
 use super::{openapi, State};
 use crate::auth::Caller;
 use crate::domain::answers;
@@ -41,7 +41,7 @@ api_routes! {
             body = answers::TasksQueued),
     )
 )]
-async fn send_batch(state: State, caller: Caller, body: Write) -> Answer {
+async fn send_batch(state: State, caller: Caller, body: WriteRequest) -> Answer {
     let (body, key) = body.object("batch")?.split();
     let batch: TaskBatch = typed_owned("batch", body)?;
     if batch.tasks.len() > MAX_BATCH {

@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use super::params::{limit, non_negative, LimitQuery};
 use super::respond::{answer, api_routes, Answer};
-use super::write::{Keyed, Write};
+use super::write::{Keyed, WriteRequest};
 use super::{openapi, State};
 use crate::auth::Caller;
 use crate::domain::answers;
@@ -72,7 +72,7 @@ api_routes! {
             )),
     )
 )]
-async fn repair(state: State, caller: Caller, body: Write) -> Answer {
+async fn repair(state: State, caller: Caller, body: WriteRequest) -> Answer {
     let req = body.read::<RepairRequest>()?;
     let done = state.mailbox.repair(req.by(&caller), &req.input).await?;
     let kind = answers::RepairedKind::Tag;
@@ -103,7 +103,7 @@ async fn repair(state: State, caller: Caller, body: Write) -> Answer {
             example = openapi::example_auto_retried),
     )
 )]
-async fn retry_stale(state: State, caller: Caller, body: Write) -> Answer {
+async fn retry_stale(state: State, caller: Caller, body: WriteRequest) -> Answer {
     let policy = body.read::<RetryPolicy>()?;
     let r = state
         .mailbox

@@ -4,7 +4,7 @@ use actix_web::{web, HttpResponse};
 
 use super::params::{limit, wait, LimitQuery, WaitQuery};
 use super::respond::{answer, api_routes, Answer};
-use super::write::Write;
+use super::write::WriteRequest;
 use super::{openapi, State};
 use crate::auth::Caller;
 use crate::domain::answers;
@@ -43,7 +43,7 @@ api_routes! {
             body = answers::ResultPosted),
     )
 )]
-async fn post_result(state: State, caller: Caller, body: Write) -> Answer {
+async fn post_result(state: State, caller: Caller, body: WriteRequest) -> Answer {
     let result = body.read::<PostResult>()?;
     let done = state
         .mailbox

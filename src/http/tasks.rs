@@ -5,7 +5,7 @@ use serde::Deserialize;
 
 use super::params::{limit, path_uuid, wait, LimitQuery, WaitQuery};
 use super::respond::{answer, api_routes, Answer};
-use super::write::{OptionalWrite, Write};
+use super::write::{OptionalWriteRequest, WriteRequest};
 use super::{openapi, State};
 use crate::auth::Caller;
 use crate::domain::answers;
@@ -68,7 +68,7 @@ api_routes! {
             body = answers::TaskQueued),
     )
 )]
-async fn send_task(state: State, caller: Caller, body: Write) -> Answer {
+async fn send_task(state: State, caller: Caller, body: WriteRequest) -> Answer {
     let task = body.object("task")?;
     let done = state.mailbox.send(task.by(&caller), &task.input).await?;
     Ok(answer(&done, &done.value))
@@ -168,7 +168,12 @@ async fn get_task(state: State, caller: Caller, id: web::Path<String>) -> Answer
             example = openapi::example_lease_extended),
     )
 )]
-async fn heartbeat(state: State, caller: Caller, id: web::Path<String>, body: Write) -> Answer {
+async fn heartbeat(
+    state: State,
+    caller: Caller,
+    id: web::Path<String>,
+    body: WriteRequest,
+) -> Answer {
     let id = path_uuid(&id)?;
     let hb = body.read::<HeartbeatRequest>()?;
     let done = state
@@ -203,7 +208,7 @@ async fn cancel_task(
     state: State,
     caller: Caller,
     id: web::Path<String>,
-    body: OptionalWrite,
+    body: OptionalWriteRequest,
 ) -> Answer {
     let id = path_uuid(&id)?;
     // No body, or JSON `null`, is a cancel without a reason.

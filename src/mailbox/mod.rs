@@ -40,7 +40,7 @@ pub use crate::clock::now_ms;
 pub use idempotency::{IdemRequest, Writer};
 pub use longpoll::Wakeups;
 
-pub(crate) use longpoll::{Parked, Polled, WaitFor};
+pub(crate) use longpoll::{Polled, WaitFor, Waiting};
 pub(crate) use visibility::{check_lease, not_found, visible_to};
 
 /// Tunables of the mailbox's rules.
@@ -162,21 +162,9 @@ macro_rules! rule {
 }
 pub(crate) use rule;
 
-/// `lazy_rule!(input => |mailbox, cx| mailbox.op_in(cx, &input))` builds a [`Rule`] only when
-/// it is called, cloning the named inputs then: what a fast path that answered leaves unbuilt.
-macro_rules! lazy_rule {
-    ($($input:ident),+ => |$this:ident, $cx:ident| $body:expr) => {
-        || -> $crate::mailbox::Rule<_> {
-            $(let $input = $input.clone();)+
-            $crate::mailbox::rule!(|$this, $cx| $body)
-        }
-    };
-}
-pub(crate) use lazy_rule;
-
 #[derive(Clone)]
 pub struct Mailbox {
-    pub store: Store,
+    store: Store,
     pub cfg: Arc<MailboxConfig>,
     pub metrics: Arc<Metrics>,
     /// Signalled after every commit that may have made a task or a result available.

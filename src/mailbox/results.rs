@@ -5,7 +5,7 @@ use std::time::Duration;
 use super::audit::{audit, audited_check, respond_audit_halves};
 use super::cancel::{refuse_if_canceled_for, task_canceled};
 use super::{
-    check_lease, lazy_rule, visible_to, Cx, Done, Fast, Mailbox, Parked, Polled, WaitFor, Wake,
+    check_lease, rule, visible_to, Cx, Done, Fast, Mailbox, Polled, Rule, WaitFor, Waiting, Wake,
 };
 use crate::auth::{Caller, CapCheck, ScopeCtx};
 use crate::domain::answers::ResultPosted;
@@ -18,7 +18,11 @@ impl Mailbox {
     /// `POST /a2a/results`.
     pub async fn post_result(&self, by: Writer<'_>, input: &PostResult) -> Written<ResultPosted> {
         let fast = self.post_result_fast(by.caller, input);
-        let rule = lazy_rule!(input => |this, cx| this.post_result_in(cx, &input));
+        // Built only when the fast path did not answer.
+        let rule = || -> Rule<ResultPosted> {
+            let input = input.clone();
+            rule!(|this, cx| this.post_result_in(cx, &input))
+        };
         self.write_fast_first(by, fast, rule).await
     }
 
@@ -222,7 +226,7 @@ impl Mailbox {
             return Ok(Polled::Found(d.result()?));
         }
         Ok(match ticket {
-            Some(ticket) => Polled::Parked(Parked {
+            Some(ticket) => Polled::Waiting(Waiting {
                 ticket,
                 settle: |_, outcome| outcome.drained()?.map(|d| d.result()).transpose(),
             }),

@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use uuid::Uuid;
 
 use super::audit::{audit, capability_audit, CAPABILITY_CHECK};
-use super::{lazy_rule, Cx, Done, Fast, Mailbox, Wake};
+use super::{rule, Cx, Done, Fast, Mailbox, Rule, Wake};
 use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
 use crate::domain::answers::TaskQueued;
 use crate::domain::{cache_key, A2ATask, AgentId, Validate};
@@ -145,7 +145,11 @@ impl Mailbox {
     /// before the body is validated as an `A2ATask` (§4, §11).
     pub async fn send(&self, by: Writer<'_>, raw: &Value) -> Written<TaskQueued> {
         let fast = self.send_fast(by.caller, raw);
-        let rule = lazy_rule!(raw => |this, cx| this.send_in(cx, &raw));
+        // Built only when the fast path did not answer.
+        let rule = || -> Rule<TaskQueued> {
+            let raw = raw.clone();
+            rule!(|this, cx| this.send_in(cx, &raw))
+        };
         self.write_fast_first(by, fast, rule).await
     }
 

@@ -124,11 +124,7 @@ impl ListQuery {
 )]
 async fn list_tasks(state: State, caller: Caller, q: web::Query<ListQuery>) -> Answer {
     let page = state.mailbox.list_tasks(&caller, &q.request()?).await?;
-    Ok(HttpResponse::Ok().json(answers::TaskPage {
-        kind: answers::TaskPageKind::Tag,
-        tasks: page.tasks,
-        next_cursor: page.next_cursor,
-    }))
+    Ok(HttpResponse::Ok().json(page))
 }
 
 /// List a task's children, with their tally by state.
@@ -150,15 +146,9 @@ async fn children(
     q: web::Query<ListQuery>,
 ) -> Answer {
     let parent = path_uuid(&id)?;
-    let (counts, page) = state
+    let children = state
         .mailbox
         .children(&caller, parent, &q.request()?)
         .await?;
-    Ok(HttpResponse::Ok().json(answers::TaskChildren {
-        kind: answers::TaskChildrenKind::Tag,
-        parent,
-        counts,
-        tasks: page.tasks,
-        next_cursor: page.next_cursor,
-    }))
+    Ok(HttpResponse::Ok().json(children))
 }

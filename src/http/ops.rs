@@ -203,11 +203,7 @@ async fn queue(state: State, caller: Caller, q: web::Query<QueueQuery>) -> Answe
         state: q.state,
     };
     let snap = state.mailbox.queue(&caller, &filter).await?;
-    Ok(HttpResponse::Ok().json(answers::Queue {
-        kind: answers::QueueKind::Tag,
-        tasks: snap.tasks,
-        results: snap.results,
-    }))
+    Ok(HttpResponse::Ok().json(snap))
 }
 
 #[derive(Deserialize)]

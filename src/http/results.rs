@@ -71,8 +71,7 @@ async fn drain_next_result(state: State, caller: Caller, q: web::Query<WaitQuery
         .mailbox
         .drain_result(&caller, wait(q.wait_ms)?)
         .await?;
-    let kind = answers::ResultOptKind::Tag;
-    Ok(HttpResponse::Ok().json(answers::ResultOpt { kind, result }))
+    Ok(HttpResponse::Ok().json(result))
 }
 
 /// Peek at pending results of the caller's tasks, oldest first. Never consumes.
@@ -88,6 +87,5 @@ async fn recent_results(state: State, caller: Caller, q: web::Query<LimitQuery>)
         .mailbox
         .recent_results(&caller, limit(q.limit))
         .await?;
-    let kind = answers::ResultsKind::Tag;
-    Ok(HttpResponse::Ok().json(answers::Results { kind, results }))
+    Ok(HttpResponse::Ok().json(results))
 }

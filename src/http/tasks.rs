@@ -112,12 +112,7 @@ async fn lease_next_task(state: State, caller: Caller, q: web::Query<NextTaskQue
         .mailbox
         .lease_next(&caller, recipient.as_str(), wait)
         .await?;
-    let (task, lease) = match leased {
-        Some((t, l)) => (Some(t), Some(l)),
-        None => (None, None),
-    };
-    let kind = answers::TaskOptKind::Tag;
-    Ok(HttpResponse::Ok().json(answers::TaskOpt { kind, task, lease }))
+    Ok(HttpResponse::Ok().json(leased))
 }
 
 /// Peek at queued tasks.
@@ -133,8 +128,7 @@ async fn lease_next_task(state: State, caller: Caller, q: web::Query<NextTaskQue
 )]
 async fn recent_tasks(state: State, caller: Caller, q: web::Query<LimitQuery>) -> Answer {
     let tasks = state.mailbox.recent_tasks(&caller, limit(q.limit)).await?;
-    let kind = answers::TasksKind::Tag;
-    Ok(HttpResponse::Ok().json(answers::Tasks { kind, tasks }))
+    Ok(HttpResponse::Ok().json(tasks))
 }
 
 /// Read one task's status.

@@ -7,6 +7,7 @@ use uuid::Uuid;
 
 use super::{now_ms, Mailbox, Polled, WaitFor, Waiting, Wake};
 use crate::auth::{Caller, ScopeCtx};
+use crate::domain::answers::{TaskOpt, TaskOptKind};
 use crate::domain::{A2ATask, Lease};
 use crate::error::MailboxError;
 use crate::store::{TaskRow, Tx};
@@ -18,7 +19,7 @@ impl Mailbox {
         caller: &Caller,
         recipient: &str,
         wait: Duration,
-    ) -> Result<Option<(A2ATask, Lease)>, MailboxError> {
+    ) -> Result<TaskOpt, MailboxError> {
         if recipient != caller.sub.as_str() {
             caller.require(
                 &format!("a2a.lease.{recipient}"),
@@ -28,10 +29,17 @@ impl Mailbox {
                 },
             )?;
         }
-        self.long_poll(wait, (WaitFor::Task, recipient), || {
-            self.lease_once(caller, recipient)
+        let leased = self
+            .long_poll(wait, (WaitFor::Task, recipient), || {
+                self.lease_once(caller, recipient)
+            })
+            .await?;
+        let (task, lease) = leased.map_or((None, None), |(t, l)| (Some(t), Some(l)));
+        Ok(TaskOpt {
+            kind: TaskOptKind::Tag,
+            task,
+            lease,
         })
-        .await
     }
 
     async fn lease_once(

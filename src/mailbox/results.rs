@@ -8,7 +8,7 @@ use super::{
     check_lease, rule, visible_to, Cx, Done, Fast, Mailbox, Polled, Rule, WaitFor, Waiting, Wake,
 };
 use crate::auth::{Caller, CapCheck, ScopeCtx};
-use crate::domain::answers::ResultPosted;
+use crate::domain::answers::{ResultOpt, ResultOptKind, ResultPosted, Results, ResultsKind};
 use crate::domain::{A2ATaskResult, PostResult, TaskState};
 use crate::error::{ErrorCode, MailboxError};
 use crate::mailbox::{Writer, Written};
@@ -213,11 +213,16 @@ impl Mailbox {
         &self,
         caller: &Caller,
         wait: Duration,
-    ) -> Result<Option<A2ATaskResult>, MailboxError> {
-        self.long_poll(wait, (WaitFor::Result, caller.sub.as_str()), || {
-            self.drain_once(caller)
+    ) -> Result<ResultOpt, MailboxError> {
+        let result = self
+            .long_poll(wait, (WaitFor::Result, caller.sub.as_str()), || {
+                self.drain_once(caller)
+            })
+            .await?;
+        Ok(ResultOpt {
+            kind: ResultOptKind::Tag,
+            result,
         })
-        .await
     }
 
     async fn drain_once(&self, caller: &Caller) -> Result<Polled<A2ATaskResult>, MailboxError> {
@@ -239,12 +244,18 @@ impl Mailbox {
         &self,
         caller: &Caller,
         limit: i64,
-    ) -> Result<Vec<A2ATaskResult>, MailboxError> {
+    ) -> Result<Results, MailboxError> {
         let rows = self
             .store
             .pending_of_sender(caller.sub.as_str(), limit)
             .await?;
-        rows.iter().filter_map(|r| r.result().transpose()).collect()
+        Ok(Results {
+            kind: ResultsKind::Tag,
+            results: rows
+                .iter()
+                .filter_map(|r| r.result().transpose())
+                .collect::<Result<_, _>>()?,
+        })
     }
 }
 

@@ -239,7 +239,7 @@ async fn audit_recent(state: State, caller: Caller, q: web::Query<AuditQuery>) -
         }
         s => s.map(|s| s as i64),
     };
-    let events = state
+    let feed = state
         .mailbox
         .audit_feed(
             &caller,
@@ -250,6 +250,5 @@ async fn audit_recent(state: State, caller: Caller, q: web::Query<AuditQuery>) -
             },
         )
         .await?;
-    let kind = answers::AuditEventsKind::Tag;
-    Ok(HttpResponse::Ok().json(answers::AuditEvents { kind, events }))
+    Ok(HttpResponse::Ok().json(feed))
 }

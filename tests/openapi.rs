@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use actix_web::{http::StatusCode, test as atest, App};
 use serde_json::Value;
 
-use a2a_mailbox::http::openapi::{self, codes_named_in, PUBLIC_PATHS};
+use a2a_mailbox::http::openapi::{codes_named_in, PUBLIC_PATHS};
 
 const UPDATE_VAR: &str = "A2A_MAILBOX_UPDATE_OPENAPI";
 
@@ -21,7 +21,7 @@ fn committed_path() -> PathBuf {
 }
 
 fn doc() -> Value {
-    serde_json::from_str(&openapi::document_json()).expect("the document is JSON")
+    serde_json::from_str(&a2a_mailbox::http::document_json()).expect("the document is JSON")
 }
 
 /// Every (method, path) of the contract (docs/contract.md#endpoints), in the document's spelling.
@@ -67,7 +67,7 @@ fn operations(doc: &Value) -> Vec<(String, String, &Value)> {
 
 #[test]
 fn committed_document_is_current() {
-    let generated = openapi::document_json();
+    let generated = a2a_mailbox::http::document_json();
     let path = committed_path();
     if std::env::var(UPDATE_VAR).is_ok_and(|v| v == "1") {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -292,7 +292,7 @@ fn error_responses_name_their_codes_with_the_right_status() {
 
 #[actix_web::test]
 async fn document_and_docs_are_served_offline() {
-    let app = atest::init_service(App::new().configure(openapi::configure)).await;
+    let app = atest::init_service(App::new().configure(a2a_mailbox::http::configure)).await;
 
     let res = atest::call_service(
         &app,
@@ -307,7 +307,7 @@ async fn document_and_docs_are_served_offline() {
     let body = atest::read_body(res).await;
     assert_eq!(
         std::str::from_utf8(&body).unwrap(),
-        openapi::document_json()
+        a2a_mailbox::http::document_json()
     );
 
     let res = atest::call_service(&app, atest::TestRequest::get().uri("/docs").to_request()).await;

@@ -8,7 +8,7 @@ mod rules;
 
 use crate::error::MailboxError;
 
-pub use a2a_mailbox_types::integral;
+pub use a2a_mailbox_types::{answers, integral};
 pub use a2a_mailbox_types::{
     A2ATask, A2ATaskResult, AgentId, CancelRequest, Cancellation, Content, DuplicateSafety,
     HeartbeatRequest, Idempotency, Lease, PostResult, QueueEntry, QueueState, ResultStatus,

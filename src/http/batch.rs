@@ -2,25 +2,22 @@
 
 use super::params::typed_owned;
 use super::respond::{answer, api_routes, Answer};
-use super::write::Write;
+use super::write::WriteRequest;
 use super::{openapi, State};
 use crate::auth::Caller;
+use crate::domain::answers;
 use crate::domain::TaskBatch;
 use crate::error::MailboxError;
 use crate::mailbox::batch::MAX_BATCH;
 
-/// What this module's route refuses, for the OpenAPI document (`openapi::refusals`).
-pub(super) const REFUSALS: openapi::Refusals = &[
-    ("POST /a2a/tasks/batch", &[
+// Registered before `/a2a/tasks/{id}`, which would take `batch` for an id.
+api_routes! {
+    tag = "tasks";
+    send_batch => [
         "`invalid_request`: no tasks or more than 500, a task id twice (`index` names the second), an invalid task (`index` names it), or a bad `Idempotency-Key` header.",
         "`sender_mismatch` / `capability_missing` / `capability_scope_mismatch`: a task's gates refused it (`index` names it); nothing was stored.",
         "`task_id_conflict`: a task's id is used by a different task (`index` names it); nothing was stored.",
-    ]),
-];
-
-// Registered before `/a2a/tasks/{id}`, which would take `batch` for an id.
-api_routes! {
-    "/a2a/tasks/batch" => POST send_batch;
+    ];
 }
 
 /// Send many tasks at once.
@@ -39,12 +36,12 @@ api_routes! {
         example = openapi::example_batch),
     responses(
         (status = 201, description = "Stored: at least one task was created. One item per task, in request order.",
-            body = openapi::TasksQueued, example = openapi::example_tasks_queued),
+            body = answers::TasksQueued, example = openapi::example_tasks_queued),
         (status = 200, description = "Every task already existed with this body: the first answers again.",
-            body = openapi::TasksQueued),
+            body = answers::TasksQueued),
     )
 )]
-async fn send_batch(state: State, caller: Caller, body: Write) -> Answer {
+async fn send_batch(state: State, caller: Caller, body: WriteRequest) -> Answer {
     let (body, key) = body.object("batch")?.split();
     let batch: TaskBatch = typed_owned("batch", body)?;
     if batch.tasks.len() > MAX_BATCH {
@@ -59,8 +56,8 @@ async fn send_batch(state: State, caller: Caller, body: Write) -> Answer {
         .await?;
     Ok(answer(
         &done,
-        openapi::TasksQueued {
-            kind: openapi::TasksQueuedKind::Tag,
+        answers::TasksQueued {
+            kind: answers::TasksQueuedKind::Tag,
             tasks: done.value.clone(),
         },
     ))

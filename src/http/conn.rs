@@ -16,7 +16,7 @@ use std::task::{ready, Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::error::ErrorBody;
-use super::openapi::ErrorKind;
+use crate::domain::answers::ErrorKind;
 use crate::error::ErrorCode;
 
 /// The code and message of each answer actix-http writes by itself.

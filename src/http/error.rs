@@ -4,7 +4,7 @@
 use actix_web::http::{header, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
 
-use super::openapi::ErrorKind;
+use crate::domain::answers::ErrorKind;
 use crate::error::{ErrorCode, MailboxError};
 
 /// The HTTP status of each code (API.md §9): the one table the responses, the OpenAPI document
@@ -78,4 +78,18 @@ pub fn method_not_allowed(allow: &str) -> HttpResponse {
         res.headers_mut().insert(header::ALLOW, v);
     }
     res
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http::openapi::conventions::{error_example, example_message};
+
+    #[test]
+    fn error_examples_match_error_body() {
+        for code in ErrorCode::ALL {
+            let body = error_body(&MailboxError::new(code, example_message(code)));
+            assert_eq!(serde_json::to_value(body).unwrap(), error_example(code));
+        }
+    }
 }

@@ -107,6 +107,8 @@ pub fn listen(
     unix_mode: u32,
     workers: usize,
 ) -> anyhow::Result<Listening> {
+    // Before any bind: a worker's routes are then ready as soon as it starts.
+    super::served_at();
     let mut builder = ServerBuilder::default()
         .workers(workers)
         .shutdown_timeout(SHUTDOWN_SECS);

@@ -2,31 +2,26 @@
 
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
-use serde_json::json;
 
 use super::params::{limit, path_uuid};
 use super::respond::{api_routes, Answer};
 use super::{openapi, State};
 use crate::auth::Caller;
+use crate::domain::answers;
 use crate::domain::{no_nul, AgentId, TaskState, MAX_MS};
 use crate::error::MailboxError;
 use crate::mailbox::listing::{ListRequest, Role};
 
-/// This module's refusals in the OpenAPI document: per route, one description per error
-/// status, naming the codes answered with it (see [`openapi::Refusals`]).
-pub(super) const REFUSALS: openapi::Refusals = &[
-    ("GET /a2a/tasks", &[
+// `GET /a2a/tasks` shares its path with `tasks`'s `POST /a2a/tasks`: the two are served as one path.
+api_routes! {
+    tag = "tasks";
+    list_tasks => [
         "`invalid_request`: an unknown `state` or `role`, a bad AgentId, a `parent` that is not a UUID, a time out of range, a malformed `cursor`, or a non-integer `limit`.",
-    ]),
-    ("GET /a2a/tasks/{id}/children", &[
+    ];
+    children => [
         "`invalid_request`: the id is not a UUID, or a filter, the `cursor` or `limit` is malformed (as for `GET /a2a/tasks`).",
         "`not_found`: no task with this id is visible to the caller.",
-    ]),
-];
-
-// `GET /a2a/tasks` shares its path with `POST /a2a/tasks`: it is in `tasks`'s table.
-api_routes! {
-    "/a2a/tasks/{id}/children" => GET children;
+    ];
 }
 
 /// The filters of a list, as the query string carries them.
@@ -123,17 +118,13 @@ impl ListQuery {
 #[utoipa::path(get, path = "/a2a/tasks",
     params(ListQuery),
     responses(
-        (status = 200, description = "One page of tasks, newest first.", body = openapi::TaskPage,
+        (status = 200, description = "One page of tasks, newest first.", body = answers::TaskPage,
             example = openapi::example_task_page),
     )
 )]
-pub(super) async fn list_tasks(state: State, caller: Caller, q: web::Query<ListQuery>) -> Answer {
+async fn list_tasks(state: State, caller: Caller, q: web::Query<ListQuery>) -> Answer {
     let page = state.mailbox.list_tasks(&caller, &q.request()?).await?;
-    Ok(HttpResponse::Ok().json(json!({
-        "kind": "a2a_task_page",
-        "tasks": page.tasks,
-        "next_cursor": page.next_cursor,
-    })))
+    Ok(HttpResponse::Ok().json(page))
 }
 
 /// List a task's children, with their tally by state.
@@ -144,7 +135,7 @@ pub(super) async fn list_tasks(state: State, caller: Caller, q: web::Query<ListQ
 #[utoipa::path(get, path = "/a2a/tasks/{id}/children",
     params(("id" = uuid::Uuid, Path, description = "The parent task's id.", example = "0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90"), ListQuery),
     responses(
-        (status = 200, description = "The children's tally and one page of them, newest first.", body = openapi::TaskChildren,
+        (status = 200, description = "The children's tally and one page of them, newest first.", body = answers::TaskChildren,
             example = openapi::example_task_children),
     )
 )]
@@ -155,15 +146,9 @@ async fn children(
     q: web::Query<ListQuery>,
 ) -> Answer {
     let parent = path_uuid(&id)?;
-    let (counts, page) = state
+    let children = state
         .mailbox
         .children(&caller, parent, &q.request()?)
         .await?;
-    Ok(HttpResponse::Ok().json(json!({
-        "kind": "a2a_task_children",
-        "parent": parent,
-        "counts": counts,
-        "tasks": page.tasks,
-        "next_cursor": page.next_cursor,
-    })))
+    Ok(HttpResponse::Ok().json(children))
 }

@@ -1,11 +1,13 @@
 //! HTTP routes: thin handlers that parse a request, call the mailbox and answer. Each resource
-//! module registers its routes (`configure`) and lists its operations for the OpenAPI document
-//! (`Paths`).
+//! module has one table of its routes (`table()`, from `api_routes!`): each handler with its
+//! refusals. They are gathered here, once: [`configure`] serves them and [`document`] hands them
+//! to `openapi`, which documents them.
 
 pub mod a2a;
 mod batch;
 pub(crate) mod conn;
 mod dashboard;
+mod docs;
 pub mod error;
 pub(crate) mod extract;
 mod listen;
@@ -21,7 +23,7 @@ mod tasks;
 pub(crate) mod time;
 mod write;
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use actix_web::web;
 
@@ -54,15 +56,44 @@ pub struct AppState {
 
 pub type State = web::Data<Arc<AppState>>;
 
+/// Every resource module's table, in the order their paths are matched (`/a2a/tasks/batch`
+/// before `/a2a/tasks/{id}`, which would take `batch` for an id).
+fn tables() -> Vec<respond::Table> {
+    vec![
+        system::table(),
+        batch::table(),
+        tasks::table(),
+        listing::table(),
+        results::table(),
+        ops::table(),
+        docs::table(),
+    ]
+}
+
+/// Where every table's operations are served, read once from their `#[utoipa::path]`s
+/// ([`listen`] reads it before it binds, so that no worker spends its start-up on it).
+fn served_at() -> &'static respond::ServedAt {
+    static SERVED_AT: LazyLock<respond::ServedAt> =
+        LazyLock::new(|| respond::served_at(tables().iter().map(|t| &t.part)));
+    &SERVED_AT
+}
+
 /// Every route of the service.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.configure(system::configure)
-        .configure(batch::configure)
-        .configure(tasks::configure)
-        .configure(listing::configure)
-        .configure(results::configure)
-        .configure(ops::configure)
-        .configure(a2a::configure)
+    respond::serve(cfg, tables(), served_at());
+    cfg.configure(a2a::configure)
         .configure(dashboard::configure)
-        .configure(openapi::configure);
+        .configure(docs::configure);
+}
+
+/// The OpenAPI document of every table's operations.
+pub fn document() -> utoipa::openapi::OpenApi {
+    let parts = tables().into_iter().map(|t| t.part).collect();
+    openapi::document(parts, |code| error::status(code).as_u16())
+}
+
+/// The document as served at `/openapi.json` and committed at `openapi/openapi.json`.
+pub fn document_json() -> String {
+    let parts = tables().into_iter().map(|t| t.part).collect();
+    openapi::document_json(parts, |code| error::status(code).as_u16())
 }

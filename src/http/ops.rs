@@ -3,13 +3,13 @@
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
-use serde_json::json;
 
 use super::params::{limit, non_negative, LimitQuery};
 use super::respond::{answer, api_routes, Answer};
-use super::write::{Keyed, Write};
+use super::write::{Keyed, WriteRequest};
 use super::{openapi, State};
 use crate::auth::Caller;
+use crate::domain::answers;
 use crate::domain::QueueState;
 use crate::error::MailboxError;
 use crate::mailbox::admin::AuditFilter;
@@ -17,42 +17,32 @@ use crate::mailbox::repair::RepairRequest;
 use crate::mailbox::retry::{RetryPolicy, ScanKind};
 use crate::mailbox::tasks::QueueFilter;
 
-/// This module's refusals in the OpenAPI document: per route, one description per error
-/// status, naming the codes answered with it (see [`openapi::Refusals`]).
-pub(super) const REFUSALS: openapi::Refusals = &[
-    ("POST /a2a/repair", &[
+api_routes! {
+    tag = "operator";
+    queue => [
+        "`invalid_request`: a negative or non-integer filter, or an unknown `state`.",
+    ];
+    repair => [
         "`invalid_request`: malformed JSON, wrong types, an unknown `action`, a blank `reason` or `message` or one longer than 1,024 characters, or a bad `Idempotency-Key` header.",
         "`capability_missing`: the token does not grant `a2a.repair.<action>`. `capability_scope_mismatch`: it does, but its scope (`peer`, `task_id`, `lease_id`, `duplicate_risk`) does not admit this request.",
         "`not_found`: no task with this id is visible to the caller.",
         "`not_in_flight`: only leased tasks can be repaired. `lease_mismatch`: `lease_id` is not the current lease. `duplicate_risk_mismatch`: a requeue as `idempotent` of a task that did not declare `duplicate_safety: \"idempotent\"` with a key (state `operator_accepted`).",
-    ]),
-    ("POST /a2a/retry-stale", &[
+    ];
+    retry_stale => [
         "`invalid_request`: malformed JSON, wrong types, `scan_limit` outside 1..=1000, `min_lease_age_ms` out of range, or a bad `Idempotency-Key` header.",
         "`capability_missing`: the token does not grant `a2a.operator` (or, with `enabled: true`, `a2a.repair.requeue`). `capability_scope_mismatch`: its grant of `a2a.operator` has a scope, and a scoped `a2a.operator` is no operator grant.",
-    ]),
-    ("POST /a2a/scheduler/tick", &[
+    ];
+    scheduler_tick => [
         "`invalid_request`: a bad `Idempotency-Key` header.",
         "`capability_missing`: the token does not grant `a2a.operator` (or, when the configured policy is enabled, `a2a.repair.requeue`). `capability_scope_mismatch`: its grant of `a2a.operator` has a scope, and a scoped `a2a.operator` is no operator grant.",
-    ]),
-    ("POST /a2a/compact", &[
+    ];
+    compact => [
         "`invalid_request`: a bad `Idempotency-Key` header.",
         "`capability_missing`: the token does not grant `a2a.compact`.",
-    ]),
-    ("GET /a2a/queue", &[
-        "`invalid_request`: a negative or non-integer filter, or an unknown `state`.",
-    ]),
-    ("GET /audit/recent", &[
+    ];
+    audit_recent => [
         "`invalid_request`: a non-integer `limit` or `since_ms`, or `since_ms` out of range.",
-    ]),
-];
-
-api_routes! {
-    "/a2a/queue" => GET queue;
-    "/a2a/repair" => POST repair;
-    "/a2a/retry-stale" => POST retry_stale;
-    "/a2a/scheduler/tick" => POST scheduler_tick;
-    "/a2a/compact" => POST compact;
-    "/audit/recent" => GET audit_recent;
+    ];
 }
 
 /// Repair a lease: requeue the task or answer it with an error.
@@ -75,20 +65,19 @@ api_routes! {
             ("force_error" = (value = json!(openapi::example_repair_force_error()))),
         )),
     responses(
-        (status = 200, description = "Repaired.", body = openapi::Repaired,
+        (status = 200, description = "Repaired.", body = answers::Repaired,
             examples(
                 ("requeued" = (value = json!(openapi::example_repaired_requeued()))),
                 ("forced_error" = (value = json!(openapi::example_repaired_forced_error()))),
             )),
     )
 )]
-async fn repair(state: State, caller: Caller, body: Write) -> Answer {
+async fn repair(state: State, caller: Caller, body: WriteRequest) -> Answer {
     let req = body.read::<RepairRequest>()?;
     let done = state.mailbox.repair(req.by(&caller), &req.input).await?;
-    Ok(answer(
-        &done,
-        json!({"kind": "a2a_repaired", "outcome": done.value}),
-    ))
+    let kind = answers::RepairedKind::Tag;
+    let outcome = done.value.clone();
+    Ok(answer(&done, answers::Repaired { kind, outcome }))
 }
 
 /// Run the retry gate once.
@@ -110,11 +99,11 @@ async fn repair(state: State, caller: Caller, body: Write) -> Answer {
     request_body(content = RetryPolicy, description = "The scan's bounds; absent fields take their defaults (`{}` is a dry run with the defaults).",
         example = json!({"enabled": true, "min_lease_age_ms": 300000, "max_attempts": 3, "max_requeues": 1, "scan_limit": 100})),
     responses(
-        (status = 200, description = "What the scan did (or, in a dry run, found).", body = openapi::AutoRetried,
+        (status = 200, description = "What the scan did (or, in a dry run, found).", body = answers::AutoRetried,
             example = openapi::example_auto_retried),
     )
 )]
-async fn retry_stale(state: State, caller: Caller, body: Write) -> Answer {
+async fn retry_stale(state: State, caller: Caller, body: WriteRequest) -> Answer {
     let policy = body.read::<RetryPolicy>()?;
     let r = state
         .mailbox
@@ -136,7 +125,7 @@ async fn retry_stale(state: State, caller: Caller, body: Write) -> Answer {
 /// configured policy is enabled.
 #[utoipa::path(post, path = "/a2a/scheduler/tick",
     responses(
-        (status = 200, description = "What the scan did.", body = openapi::AutoRetried,
+        (status = 200, description = "What the scan did.", body = answers::AutoRetried,
             example = openapi::example_auto_retried),
     )
 )]
@@ -151,10 +140,9 @@ async fn scheduler_tick(state: State, caller: Caller, req: HttpRequest) -> Answe
 }
 
 fn auto_retried(done: &crate::mailbox::Done<crate::mailbox::retry::RetryReport>) -> HttpResponse {
-    answer(
-        done,
-        json!({"kind": "a2a_auto_retried", "report": done.value}),
-    )
+    let kind = answers::AutoRetriedKind::Tag;
+    let report = done.value.clone();
+    answer(done, answers::AutoRetried { kind, report })
 }
 
 /// Compact the database.
@@ -165,8 +153,8 @@ fn auto_retried(done: &crate::mailbox::Done<crate::mailbox::retry::RetryReport>)
 /// leases, pending results or live result-cache entries. Takes no body. Needs `a2a.compact`.
 #[utoipa::path(post, path = "/a2a/compact",
     responses(
-        (status = 200, description = "The number of rows dropped.", body = openapi::Compacted,
-            example = json!({"kind": "a2a_compacted", "dropped": 42})),
+        (status = 200, description = "The number of rows dropped.", body = answers::Compacted,
+            example = openapi::example_compacted),
     )
 )]
 async fn compact(state: State, caller: Caller, req: HttpRequest) -> Answer {
@@ -174,10 +162,9 @@ async fn compact(state: State, caller: Caller, req: HttpRequest) -> Answer {
         .mailbox
         .compact(Keyed::bodiless(&req)?.by(&caller))
         .await?;
-    Ok(answer(
-        &done,
-        json!({"kind": "a2a_compacted", "dropped": done.value}),
-    ))
+    let kind = answers::CompactedKind::Tag;
+    let dropped = done.value;
+    Ok(answer(&done, answers::Compacted { kind, dropped }))
 }
 
 #[derive(Deserialize)]
@@ -205,7 +192,7 @@ struct QueueQuery {
         ("state" = Option<QueueState>, Query, description = "Keep only `queued` or only `in_flight` entries."),
     ),
     responses(
-        (status = 200, description = "The snapshot.", body = openapi::Queue, example = openapi::example_queue),
+        (status = 200, description = "The snapshot.", body = answers::Queue, example = openapi::example_queue),
     )
 )]
 async fn queue(state: State, caller: Caller, q: web::Query<QueueQuery>) -> Answer {
@@ -216,11 +203,7 @@ async fn queue(state: State, caller: Caller, q: web::Query<QueueQuery>) -> Answe
         state: q.state,
     };
     let snap = state.mailbox.queue(&caller, &filter).await?;
-    Ok(HttpResponse::Ok().json(json!({
-        "kind": "a2a_queue",
-        "tasks": snap.tasks,
-        "results": snap.results,
-    })))
+    Ok(HttpResponse::Ok().json(snap))
 }
 
 #[derive(Deserialize)]
@@ -245,7 +228,7 @@ struct AuditQuery {
         ("kind" = Option<String>, Query, description = "Keep rows of this slug only.", example = "a2a_repair_applied"),
     ),
     responses(
-        (status = 200, description = "Audit rows, newest first.", body = openapi::AuditEvents,
+        (status = 200, description = "Audit rows, newest first.", body = answers::AuditEvents,
             example = openapi::example_audit_events),
     )
 )]
@@ -256,7 +239,7 @@ async fn audit_recent(state: State, caller: Caller, q: web::Query<AuditQuery>) -
         }
         s => s.map(|s| s as i64),
     };
-    let events = state
+    let feed = state
         .mailbox
         .audit_feed(
             &caller,
@@ -267,5 +250,5 @@ async fn audit_recent(state: State, caller: Caller, q: web::Query<AuditQuery>) -
             },
         )
         .await?;
-    Ok(HttpResponse::Ok().json(json!({"kind": "audit_events", "events": events})))
+    Ok(HttpResponse::Ok().json(feed))
 }

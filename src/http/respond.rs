@@ -1,6 +1,7 @@
 //! Answering: one path served by one method, a write's 201/200 with the replay header, the
 //! contract's 404 for unknown paths, and the latency of every request.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -9,6 +10,7 @@ use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 
+use super::openapi::Part;
 use super::State;
 use crate::error::{ErrorCode, MailboxError};
 use crate::mailbox::Done;
@@ -50,20 +52,80 @@ macro_rules! routes {
 }
 pub(crate) use routes;
 
-/// `api_routes! { "/path" => GET handler, POST other; ... }`: a resource module's one table of
-/// its documented routes. It defines the module's `configure`, which registers them through
-/// [`routes!`], and its `Paths`, which lists their handlers for the OpenAPI document, so that
-/// a route is never served undocumented or documented unserved.
+/// A resource module's one table: its documented operations, each with the refusals the
+/// document lists for it, and the handlers that serve them. A route's method and path are its
+/// handler's `#[utoipa::path]`, so a route is never served undocumented or documented unserved.
+pub(crate) struct Table {
+    pub part: Part,
+    /// Each handler, by its operation id (its name).
+    handlers: Vec<(&'static str, actix_web::Route)>,
+}
+
+impl Table {
+    pub fn new(part: Part, handlers: Vec<(&'static str, actix_web::Route)>) -> Table {
+        Table { part, handlers }
+    }
+}
+
+/// Where each operation of `parts` is served: by operation id, its path and method.
+pub(crate) type ServedAt = HashMap<String, (String, &'static str)>;
+
+/// Reads [`ServedAt`] from the parts' documents.
+pub(crate) fn served_at<'a>(parts: impl Iterator<Item = &'a Part>) -> ServedAt {
+    let mut at = ServedAt::new();
+    for part in parts {
+        for (path, item) in (part.doc)().paths.paths {
+            for (method, op) in [("GET", item.get), ("POST", item.post)] {
+                if let Some(id) = op.and_then(|op| op.operation_id) {
+                    at.insert(id, (path.clone(), method));
+                }
+            }
+        }
+    }
+    at
+}
+
+/// Registers every table's routes where `at` says, a path with all its methods (in the tables'
+/// order, which is the order paths are matched in).
+pub(crate) fn serve(cfg: &mut web::ServiceConfig, tables: Vec<Table>, at: &ServedAt) {
+    let mut paths: Vec<(&str, Vec<(&'static str, actix_web::Route)>)> = Vec::new();
+    for (name, route) in tables.into_iter().flat_map(|t| t.handlers) {
+        let (path, method) = at
+            .get(name)
+            .unwrap_or_else(|| panic!("{name} has no #[utoipa::path]"));
+        let route = route.method(method.parse().expect("an HTTP method"));
+        match paths.iter_mut().find(|(p, _)| p == path) {
+            Some((_, routes)) => routes.push((method, route)),
+            None => paths.push((path, vec![(method, route)])),
+        }
+    }
+    for (path, routes) in paths {
+        cfg.service(endpoint(path, routes));
+    }
+}
+
+/// `api_routes! { tag = "tasks"; send_task => ["refusal", ...]; get_task => [...]; ... }`: a
+/// resource module's [`Table`], as its `table()`: each handler, with the refusals the document
+/// lists for it (one description per error status, naming the codes answered with it; see
+/// [`Part`]), its operations filed under `tag`. `tag = "…", served_elsewhere = [handler, …];`
+/// also documents operations the module serves by other means (a page of the Swagger UI).
 macro_rules! api_routes {
-    ($($path:literal => $($method:ident $($seg:ident)::+),+);+ $(;)?) => {
+    (tag = $tag:literal $(, served_elsewhere = [$($other:ident),+])?;
+        $($handler:ident $(=> [$($refusal:literal),* $(,)?])?;)+) => {
         /// This module's operations in the OpenAPI document.
         #[derive(utoipa::OpenApi)]
-        #[openapi(paths($($($($seg)::+),+),+))]
-        pub(super) struct Paths;
+        #[openapi(paths($($handler),+ $($(, $other)+)?))]
+        struct Paths;
 
-        /// Registers this module's routes.
-        pub fn configure(cfg: &mut actix_web::web::ServiceConfig) {
-            $crate::http::respond::routes!(cfg; $($path => $($method $($seg)::+),+);+);
+        /// This module's routes, with their part of the OpenAPI document.
+        pub(super) fn table() -> $crate::http::respond::Table {
+            let part = $crate::http::openapi::Part {
+                tag: $tag,
+                doc: <Paths as utoipa::OpenApi>::openapi,
+                refusals: &[$((stringify!($handler), &[$($($refusal),*)?])),+],
+            };
+            let handlers = vec![$((stringify!($handler), actix_web::web::route().to($handler))),+];
+            $crate::http::respond::Table::new(part, handlers)
         }
     };
 }

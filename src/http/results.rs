@@ -1,36 +1,29 @@
 //! Result routes: post a result, drain the next, peek.
 
 use actix_web::{web, HttpResponse};
-use serde_json::json;
 
 use super::params::{limit, wait, LimitQuery, WaitQuery};
 use super::respond::{answer, api_routes, Answer};
-use super::write::Write;
+use super::write::WriteRequest;
 use super::{openapi, State};
 use crate::auth::Caller;
+use crate::domain::answers;
 use crate::domain::PostResult;
 
-/// This module's refusals in the OpenAPI document: per route, one description per error
-/// status, naming the codes answered with it (see [`openapi::Refusals`]).
-pub(super) const REFUSALS: openapi::Refusals = &[
-    ("POST /a2a/results", &[
+api_routes! {
+    tag = "results";
+    post_result => [
         "`invalid_request`: malformed JSON, wrong types, or a bad `Idempotency-Key` header.",
         "`capability_missing` / `capability_scope_mismatch`: the token does not grant `a2a.respond.<sender>` for this task. `not_lessee`: the caller does not hold the task's lease (or did not answer it).",
         "`unknown_task`: no task with this id is visible to the caller.",
         "`task_canceled`: the task was canceled (the lessee should stop working on it). `not_in_flight`: the task is queued (never leased, or requeued). `lease_mismatch`: `lease_id` is not the current lease. `result_conflict`: the task was already answered with a different result.",
-    ]),
-    ("GET /a2a/results/next", &[
+    ];
+    drain_next_result => [
         "`invalid_request`: `wait_ms` is not an integer in 0..=30000.",
-    ]),
-    ("GET /a2a/results/recent", &[
+    ];
+    recent_results => [
         "`invalid_request`: `limit` is not a 64-bit integer.",
-    ]),
-];
-
-api_routes! {
-    "/a2a/results" => POST post_result;
-    "/a2a/results/next" => GET drain_next_result;
-    "/a2a/results/recent" => GET recent_results;
+    ];
 }
 
 /// Post the result of a leased task.
@@ -45,21 +38,18 @@ api_routes! {
     request_body(content = PostResult, description = "The result, with an optional fencing `lease_id`.",
         example = openapi::example_post_result),
     responses(
-        (status = 201, description = "Stored for the sender.", body = openapi::ResultPosted),
+        (status = 201, description = "Stored for the sender.", body = answers::ResultPosted),
         (status = 200, description = "Replay: this task was already answered with this result; the first answer again.",
-            body = openapi::ResultPosted),
+            body = answers::ResultPosted),
     )
 )]
-async fn post_result(state: State, caller: Caller, body: Write) -> Answer {
+async fn post_result(state: State, caller: Caller, body: WriteRequest) -> Answer {
     let result = body.read::<PostResult>()?;
     let done = state
         .mailbox
         .post_result(result.by(&caller), &result.input)
         .await?;
-    Ok(answer(
-        &done,
-        json!({"kind": "a2a_result_posted", "task_id": done.value.task_id}),
-    ))
+    Ok(answer(&done, &done.value))
 }
 
 /// Drain the oldest pending result of a task the caller sent.
@@ -69,10 +59,10 @@ async fn post_result(state: State, caller: Caller, body: Write) -> Answer {
     params(WaitQuery),
     responses(
         (status = 200, description = "The drained result, or `null` when none arrived within `wait_ms`.",
-            body = openapi::ResultOpt,
+            body = answers::ResultOpt,
             examples(
                 ("drained" = (value = json!(openapi::example_result_opt()))),
-                ("empty" = (value = json!({"kind": "a2a_result_opt", "result": null}))),
+                ("empty" = (value = json!(openapi::example_result_opt_empty()))),
             )),
     )
 )]
@@ -81,14 +71,14 @@ async fn drain_next_result(state: State, caller: Caller, q: web::Query<WaitQuery
         .mailbox
         .drain_result(&caller, wait(q.wait_ms)?)
         .await?;
-    Ok(HttpResponse::Ok().json(json!({"kind": "a2a_result_opt", "result": result})))
+    Ok(HttpResponse::Ok().json(result))
 }
 
 /// Peek at pending results of the caller's tasks, oldest first. Never consumes.
 #[utoipa::path(get, path = "/a2a/results/recent",
     params(LimitQuery),
     responses(
-        (status = 200, description = "Pending results, oldest first.", body = openapi::Results,
+        (status = 200, description = "Pending results, oldest first.", body = answers::Results,
             example = openapi::example_results),
     )
 )]
@@ -97,5 +87,5 @@ async fn recent_results(state: State, caller: Caller, q: web::Query<LimitQuery>)
         .mailbox
         .recent_results(&caller, limit(q.limit))
         .await?;
-    Ok(HttpResponse::Ok().json(json!({"kind": "a2a_results", "results": results})))
+    Ok(HttpResponse::Ok().json(results))
 }

@@ -1,58 +1,64 @@
 //! System routes: liveness, readiness, version and metrics. None needs a token.
 
 use actix_web::HttpResponse;
-use serde_json::json;
 
 use super::respond::api_routes;
 use super::{openapi, State};
+use crate::domain::answers;
 use crate::error::MailboxError;
 
 api_routes! {
-    "/healthz" => GET healthz;
-    "/readyz" => GET readyz;
-    "/version" => GET version;
-    "/metrics" => GET metrics;
+    tag = "system";
+    healthz;
+    readyz;
+    version;
+    metrics;
 }
 
 /// Liveness: the process serves requests.
 #[utoipa::path(get, path = "/healthz",
     responses(
-        (status = 200, description = "The process serves requests.", body = openapi::Health,
-            example = json!({"kind": "health", "status": "ok"})),
+        (status = 200, description = "The process serves requests.", body = answers::Health,
+            example = openapi::example_health),
     )
 )]
 async fn healthz() -> HttpResponse {
-    HttpResponse::Ok().json(json!({"kind": "health", "status": "ok"}))
+    HttpResponse::Ok().json(answers::Health {
+        kind: answers::HealthKind::Tag,
+        status: answers::OkStatus::Ok,
+    })
 }
 
 /// Readiness: the database answers and a write commits.
 #[utoipa::path(get, path = "/readyz",
     responses(
-        (status = 200, description = "The database answered and a write committed (a one-row write: a full disk or a database that refuses writes answers 503). The check runs at most once a second, however many callers ask: its outcome is answered until it is a second old, and callers that arrive while it runs wait for it. So a fault shows, and its end too, within about a second.", body = openapi::Ready,
-            example = json!({"kind": "ready", "status": "ok"})),
+        (status = 200, description = "The database answered and a write committed (a one-row write: a full disk or a database that refuses writes answers 503). The check runs at most once a second, however many callers ask: its outcome is answered until it is a second old, and callers that arrive while it runs wait for it. So a fault shows, and its end too, within about a second.", body = answers::Ready,
+            example = openapi::example_ready),
     )
 )]
 async fn readyz(state: State) -> Result<HttpResponse, MailboxError> {
-    state.mailbox.store.readiness().await?;
-    Ok(HttpResponse::Ok().json(json!({"kind": "ready", "status": "ok"})))
+    state.mailbox.readiness().await?;
+    Ok(HttpResponse::Ok().json(answers::Ready {
+        kind: answers::ReadyKind::Tag,
+        status: answers::OkStatus::Ok,
+    }))
 }
 
 /// The service's name, version, storage engine and the transports it listens on.
 #[utoipa::path(get, path = "/version",
     responses(
-        (status = 200, description = "Name, version and storage engine.", body = openapi::Version,
-            example = json!({"kind": "version", "name": "a2a-mailbox", "version": "0.1.0", "engine": "sqlite",
-                "transports": ["tcp:127.0.0.1:8080", "unix:/run/a2a/mailbox.sock"]})),
+        (status = 200, description = "Name, version and storage engine.", body = answers::Version,
+            example = openapi::example_version),
     )
 )]
 async fn version(state: State) -> HttpResponse {
-    HttpResponse::Ok().json(json!({
-        "kind": "version",
-        "name": env!("CARGO_PKG_NAME"),
-        "version": env!("CARGO_PKG_VERSION"),
-        "engine": state.mailbox.store.engine().name(),
-        "transports": state.transports.get().cloned().unwrap_or_default(),
-    }))
+    HttpResponse::Ok().json(answers::Version {
+        kind: answers::VersionKind::Tag,
+        name: env!("CARGO_PKG_NAME").to_owned(),
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        engine: state.mailbox.engine(),
+        transports: state.transports.get().cloned().unwrap_or_default(),
+    })
 }
 
 /// Prometheus metrics: queue depth per state, oldest queued age, oldest lease age, leases,

@@ -2,56 +2,46 @@
 
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
-use serde_json::json;
 
 use super::params::{limit, path_uuid, wait, LimitQuery, WaitQuery};
 use super::respond::{answer, api_routes, Answer};
-use super::write::{OptionalWrite, Write};
+use super::write::{OptionalWriteRequest, WriteRequest};
 use super::{openapi, State};
 use crate::auth::Caller;
+use crate::domain::answers;
 use crate::domain::{AgentId, CancelRequest, HeartbeatRequest};
 use crate::error::MailboxError;
 
-/// This module's refusals in the OpenAPI document: per route, one description per error
-/// status, naming the codes answered with it (see [`openapi::Refusals`]).
-pub(super) const REFUSALS: openapi::Refusals = &[
-    ("POST /a2a/tasks", &[
+api_routes! {
+    tag = "tasks";
+    send_task => [
         "`invalid_request`: malformed JSON, wrong types, a bad AgentId, a blank `task_kind` or `idempotency.key`, `deadline_ms` out of range, or a bad `Idempotency-Key` header.",
         "`sender_mismatch`: `sender` is not the token subject. `capability_missing` / `capability_scope_mismatch`: the token does not grant `a2a.send.<recipient>` for this request.",
         "`task_id_conflict`: the id is used by a different task (another body or another sender).",
-    ]),
-    ("GET /a2a/tasks/next", &[
+    ];
+    lease_next_task => [
         "`invalid_request`: `recipient` is not an AgentId, or `wait_ms` is not an integer in 0..=30000.",
         "`capability_missing` / `capability_scope_mismatch`: leasing for another recipient needs `a2a.lease.<recipient>`.",
-    ]),
-    ("GET /a2a/tasks/recent", &[
+    ];
+    recent_tasks => [
         "`invalid_request`: `limit` is not a 64-bit integer.",
-    ]),
-    ("GET /a2a/tasks/{id}", &[
+    ];
+    get_task => [
         "`invalid_request`: the id is not a UUID.",
         "`not_found`: no task with this id is visible to the caller.",
-    ]),
-    ("POST /a2a/tasks/{id}/heartbeat", &[
+    ];
+    heartbeat => [
         "`invalid_request`: the id is not a UUID, the body has no UUID `lease_id`, or a bad `Idempotency-Key` header.",
         "`not_lessee`: the caller sees the task but does not hold its lease.",
         "`not_found`: no task with this id is visible to the caller.",
         "`task_canceled`: the task was canceled (stop working on it). `not_in_flight`: the task is not leased. `lease_mismatch`: `lease_id` is not the current lease.",
-    ]),
-    ("POST /a2a/tasks/{id}/cancel", &[
+    ];
+    cancel_task => [
         "`invalid_request`: the id is not a UUID, the body is not a JSON object, `reason` is blank, longer than 1,024 characters or not a string, or a bad `Idempotency-Key` header.",
         "`sender_mismatch`: the caller sees the task but is neither its sender nor an operator.",
         "`not_found`: no task with this id is visible to the caller.",
         "`not_cancelable`: the task is already answered (`result_pending` or `resolved`).",
-    ]),
-];
-
-api_routes! {
-    "/a2a/tasks" => POST send_task, GET super::listing::list_tasks;
-    "/a2a/tasks/next" => GET lease_next_task;
-    "/a2a/tasks/recent" => GET recent_tasks;
-    "/a2a/tasks/{id}" => GET get_task;
-    "/a2a/tasks/{id}/heartbeat" => POST heartbeat;
-    "/a2a/tasks/{id}/cancel" => POST cancel_task;
+    ];
 }
 
 /// Send a task to another agent.
@@ -69,25 +59,19 @@ api_routes! {
         example = openapi::example_task),
     responses(
         (status = 201, description = "Queued; or, with `replayed_from`, answered at once from the result cache.",
-            body = openapi::TaskQueued,
+            body = answers::TaskQueued,
             examples(
-                ("queued" = (value = json!({"kind": "a2a_task_queued", "task_id": openapi::EXAMPLE_TASK_ID}))),
-                ("result_cache_hit" = (value = json!({"kind": "a2a_task_queued", "task_id": openapi::EXAMPLE_TASK_ID,
-                    "replayed_from": "9d2b6c1a-3e4f-4a5b-8c7d-0e1f2a3b4c5d"}))),
+                ("queued" = (value = json!(openapi::example_task_queued()))),
+                ("result_cache_hit" = (value = json!(openapi::example_task_queued_from_cache()))),
             )),
         (status = 200, description = "Replay: this task id was already sent with this body; the first answer again.",
-            body = openapi::TaskQueued),
+            body = answers::TaskQueued),
     )
 )]
-async fn send_task(state: State, caller: Caller, body: Write) -> Answer {
+async fn send_task(state: State, caller: Caller, body: WriteRequest) -> Answer {
     let task = body.object("task")?;
     let done = state.mailbox.send(task.by(&caller), &task.input).await?;
-    let body = openapi::TaskQueued {
-        kind: openapi::TaskQueuedKind::Tag,
-        task_id: done.value.task_id,
-        replayed_from: done.value.replayed_from,
-    };
-    Ok(answer(&done, body))
+    Ok(answer(&done, &done.value))
 }
 
 #[derive(Deserialize)]
@@ -111,10 +95,10 @@ struct NextTaskQuery {
     ),
     responses(
         (status = 200, description = "The leased task and its lease, or both `null` when nothing arrived within `wait_ms`.",
-            body = openapi::TaskOpt,
+            body = answers::TaskOpt,
             examples(
                 ("leased" = (value = json!(openapi::example_task_opt()))),
-                ("empty" = (value = json!({"kind": "a2a_task_opt", "task": null, "lease": null}))),
+                ("empty" = (value = json!(openapi::example_task_opt_empty()))),
             )),
     )
 )]
@@ -128,11 +112,7 @@ async fn lease_next_task(state: State, caller: Caller, q: web::Query<NextTaskQue
         .mailbox
         .lease_next(&caller, recipient.as_str(), wait)
         .await?;
-    let (task, lease) = match leased {
-        Some((t, l)) => (Some(t), Some(l)),
-        None => (None, None),
-    };
-    Ok(HttpResponse::Ok().json(json!({"kind": "a2a_task_opt", "task": task, "lease": lease})))
+    Ok(HttpResponse::Ok().json(leased))
 }
 
 /// Peek at queued tasks.
@@ -142,13 +122,13 @@ async fn lease_next_task(state: State, caller: Caller, q: web::Query<NextTaskQue
 #[utoipa::path(get, path = "/a2a/tasks/recent",
     params(LimitQuery),
     responses(
-        (status = 200, description = "Queued tasks, oldest first.", body = openapi::Tasks,
+        (status = 200, description = "Queued tasks, oldest first.", body = answers::Tasks,
             example = openapi::example_tasks),
     )
 )]
 async fn recent_tasks(state: State, caller: Caller, q: web::Query<LimitQuery>) -> Answer {
     let tasks = state.mailbox.recent_tasks(&caller, limit(q.limit)).await?;
-    Ok(HttpResponse::Ok().json(json!({"kind": "a2a_tasks", "tasks": tasks})))
+    Ok(HttpResponse::Ok().json(tasks))
 }
 
 /// Read one task's status.
@@ -158,16 +138,15 @@ async fn recent_tasks(state: State, caller: Caller, q: web::Query<LimitQuery>) -
 #[utoipa::path(get, path = "/a2a/tasks/{id}",
     params(("id" = Uuid, Path, description = "The task id.", example = "0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90")),
     responses(
-        (status = 200, description = "The task's status.", body = openapi::TaskStatusBody,
+        (status = 200, description = "The task's status.", body = answers::TaskStatusBody,
             example = openapi::example_task_status),
     )
 )]
 async fn get_task(state: State, caller: Caller, id: web::Path<String>) -> Answer {
     let id = path_uuid(&id)?;
     let status = state.mailbox.task_status(&caller, id).await?;
-    let mut body = serde_json::to_value(status).map_err(MailboxError::internal)?;
-    body["kind"] = json!("a2a_task_status");
-    Ok(HttpResponse::Ok().json(body))
+    let kind = answers::TaskStatusKind::Tag;
+    Ok(HttpResponse::Ok().json(answers::TaskStatusBody { kind, status }))
 }
 
 /// Extend a lease.
@@ -179,21 +158,25 @@ async fn get_task(state: State, caller: Caller, id: web::Path<String>) -> Answer
     request_body(content = HeartbeatRequest, description = "The lease being extended.",
         example = json!({"lease_id": openapi::EXAMPLE_LEASE_ID})),
     responses(
-        (status = 200, description = "The refreshed lease.", body = openapi::LeaseExtended,
+        (status = 200, description = "The refreshed lease.", body = answers::LeaseExtended,
             example = openapi::example_lease_extended),
     )
 )]
-async fn heartbeat(state: State, caller: Caller, id: web::Path<String>, body: Write) -> Answer {
+async fn heartbeat(
+    state: State,
+    caller: Caller,
+    id: web::Path<String>,
+    body: WriteRequest,
+) -> Answer {
     let id = path_uuid(&id)?;
     let hb = body.read::<HeartbeatRequest>()?;
     let done = state
         .mailbox
         .heartbeat(hb.by(&caller), id, hb.input.lease_id)
         .await?;
-    Ok(answer(
-        &done,
-        json!({"kind": "a2a_lease_extended", "lease": done.value}),
-    ))
+    let kind = answers::LeaseExtendedKind::Tag;
+    let lease = done.value.clone();
+    Ok(answer(&done, answers::LeaseExtended { kind, lease }))
 }
 
 /// Cancel a task.
@@ -212,14 +195,14 @@ async fn heartbeat(state: State, caller: Caller, id: web::Path<String>, body: Wr
         example = json!({"reason": "the customer withdrew the request"})),
     responses(
         (status = 200, description = "Canceled, now or by an earlier call (then `Idempotent-Replayed: true`).",
-            body = openapi::TaskCanceled, example = openapi::example_task_canceled),
+            body = answers::TaskCanceled, example = openapi::example_task_canceled),
     )
 )]
 async fn cancel_task(
     state: State,
     caller: Caller,
     id: web::Path<String>,
-    body: OptionalWrite,
+    body: OptionalWriteRequest,
 ) -> Answer {
     let id = path_uuid(&id)?;
     // No body, or JSON `null`, is a cancel without a reason.
@@ -228,10 +211,5 @@ async fn cancel_task(
         .mailbox
         .cancel(key.by(&caller), id, cancel.reason)
         .await?;
-    let body = openapi::TaskCanceled {
-        kind: openapi::TaskCanceledKind::Tag,
-        task_id: done.value.task_id,
-        cancellation: done.value.cancellation.clone(),
-    };
-    Ok(answer(&done, body))
+    Ok(answer(&done, &done.value))
 }

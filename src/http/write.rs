@@ -18,7 +18,7 @@ use crate::mailbox::{IdemRequest, Writer};
 /// A write's JSON body as sent, with its request. Extracting it refuses only what every JSON
 /// body is refused for (size, media type, syntax); reading it is left to the handler, once the
 /// caller is authenticated.
-pub(crate) struct Write {
+pub(crate) struct WriteRequest {
     req: HttpRequest,
     body: Value,
 }
@@ -64,7 +64,7 @@ impl Keyed<()> {
     }
 }
 
-impl Write {
+impl WriteRequest {
     /// The body as a `T` (it must be a JSON object), checked, and the request's
     /// `Idempotency-Key`: refused in that order.
     pub fn read<T: Input>(&self) -> Result<Keyed<T>, MailboxError> {
@@ -90,9 +90,9 @@ impl Write {
     }
 }
 
-impl FromRequest for Write {
+impl FromRequest for WriteRequest {
     type Error = actix_web::Error;
-    type Future = LocalBoxFuture<'static, Result<Write, actix_web::Error>>;
+    type Future = LocalBoxFuture<'static, Result<WriteRequest, actix_web::Error>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let body = JsonBytes::from_request(req, payload);
@@ -102,17 +102,17 @@ impl FromRequest for Write {
                 return Err(MailboxError::invalid("malformed JSON body: the body is empty").into());
             };
             let body = parse_json(&bytes).map_err(MailboxError::from)?;
-            Ok(Write { req, body })
+            Ok(WriteRequest { req, body })
         })
     }
 }
 
-/// A [`Write`] whose body may be left out: no body, or JSON `null`, reads as `{}`.
-pub(crate) struct OptionalWrite(pub Write);
+/// A [`WriteRequest`] whose body may be left out: no body, or JSON `null`, reads as `{}`.
+pub(crate) struct OptionalWriteRequest(pub WriteRequest);
 
-impl FromRequest for OptionalWrite {
+impl FromRequest for OptionalWriteRequest {
     type Error = MailboxError;
-    type Future = LocalBoxFuture<'static, Result<OptionalWrite, MailboxError>>;
+    type Future = LocalBoxFuture<'static, Result<OptionalWriteRequest, MailboxError>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let body = OptionalJson::from_request(req, payload);
@@ -122,7 +122,7 @@ impl FromRequest for OptionalWrite {
                 None | Some(Value::Null) => json!({}),
                 Some(v) => v,
             };
-            Ok(OptionalWrite(Write { req, body }))
+            Ok(OptionalWriteRequest(WriteRequest { req, body }))
         })
     }
 }

@@ -7,6 +7,7 @@ use super::{rule, Cx, Done, Mailbox};
 use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
 use uuid::Uuid;
 
+use crate::domain::answers::{AuditEvents, AuditEventsKind};
 use crate::error::MailboxError;
 use crate::mailbox::{Writer, Written};
 use crate::store::{AuditQuery, AuditRow};
@@ -75,7 +76,7 @@ impl Mailbox {
         &self,
         caller: &Caller,
         f: &AuditFilter,
-    ) -> Result<Vec<AuditEvent>, MailboxError> {
+    ) -> Result<AuditEvents, MailboxError> {
         let rows = self
             .store
             .audit_feed(&AuditQuery {
@@ -85,7 +86,10 @@ impl Mailbox {
                 limit: f.limit,
             })
             .await?;
-        Ok(rows.into_iter().map(event).collect())
+        Ok(AuditEvents {
+            kind: AuditEventsKind::Tag,
+            events: rows.into_iter().map(event).collect(),
+        })
     }
 
     /// The audit rows about one task (its checks, repairs, cancel, refused results), newest

@@ -9,8 +9,9 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::send::{check_send, write_audits, Accepted};
-use super::{rule, Cx, Done, Mailbox, TaskQueued, Wake};
+use super::{rule, Cx, Done, Mailbox, Wake};
 use crate::auth::Caller;
+use crate::domain::answers::TaskQueued;
 use crate::error::MailboxError;
 use crate::mailbox::{Writer, Written};
 use crate::store::Tx;
@@ -131,10 +132,7 @@ impl Mailbox {
         let mut outcomes = Vec::with_capacity(run.len());
         for (_, a) in run {
             outcomes.push(if inserted.contains(&a.id) {
-                Ok(Done::created(TaskQueued {
-                    task_id: a.task.id,
-                    replayed_from: None,
-                }))
+                Ok(Done::created(TaskQueued::new(a.task.id, None)))
             } else {
                 self.replay_after_race(tx, &a.task, &a.body).await
             });

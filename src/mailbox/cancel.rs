@@ -1,24 +1,17 @@
 //! Cancellation (§12): the sender (or an operator) takes back a queued or in-flight task. The
 //! gates of a cancel, in order, and what each state answers.
 
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 use uuid::Uuid;
 
 use super::audit::{actions_audit, audit, CAPABILITY_CHECK};
 use super::{check_lease, not_found, rule, visible_to, Cx, Done, Mailbox};
 use crate::auth::Caller;
-use crate::domain::{Cancellation, TaskState};
+use crate::domain::answers::TaskCanceled;
+use crate::domain::TaskState;
 use crate::error::{ErrorCode, MailboxError};
 use crate::mailbox::{Writer, Written};
 use crate::store::TaskRow;
-
-/// A canceled task and how it was canceled.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Canceled {
-    pub task_id: Uuid,
-    pub cancellation: Cancellation,
-}
 
 impl Mailbox {
     /// `POST /a2a/tasks/{id}/cancel`.
@@ -27,7 +20,7 @@ impl Mailbox {
         by: Writer<'_>,
         task_id: Uuid,
         reason: Option<String>,
-    ) -> Written<Canceled> {
+    ) -> Written<TaskCanceled> {
         self.cancel_fenced(by, task_id, None, reason).await
     }
 
@@ -40,7 +33,7 @@ impl Mailbox {
         task_id: Uuid,
         lease_guard: Option<Uuid>,
         reason: Option<String>,
-    ) -> Written<Canceled> {
+    ) -> Written<TaskCanceled> {
         // The API checked the body already; this holds for every other caller (the dashboard).
         if let Some(reason) = &reason {
             crate::domain::stated("reason", reason)?;
@@ -58,7 +51,7 @@ impl Mailbox {
         task_id: Uuid,
         lease_guard: Option<Uuid>,
         reason: Option<&str>,
-    ) -> Written<Canceled> {
+    ) -> Written<TaskCanceled> {
         let Cx { tx, caller, now } = cx;
         let me = caller.sub.as_str();
         let id = task_id.to_string();
@@ -137,14 +130,11 @@ impl Mailbox {
     }
 }
 
-fn canceled(row: &TaskRow, task_id: Uuid) -> Result<Canceled, MailboxError> {
+fn canceled(row: &TaskRow, task_id: Uuid) -> Result<TaskCanceled, MailboxError> {
     let cancellation = row
         .cancellation()?
         .ok_or_else(|| MailboxError::internal(format!("task {task_id} has no cancellation")))?;
-    Ok(Canceled {
-        task_id,
-        cancellation,
-    })
+    Ok(TaskCanceled::new(task_id, cancellation))
 }
 
 /// 409 `task_canceled`: what the agent whose lease a cancellation ended hears on its next

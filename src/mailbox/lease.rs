@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use uuid::Uuid;
 
-use super::{now_ms, Mailbox, Parked, Polled, WaitFor, Wake};
+use super::{now_ms, Mailbox, Polled, WaitFor, Waiting, Wake};
 use crate::auth::{Caller, ScopeCtx};
+use crate::domain::answers::{TaskOpt, TaskOptKind};
 use crate::domain::{A2ATask, Lease};
 use crate::error::MailboxError;
 use crate::store::{TaskRow, Tx};
@@ -18,7 +19,7 @@ impl Mailbox {
         caller: &Caller,
         recipient: &str,
         wait: Duration,
-    ) -> Result<Option<(A2ATask, Lease)>, MailboxError> {
+    ) -> Result<TaskOpt, MailboxError> {
         if recipient != caller.sub.as_str() {
             caller.require(
                 &format!("a2a.lease.{recipient}"),
@@ -28,10 +29,17 @@ impl Mailbox {
                 },
             )?;
         }
-        self.long_poll(wait, (WaitFor::Task, recipient), || {
-            self.lease_once(caller, recipient)
+        let leased = self
+            .long_poll(wait, (WaitFor::Task, recipient), || {
+                self.lease_once(caller, recipient)
+            })
+            .await?;
+        let (task, lease) = leased.map_or((None, None), |(t, l)| (Some(t), Some(l)));
+        Ok(TaskOpt {
+            kind: TaskOptKind::Tag,
+            task,
+            lease,
         })
-        .await
     }
 
     async fn lease_once(
@@ -50,7 +58,7 @@ impl Mailbox {
         if let Some(row) = claimed? {
             return Ok(Polled::Found(self.leased(row)?));
         }
-        let parked = ticket.map(|ticket| Parked {
+        let parked = ticket.map(|ticket| Waiting {
             ticket,
             settle: |mailbox, outcome| {
                 outcome
@@ -63,10 +71,10 @@ impl Mailbox {
         // for the single writer). Something queued but not claimed above is an expired head
         // (or a head another claim holds): the transaction below walks it.
         if !self.store.any_queued(recipient).await? {
-            return Ok(parked.map_or(Polled::Empty, Polled::Parked));
+            return Ok(parked.map_or(Polled::Empty, Polled::Waiting));
         }
         // Unparked first: if it was riding in a batch meanwhile, what it took is this poll's.
-        if let Some(found) = Parked::leave(parked, self).await? {
+        if let Some(found) = Waiting::leave(parked, self).await? {
             return Ok(Polled::Found(found));
         }
         let c = caller.clone();

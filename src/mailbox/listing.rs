@@ -1,12 +1,12 @@
 //! Listing and the task graph (§13): which tasks a caller may list, what `role` means, the
 //! opaque keyset cursor, and the children's tally.
 
-use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::{not_found, visible_to, Mailbox};
 use crate::auth::Caller;
-use crate::domain::{AgentId, ResultStatus, TaskState, TaskStatus};
+use crate::domain::answers::{TaskChildren, TaskChildrenKind, TaskPage, TaskPageKind};
+use crate::domain::{AgentId, ResultStatus, TaskState};
 use crate::error::MailboxError;
 use crate::store::{ListColumn, PageAfter, TaskFilter, TaskRow};
 
@@ -32,13 +32,6 @@ pub struct ListRequest {
     pub limit: i64,
 }
 
-/// One page, newest first, and where the next one starts (`None`: this was the last).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TaskPage {
-    pub tasks: Vec<TaskStatus>,
-    pub next_cursor: Option<String>,
-}
-
 impl Mailbox {
     /// `GET /a2a/tasks`.
     pub async fn list_tasks(
@@ -60,7 +53,11 @@ impl Mailbox {
             _ => None,
         };
         let tasks = rows.iter().map(TaskRow::status).collect::<Result<_, _>>()?;
-        Ok(TaskPage { tasks, next_cursor })
+        Ok(TaskPage {
+            kind: TaskPageKind::Tag,
+            tasks,
+            next_cursor,
+        })
     }
 
     /// How many tasks the list `req` walks, over all its pages.
@@ -80,7 +77,7 @@ impl Mailbox {
         caller: &Caller,
         parent: Uuid,
         req: &ListRequest,
-    ) -> Result<(ChildCounts, TaskPage), MailboxError> {
+    ) -> Result<TaskChildren, MailboxError> {
         match self.store.task(&parent.to_string()).await? {
             Some(row) if visible_to(&row, caller) => {}
             _ => return Err(not_found(parent)),
@@ -106,7 +103,13 @@ impl Mailbox {
             }
         }
         let page = self.list_tasks(caller, &req).await?;
-        Ok((counts, page))
+        Ok(TaskChildren {
+            kind: TaskChildrenKind::Tag,
+            parent,
+            counts,
+            tasks: page.tasks,
+            next_cursor: page.next_cursor,
+        })
     }
 }
 

@@ -34,7 +34,7 @@ impl Mailbox {
             let mut parked = match probe().await? {
                 Polled::Found(found) => return Ok(Some(found)),
                 Polled::Empty => None,
-                Polled::Parked(p) => Some(p),
+                Polled::Waiting(p) => Some(p),
             };
             let now = tokio::time::Instant::now();
             if now < deadline {
@@ -59,7 +59,7 @@ impl Mailbox {
                     }
                 }
             }
-            if let Some(found) = Parked::leave(parked, self).await? {
+            if let Some(found) = Waiting::leave(parked, self).await? {
                 return Ok(Some(found));
             }
             if now >= deadline {
@@ -74,16 +74,16 @@ pub(crate) enum Polled<T> {
     Found(T),
     Empty,
     /// Nothing, and its claim or drain waits parked in the batch lane (PostgreSQL).
-    Parked(Parked<T>),
+    Waiting(Waiting<T>),
 }
 
 /// A parked claim or drain, and how its outcome becomes what the long-poll answers.
-pub(crate) struct Parked<T> {
+pub(crate) struct Waiting<T> {
     pub ticket: crate::store::Parked,
     pub settle: fn(&Mailbox, LaneOutcome) -> Result<Option<T>, MailboxError>,
 }
 
-impl<T> Parked<T> {
+impl<T> Waiting<T> {
     /// Stops waiting (if parked at all): what its claim or drain took meanwhile, if anything.
     /// One riding in the running batch is waited for, so a lease or drain it committed is kept.
     pub(crate) async fn leave(

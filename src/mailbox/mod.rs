@@ -31,16 +31,16 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::auth::Caller;
+use crate::domain::answers::EngineName;
 use crate::error::MailboxError;
 use crate::metrics::Metrics;
-use crate::store::{Store, Tx};
+use crate::store::{Engine, Store, Tx};
 
 pub use crate::clock::now_ms;
 pub use idempotency::{IdemRequest, Writer};
 pub use longpoll::Wakeups;
-pub use send::TaskQueued;
 
-pub(crate) use longpoll::{Parked, Polled, WaitFor};
+pub(crate) use longpoll::{Polled, WaitFor, Waiting};
 pub(crate) use visibility::{check_lease, not_found, visible_to};
 
 /// Tunables of the mailbox's rules.
@@ -162,21 +162,9 @@ macro_rules! rule {
 }
 pub(crate) use rule;
 
-/// `lazy_rule!(input => |mailbox, cx| mailbox.op_in(cx, &input))` builds a [`Rule`] only when
-/// it is called, cloning the named inputs then: what a fast path that answered leaves unbuilt.
-macro_rules! lazy_rule {
-    ($($input:ident),+ => |$this:ident, $cx:ident| $body:expr) => {
-        || -> $crate::mailbox::Rule<_> {
-            $(let $input = $input.clone();)+
-            $crate::mailbox::rule!(|$this, $cx| $body)
-        }
-    };
-}
-pub(crate) use lazy_rule;
-
 #[derive(Clone)]
 pub struct Mailbox {
-    pub store: Store,
+    store: Store,
     pub cfg: Arc<MailboxConfig>,
     pub metrics: Arc<Metrics>,
     /// Signalled after every commit that may have made a task or a result available.
@@ -201,6 +189,20 @@ impl Mailbox {
             scan_lock: Arc::new(tokio::sync::Mutex::new(())),
             auth_failures: Arc::default(),
         }
+    }
+
+    /// The engine behind this mailbox, as `/version` names it.
+    pub fn engine(&self) -> EngineName {
+        match self.store.engine() {
+            Engine::Sqlite => EngineName::Sqlite,
+            Engine::Postgres => EngineName::Postgres,
+        }
+    }
+
+    /// Readiness (`/readyz`): the database answers and a write commits, checked at most once a
+    /// second whoever asks.
+    pub async fn readiness(&self) -> Result<(), MailboxError> {
+        self.store.readiness().await
     }
 
     /// Runs a request's write: with an `Idempotency-Key` the key is reserved (or its stored

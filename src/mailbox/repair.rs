@@ -141,12 +141,7 @@ impl Mailbox {
     }
 
     /// `POST /a2a/tasks/{id}/heartbeat`: the lessee refreshes its lease.
-    pub async fn heartbeat(
-        &self,
-        by: Writer<'_>,
-        task_id: Uuid,
-        lease_id: Uuid,
-    ) -> Written<Option<Lease>> {
+    pub async fn heartbeat(&self, by: Writer<'_>, task_id: Uuid, lease_id: Uuid) -> Written<Lease> {
         self.write(
             by,
             rule!(|this, cx| this.heartbeat_in(cx, task_id, lease_id)),
@@ -154,12 +149,7 @@ impl Mailbox {
         .await
     }
 
-    async fn heartbeat_in(
-        &self,
-        cx: Cx<'_>,
-        task_id: Uuid,
-        lease_id: Uuid,
-    ) -> Written<Option<Lease>> {
+    async fn heartbeat_in(&self, cx: Cx<'_>, task_id: Uuid, lease_id: Uuid) -> Written<Lease> {
         let Cx { tx, caller, now } = cx;
         let id = task_id.to_string();
         let row = match tx.task_for_update(&id).await? {
@@ -183,6 +173,9 @@ impl Mailbox {
         }
         check_lease(&row, &lease_id.to_string())?;
         let row = tx.heartbeat(&id, now).await?;
-        Ok(Done::changed(row.lease()?))
+        let lease = row
+            .lease()?
+            .ok_or_else(|| MailboxError::internal(format!("in-flight task {id} has no lease")))?;
+        Ok(Done::changed(lease))
     }
 }

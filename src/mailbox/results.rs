@@ -2,31 +2,27 @@
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-use uuid::Uuid;
-
 use super::audit::{audit, audited_check, respond_audit_halves};
 use super::cancel::{refuse_if_canceled_for, task_canceled};
 use super::{
-    check_lease, lazy_rule, visible_to, Cx, Done, Fast, Mailbox, Parked, Polled, WaitFor, Wake,
+    check_lease, rule, visible_to, Cx, Done, Fast, Mailbox, Polled, Rule, WaitFor, Waiting, Wake,
 };
 use crate::auth::{Caller, CapCheck, ScopeCtx};
+use crate::domain::answers::{ResultOpt, ResultOptKind, ResultPosted, Results, ResultsKind};
 use crate::domain::{A2ATaskResult, PostResult, TaskState};
 use crate::error::{ErrorCode, MailboxError};
 use crate::mailbox::{Writer, Written};
 use crate::store::{StoredResult, TaskRow, Tx};
 
-/// A result stored for the sender.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ResultPosted {
-    pub task_id: Uuid,
-}
-
 impl Mailbox {
     /// `POST /a2a/results`.
     pub async fn post_result(&self, by: Writer<'_>, input: &PostResult) -> Written<ResultPosted> {
         let fast = self.post_result_fast(by.caller, input);
-        let rule = lazy_rule!(input => |this, cx| this.post_result_in(cx, &input));
+        // Built only when the fast path did not answer.
+        let rule = || -> Rule<ResultPosted> {
+            let input = input.clone();
+            rule!(|this, cx| this.post_result_in(cx, &input))
+        };
         self.write_fast_first(by, fast, rule).await
     }
 
@@ -99,10 +95,7 @@ impl Mailbox {
             self.metrics.inc(&self.metrics.results_posted);
         }
         Ok(stored.map(|sender| {
-            Done::created(ResultPosted {
-                task_id: input.task_id,
-            })
-            .waking(Wake::Sender(sender))
+            Done::created(ResultPosted::new(input.task_id)).waking(Wake::Sender(sender))
         }))
     }
 
@@ -149,9 +142,7 @@ impl Mailbox {
         )
         .await?;
         let result = input.result();
-        let posted = ResultPosted {
-            task_id: input.task_id,
-        };
+        let posted = ResultPosted::new(input.task_id);
         match row.state() {
             // 4a. Answered already: only the one who answered (or an operator) may replay.
             TaskState::ResultPending | TaskState::Resolved => {
@@ -222,11 +213,16 @@ impl Mailbox {
         &self,
         caller: &Caller,
         wait: Duration,
-    ) -> Result<Option<A2ATaskResult>, MailboxError> {
-        self.long_poll(wait, (WaitFor::Result, caller.sub.as_str()), || {
-            self.drain_once(caller)
+    ) -> Result<ResultOpt, MailboxError> {
+        let result = self
+            .long_poll(wait, (WaitFor::Result, caller.sub.as_str()), || {
+                self.drain_once(caller)
+            })
+            .await?;
+        Ok(ResultOpt {
+            kind: ResultOptKind::Tag,
+            result,
         })
-        .await
     }
 
     async fn drain_once(&self, caller: &Caller) -> Result<Polled<A2ATaskResult>, MailboxError> {
@@ -235,7 +231,7 @@ impl Mailbox {
             return Ok(Polled::Found(d.result()?));
         }
         Ok(match ticket {
-            Some(ticket) => Polled::Parked(Parked {
+            Some(ticket) => Polled::Waiting(Waiting {
                 ticket,
                 settle: |_, outcome| outcome.drained()?.map(|d| d.result()).transpose(),
             }),
@@ -248,12 +244,18 @@ impl Mailbox {
         &self,
         caller: &Caller,
         limit: i64,
-    ) -> Result<Vec<A2ATaskResult>, MailboxError> {
+    ) -> Result<Results, MailboxError> {
         let rows = self
             .store
             .pending_of_sender(caller.sub.as_str(), limit)
             .await?;
-        rows.iter().filter_map(|r| r.result().transpose()).collect()
+        Ok(Results {
+            kind: ResultsKind::Tag,
+            results: rows
+                .iter()
+                .filter_map(|r| r.result().transpose())
+                .collect::<Result<_, _>>()?,
+        })
     }
 }
 

@@ -1,24 +1,17 @@
 //! Sending a task (§4, §6): the gates of a send, in order, and the result cache.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
 use super::audit::{audit, capability_audit, CAPABILITY_CHECK};
-use super::{lazy_rule, Cx, Done, Fast, Mailbox, Wake};
+use super::{rule, Cx, Done, Fast, Mailbox, Rule, Wake};
 use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
+use crate::domain::answers::TaskQueued;
 use crate::domain::{cache_key, A2ATask, AgentId, Validate};
 use crate::error::{ErrorCode, MailboxError};
 use crate::mailbox::{Writer, Written};
 use crate::store::{parse_uuid, NewTask, Tx};
-
-/// A queued task, or one answered at once from the result cache (`replayed_from`: the task
-/// whose cached result was copied).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TaskQueued {
-    pub task_id: Uuid,
-    pub replayed_from: Option<Uuid>,
-}
 
 /// A task that passed the gates of a send that need no database: the sender, the capability
 /// and the body.
@@ -152,7 +145,11 @@ impl Mailbox {
     /// before the body is validated as an `A2ATask` (§4, §11).
     pub async fn send(&self, by: Writer<'_>, raw: &Value) -> Written<TaskQueued> {
         let fast = self.send_fast(by.caller, raw);
-        let rule = lazy_rule!(raw => |this, cx| this.send_in(cx, &raw));
+        // Built only when the fast path did not answer.
+        let rule = || -> Rule<TaskQueued> {
+            let raw = raw.clone();
+            rule!(|this, cx| this.send_in(cx, &raw))
+        };
         self.write_fast_first(by, fast, rule).await
     }
 
@@ -226,11 +223,8 @@ impl Mailbox {
                 .await?;
                 self.metrics.inc(&self.metrics.cache_hits);
                 let source = parse_uuid(&hit.source_task_id)?;
-                return Ok(Done::created(TaskQueued {
-                    task_id: task.id,
-                    replayed_from: Some(source),
-                })
-                .waking(Wake::Sender(task.sender.to_string())));
+                return Ok(Done::created(TaskQueued::new(task.id, Some(source)))
+                    .waking(Wake::Sender(task.sender.to_string())));
             }
         }
         // 6. Queued, unless the id exists.
@@ -253,10 +247,7 @@ impl Mailbox {
                 .as_deref()
                 .map(parse_uuid)
                 .transpose()?;
-            Ok(Some(Done::replay(TaskQueued {
-                task_id: task.id,
-                replayed_from,
-            })))
+            Ok(Some(Done::replay(TaskQueued::new(task.id, replayed_from))))
         } else {
             Err(MailboxError::new(
                 ErrorCode::TaskIdConflict,
@@ -279,9 +270,6 @@ impl Mailbox {
 }
 
 fn queued(task_id: Uuid, replayed_from: Option<Uuid>, task: &A2ATask) -> Done<TaskQueued> {
-    Done::created(TaskQueued {
-        task_id,
-        replayed_from,
-    })
-    .waking(Wake::Recipient(task.recipient.to_string()))
+    Done::created(TaskQueued::new(task_id, replayed_from))
+        .waking(Wake::Recipient(task.recipient.to_string()))
 }

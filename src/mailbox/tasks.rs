@@ -4,7 +4,8 @@ use uuid::Uuid;
 
 use super::{not_found, now_ms, visible_to, Mailbox};
 use crate::auth::Caller;
-use crate::domain::{A2ATask, A2ATaskResult, QueueEntry, QueueState, TaskStatus};
+use crate::domain::answers::{Queue, QueueKind, Tasks, TasksKind};
+use crate::domain::{QueueState, TaskStatus};
 use crate::error::MailboxError;
 use crate::store::TaskRow;
 
@@ -15,11 +16,6 @@ pub struct QueueFilter {
     pub min_lease_age_ms: Option<i64>,
     pub deadline_within_ms: Option<i64>,
     pub state: Option<QueueState>,
-}
-
-pub struct QueueSnapshot {
-    pub tasks: Vec<QueueEntry>,
-    pub results: Vec<A2ATaskResult>,
 }
 
 /// One gauge of `/metrics`: name, help, labels, value.
@@ -40,22 +36,17 @@ impl Mailbox {
     }
 
     /// `GET /a2a/tasks/recent`: queued tasks visible to the caller, oldest first.
-    pub async fn recent_tasks(
-        &self,
-        caller: &Caller,
-        limit: i64,
-    ) -> Result<Vec<A2ATask>, MailboxError> {
+    pub async fn recent_tasks(&self, caller: &Caller, limit: i64) -> Result<Tasks, MailboxError> {
         let rows = self.store.queued(Self::seen_by(caller), limit).await?;
-        rows.iter().map(TaskRow::task).collect()
+        Ok(Tasks {
+            kind: TasksKind::Tag,
+            tasks: rows.iter().map(TaskRow::task).collect::<Result<_, _>>()?,
+        })
     }
 
     /// `GET /a2a/queue`: queued tasks first (FIFO), then in-flight ones oldest lease first, and
     /// the pending results; all visibility-filtered. Filters apply before the limit.
-    pub async fn queue(
-        &self,
-        caller: &Caller,
-        f: &QueueFilter,
-    ) -> Result<QueueSnapshot, MailboxError> {
+    pub async fn queue(&self, caller: &Caller, f: &QueueFilter) -> Result<Queue, MailboxError> {
         let now = now_ms();
         let seen_by = Self::seen_by(caller);
         let deadline_max = f.deadline_within_ms.map(|w| now.saturating_add(w));
@@ -76,7 +67,8 @@ impl Mailbox {
             tasks.extend(in_flight);
         }
         let results = self.store.snapshot_results(seen_by, f.limit).await?;
-        Ok(QueueSnapshot {
+        Ok(Queue {
+            kind: QueueKind::Tag,
             tasks: tasks
                 .iter()
                 .map(TaskRow::queue_entry)

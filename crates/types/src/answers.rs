@@ -126,10 +126,14 @@ pub enum EngineName {
 }
 
 /// `POST /a2a/tasks`: the task is queued (or was answered from the result cache).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(example = json!({"kind": "a2a_task_queued", "task_id": "0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90"})))]
 pub struct TaskQueued {
+    // Defaults when absent: an `Idempotency-Key` record stored before the tag was part of the
+    // mailbox's answer still reads.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub kind: TaskQueuedKind,
     pub task_id: Uuid,
     /// Present only when the result cache answered the task (§6.2): the id of the task whose
@@ -202,19 +206,27 @@ pub struct TaskChildren {
 }
 
 /// `POST /a2a/tasks/{id}/cancel`: the task is canceled (now, or already by an earlier call).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TaskCanceled {
+    // Defaults when absent: an `Idempotency-Key` record stored before the tag was part of the
+    // mailbox's answer still reads.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub kind: TaskCanceledKind,
     pub task_id: Uuid,
     pub cancellation: Cancellation,
 }
 
 /// `POST /a2a/results`: the result is stored for the sender.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(example = json!({"kind": "a2a_result_posted", "task_id": "0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90"})))]
 pub struct ResultPosted {
+    // Defaults when absent: an `Idempotency-Key` record stored before the tag was part of the
+    // mailbox's answer still reads.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub kind: ResultPostedKind,
     pub task_id: Uuid,
 }
@@ -318,4 +330,36 @@ pub struct Version {
     /// What this instance listens on: `tcp:HOST:PORT` and `unix:/PATH` (API.md §15).
     #[cfg_attr(feature = "openapi", schema(example = json!(["tcp:127.0.0.1:8080", "unix:/run/a2a/mailbox.sock"])))]
     pub transports: Vec<String>,
+}
+
+impl TaskQueued {
+    /// The task `task_id` is queued, or (`replayed_from`) answered from the result cache.
+    pub fn new(task_id: Uuid, replayed_from: Option<Uuid>) -> TaskQueued {
+        TaskQueued {
+            kind: TaskQueuedKind::Tag,
+            task_id,
+            replayed_from,
+        }
+    }
+}
+
+impl ResultPosted {
+    /// The result of `task_id` is stored for its sender.
+    pub fn new(task_id: Uuid) -> ResultPosted {
+        ResultPosted {
+            kind: ResultPostedKind::Tag,
+            task_id,
+        }
+    }
+}
+
+impl TaskCanceled {
+    /// `task_id` is canceled, as `cancellation` says.
+    pub fn new(task_id: Uuid, cancellation: Cancellation) -> TaskCanceled {
+        TaskCanceled {
+            kind: TaskCanceledKind::Tag,
+            task_id,
+            cancellation,
+        }
+    }
 }

@@ -24,7 +24,8 @@ pub struct Call<'a> {
     pub key_header: Option<&'a str>,
 }
 
-type Answer = Result<Value, Fault>;
+/// What a method of the facade answers: its JSON result, or the A2A error.
+type Reply = Result<Value, Fault>;
 
 impl Call<'_> {
     /// The task, if the caller sees it and it is this agent's: else TaskNotFound, as for a
@@ -43,7 +44,7 @@ impl Call<'_> {
         Ok(tasks)
     }
 
-    pub async fn send_message(&self, params: &Value) -> Answer {
+    pub async fn send_message(&self, params: &Value) -> Reply {
         let p = object(params)?;
         let config = match field(p, "configuration") {
             None => &Map::new(),
@@ -107,7 +108,7 @@ impl Call<'_> {
         Ok(json!({"task": wire::task(&tasks[0], view)}))
     }
 
-    pub async fn get_task(&self, params: &Value) -> Answer {
+    pub async fn get_task(&self, params: &Value) -> Reply {
         let p = object(params)?;
         let id = task_id(p)?;
         let history_length = count(p, "historyLength")?;
@@ -119,7 +120,7 @@ impl Call<'_> {
         Ok(wire::task(&tasks[0], view))
     }
 
-    pub async fn cancel_task(&self, params: &Value) -> Answer {
+    pub async fn cancel_task(&self, params: &Value) -> Reply {
         let id = task_id(object(params)?)?;
         self.visible(id).await?;
         self.state
@@ -133,7 +134,7 @@ impl Call<'_> {
         Ok(wire::task(&self.visible(id).await?, view))
     }
 
-    pub async fn list_tasks(&self, params: &Value) -> Answer {
+    pub async fn list_tasks(&self, params: &Value) -> Reply {
         let p = object(params)?;
         let page_size = match count(p, "pageSize")? {
             None | Some(0) => 50,

@@ -30,7 +30,7 @@ pub async fn feed(state: State, req: HttpRequest, q: web::Query<Query>) -> HttpR
         kind: kind.clone(),
     };
     let events = match state.mailbox.audit_feed(&s.caller, &f).await {
-        Ok(events) => events,
+        Ok(feed) => feed.events,
         Err(e) => return super::failure(&s, &e, "/dashboard/audit"),
     };
     ok(

@@ -179,7 +179,7 @@ pub async fn task(state: State, req: HttpRequest, id: web::Path<String>) -> Http
         ..ListRequest::default()
     };
     let children = match mailbox.children(&s.caller, id, &children).await {
-        Ok((_, page)) => page.tasks,
+        Ok(children) => children.tasks,
         Err(e) => return super::failure(&s, &e, "/dashboard/tasks"),
     };
     let rows = match mailbox.audit_of_task(&s.caller, id, AUDIT_ROWS).await {

@@ -1,7 +1,13 @@
 //! Example bodies shown in the document: one task, lease and result, reused by every operation
-//! that answers them.
+//! that answers them. The answers are built as the handlers build them, from the typed bodies of
+//! `a2a-mailbox-types`.
 
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::{json, Value};
+use uuid::Uuid;
+
+use crate::domain::answers::*;
 
 pub const EXAMPLE_TASK_ID: &str = "0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90";
 pub const EXAMPLE_LEASE_ID: &str = "5a3c2e1d-0f9b-4d8e-b7a6-1c2d3e4f5a6b";
@@ -47,17 +53,60 @@ pub fn example_post_result() -> Value {
     r
 }
 
+/// An example as its type: a typo in an example fails the document's test.
+fn typed<T: DeserializeOwned>(example: Value) -> T {
+    serde_json::from_value(example).expect("an example reads as its type")
+}
+
+/// A typed answer as the document shows it.
+fn shown(body: impl Serialize) -> Value {
+    serde_json::to_value(body).expect("an example serialises")
+}
+
+fn id(text: &str) -> Uuid {
+    text.parse().expect("an example id is a UUID")
+}
+
+const OTHER_TASK_ID: &str = "7d4f0c2e-1b3a-4c5d-9e8f-a0b1c2d3e4f5";
+const PARENT_TASK_ID: &str = "9d2b6c1a-3e4f-4a5b-8c7d-0e1f2a3b4c5d";
+
+pub fn example_task_queued() -> Value {
+    shown(TaskQueued::new(id(EXAMPLE_TASK_ID), None))
+}
+
+pub fn example_task_queued_from_cache() -> Value {
+    shown(TaskQueued::new(
+        id(EXAMPLE_TASK_ID),
+        Some(id(PARENT_TASK_ID)),
+    ))
+}
+
 pub fn example_task_opt() -> Value {
-    json!({"kind": "a2a_task_opt", "task": example_task(), "lease": example_lease()})
+    shown(TaskOpt {
+        kind: TaskOptKind::Tag,
+        task: Some(typed(example_task())),
+        lease: Some(typed(example_lease())),
+    })
+}
+
+pub fn example_task_opt_empty() -> Value {
+    shown(TaskOpt {
+        kind: TaskOptKind::Tag,
+        task: None,
+        lease: None,
+    })
 }
 
 pub fn example_tasks() -> Value {
-    json!({"kind": "a2a_tasks", "tasks": [example_task()]})
+    shown(Tasks {
+        kind: TasksKind::Tag,
+        tasks: vec![typed(example_task())],
+    })
 }
 
-pub fn example_task_status() -> Value {
+/// One task's status, without its tag (as a page lists it).
+fn task_status() -> Value {
     json!({
-        "kind": "a2a_task_status",
         "task": example_task(),
         "state": "in_flight",
         "attempt": 1,
@@ -69,6 +118,13 @@ pub fn example_task_status() -> Value {
     })
 }
 
+pub fn example_task_status() -> Value {
+    shown(TaskStatusBody {
+        kind: TaskStatusKind::Tag,
+        status: typed(task_status()),
+    })
+}
+
 pub fn example_batch() -> Value {
     let mut second = example_task();
     second["id"] = json!("7d4f0c2e-1b3a-4c5d-9e8f-a0b1c2d3e4f5");
@@ -77,57 +133,65 @@ pub fn example_batch() -> Value {
 }
 
 pub fn example_tasks_queued() -> Value {
-    json!({
-        "kind": "a2a_tasks_queued",
-        "tasks": [
+    shown(TasksQueued {
+        kind: TasksQueuedKind::Tag,
+        tasks: typed(json!([
             {"task_id": EXAMPLE_TASK_ID, "replayed": false},
-            {"task_id": "7d4f0c2e-1b3a-4c5d-9e8f-a0b1c2d3e4f5", "replayed": true}
-        ]
+            {"task_id": OTHER_TASK_ID, "replayed": true}
+        ])),
     })
 }
 
 pub fn example_task_page() -> Value {
-    let mut status = example_task_status();
-    status.as_object_mut().map(|s| s.remove("kind"));
-    json!({
-        "kind": "a2a_task_page",
-        "tasks": [status],
-        "next_cursor": "1736239990000.0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90"
+    shown(TaskPage {
+        kind: TaskPageKind::Tag,
+        tasks: vec![typed(task_status())],
+        next_cursor: Some(format!("1736239990000.{EXAMPLE_TASK_ID}")),
     })
 }
 
 pub fn example_task_children() -> Value {
-    let mut status = example_task_status();
-    status.as_object_mut().map(|s| s.remove("kind"));
-    json!({
-        "kind": "a2a_task_children",
-        "parent": "9d2b6c1a-3e4f-4a5b-8c7d-0e1f2a3b4c5d",
-        "counts": {"queued": 0, "in_flight": 1, "result_pending": 1, "resolved": 1, "canceled": 0},
-        "tasks": [status],
-        "next_cursor": null
+    shown(TaskChildren {
+        kind: TaskChildrenKind::Tag,
+        parent: id(PARENT_TASK_ID),
+        counts: typed(json!(
+            {"queued": 0, "in_flight": 1, "result_pending": 1, "resolved": 1, "canceled": 0}
+        )),
+        tasks: vec![typed(task_status())],
+        next_cursor: None,
     })
 }
 
 pub fn example_task_canceled() -> Value {
-    json!({
-        "kind": "a2a_task_canceled",
-        "task_id": EXAMPLE_TASK_ID,
-        "cancellation": {
-            "canceled_by": "research@acme",
-            "reason": "the customer withdrew the request",
-            "previous_state": "in_flight",
-            "lease_id": EXAMPLE_LEASE_ID,
-            "canceled_at_ms": 1736240005000_u64
-        }
-    })
+    let cancellation = json!({
+        "canceled_by": "research@acme",
+        "reason": "the customer withdrew the request",
+        "previous_state": "in_flight",
+        "lease_id": EXAMPLE_LEASE_ID,
+        "canceled_at_ms": 1736240005000_u64
+    });
+    shown(TaskCanceled::new(id(EXAMPLE_TASK_ID), typed(cancellation)))
 }
 
 pub fn example_result_opt() -> Value {
-    json!({"kind": "a2a_result_opt", "result": example_result()})
+    shown(ResultOpt {
+        kind: ResultOptKind::Tag,
+        result: Some(typed(example_result())),
+    })
+}
+
+pub fn example_result_opt_empty() -> Value {
+    shown(ResultOpt {
+        kind: ResultOptKind::Tag,
+        result: None,
+    })
 }
 
 pub fn example_results() -> Value {
-    json!({"kind": "a2a_results", "results": [example_result()]})
+    shown(Results {
+        kind: ResultsKind::Tag,
+        results: vec![typed(example_result())],
+    })
 }
 
 pub fn example_queue() -> Value {
@@ -135,13 +199,20 @@ pub fn example_queue() -> Value {
     for (k, v) in example_lease().as_object().expect("an object") {
         in_flight[k.as_str()] = v.clone();
     }
-    json!({"kind": "a2a_queue", "tasks": [in_flight], "results": []})
+    shown(Queue {
+        kind: QueueKind::Tag,
+        tasks: vec![typed(in_flight)],
+        results: vec![],
+    })
 }
 
 pub fn example_lease_extended() -> Value {
     let mut lease = example_lease();
     lease["heartbeat_at_ms"] = json!(1736240030000_u64);
-    json!({"kind": "a2a_lease_extended", "lease": lease})
+    shown(LeaseExtended {
+        kind: LeaseExtendedKind::Tag,
+        lease: typed(lease),
+    })
 }
 
 pub fn example_repair_requeue() -> Value {
@@ -161,39 +232,85 @@ pub fn example_repair_force_error() -> Value {
 }
 
 pub fn example_repaired_requeued() -> Value {
-    json!({"kind": "a2a_repaired", "outcome": {
-        "task_id": EXAMPLE_TASK_ID, "action": "requeued", "state": "queued", "attempt": 1
-    }})
+    shown(Repaired {
+        kind: RepairedKind::Tag,
+        outcome: typed(json!({
+            "task_id": EXAMPLE_TASK_ID, "action": "requeued", "state": "queued", "attempt": 1
+        })),
+    })
 }
 
 pub fn example_repaired_forced_error() -> Value {
-    json!({"kind": "a2a_repaired", "outcome": {
-        "task_id": EXAMPLE_TASK_ID, "action": "forced_error", "state": "result_pending", "attempt": 1,
-        "result": {"task_id": EXAMPLE_TASK_ID, "status": "error", "content": [],
-                   "error_message": "billing is no longer served"}
-    }})
+    shown(Repaired {
+        kind: RepairedKind::Tag,
+        outcome: typed(json!({
+            "task_id": EXAMPLE_TASK_ID, "action": "forced_error", "state": "result_pending", "attempt": 1,
+            "result": {"task_id": EXAMPLE_TASK_ID, "status": "error", "content": [],
+                       "error_message": "billing is no longer served"}
+        })),
+    })
 }
 
 pub fn example_auto_retried() -> Value {
-    json!({"kind": "a2a_auto_retried", "report": {
-        "policy": {"enabled": true, "min_lease_age_ms": 300000, "max_attempts": 3, "max_requeues": 1, "scan_limit": 100},
-        "considered": 2,
-        "requeued": [{"task_id": EXAMPLE_TASK_ID, "lease_id": EXAMPLE_LEASE_ID, "attempt": 1,
-                      "idempotency_key": "refund-order-1234"}],
-        "skipped": [{"task_id": "9d2b6c1a-3e4f-4a5b-8c7d-0e1f2a3b4c5d", "reason": "lease_too_young",
-                     "attempt": 1, "lease_age_ms": 12000}],
-        "coalesced": false
-    }})
+    shown(AutoRetried {
+        kind: AutoRetriedKind::Tag,
+        report: typed(json!({
+            "policy": {"enabled": true, "min_lease_age_ms": 300000, "max_attempts": 3, "max_requeues": 1, "scan_limit": 100},
+            "considered": 2,
+            "requeued": [{"task_id": EXAMPLE_TASK_ID, "lease_id": EXAMPLE_LEASE_ID, "attempt": 1,
+                          "idempotency_key": "refund-order-1234"}],
+            "skipped": [{"task_id": PARENT_TASK_ID, "reason": "lease_too_young",
+                         "attempt": 1, "lease_age_ms": 12000}],
+            "coalesced": false
+        })),
+    })
+}
+
+pub fn example_compacted() -> Value {
+    shown(Compacted {
+        kind: CompactedKind::Tag,
+        dropped: 42,
+    })
 }
 
 pub fn example_audit_events() -> Value {
-    json!({"kind": "audit_events", "events": [
-        {"id": 7, "timestamp_ms": 1736240040000_u64, "issuer": "operator", "kind": {
-            "type": "a2a_repair_applied", "task_id": EXAMPLE_TASK_ID, "action": "requeue",
-            "reason": "worker billing-7 crashed mid-task; a second refund attempt is acceptable",
-            "lease_id": EXAMPLE_LEASE_ID, "duplicate_risk": "operator_accepted", "attempt": 1}},
-        {"id": 6, "timestamp_ms": 1736239990000_u64, "issuer": "research@acme", "kind": {
-            "type": "capability_check", "scope_id": "a2a-send:billing@acme",
-            "required_actions": ["a2a.send.billing@acme"], "missing_actions": [], "passed": true}}
-    ]})
+    shown(AuditEvents {
+        kind: AuditEventsKind::Tag,
+        events: typed(json!([
+            {"id": "01944a3e-8c00-7d2e-9f1a-3b4c5d6e7f80", "timestamp_ms": 1736240040000_u64, "issuer": "operator", "kind": {
+                "type": "a2a_repair_applied", "task_id": EXAMPLE_TASK_ID, "action": "requeue",
+                "reason": "worker billing-7 crashed mid-task; a second refund attempt is acceptable",
+                "lease_id": EXAMPLE_LEASE_ID, "duplicate_risk": "operator_accepted", "attempt": 1}},
+            {"id": "01944a3d-cb30-7a1b-8c2d-3e4f5a6b7c8d", "timestamp_ms": 1736239990000_u64, "issuer": "research@acme", "kind": {
+                "type": "capability_check", "scope_id": "a2a-send:billing@acme",
+                "required_actions": ["a2a.send.billing@acme"], "missing_actions": [], "passed": true}}
+        ])),
+    })
+}
+
+pub fn example_health() -> Value {
+    shown(Health {
+        kind: HealthKind::Tag,
+        status: OkStatus::Ok,
+    })
+}
+
+pub fn example_ready() -> Value {
+    shown(Ready {
+        kind: ReadyKind::Tag,
+        status: OkStatus::Ok,
+    })
+}
+
+pub fn example_version() -> Value {
+    shown(Version {
+        kind: VersionKind::Tag,
+        name: "a2a-mailbox".to_owned(),
+        version: "0.1.0".to_owned(),
+        engine: EngineName::Sqlite,
+        transports: vec![
+            "tcp:127.0.0.1:8080".to_owned(),
+            "unix:/run/a2a/mailbox.sock".to_owned(),
+        ],
+    })
 }

@@ -1,6 +1,7 @@
-//! The OpenAPI 3.1 document (`GET /openapi.json`) and the interactive docs (`GET /docs`).
+//! The OpenAPI 3.1 document, served by `src/http/docs.rs`.
 //!
-//! The document is generated from the code: the `#[utoipa::path]` attributes above the handlers
+//! The document is generated from the code that the resource modules hand it (their tables'
+//! [`Part`]s; this module imports none of them): the `#[utoipa::path]` attributes above the handlers
 //! (operation-specific parameters, bodies, success answers and refusals) and the `ToSchema` wire
 //! types. [`Conventions`] then applies the rules every operation shares, so that no operation
 //! can forget them: the bearer scheme and its 401 on authenticated routes, the `Idempotency-Key`
@@ -9,27 +10,32 @@
 //! and an example body for every error code a response lists.
 //!
 //! The committed copy lives in `openapi/openapi.json`; `tests/openapi.rs` fails when it differs
-//! from [`document_json`]. Regenerate it with
+//! from `crate::http::document_json`. Regenerate it with
 //! `A2A_MAILBOX_UPDATE_OPENAPI=1 cargo test --test openapi`.
 
-mod bodies;
-mod conventions;
+pub(crate) mod conventions;
 mod examples;
 mod refusals;
 
-use std::sync::LazyLock;
-
-use actix_web::{web, HttpResponse};
 use utoipa::{Modify, OpenApi};
-use utoipa_swagger_ui::{Config, SwaggerUi};
 
-use super::respond::endpoint;
 use crate::error::ErrorCode;
 
-pub use bodies::*;
 pub use conventions::codes_named_in;
 pub use examples::*;
 pub use refusals::Refusals;
+
+/// A resource module's part of the document: its operations, filed under `tag`, and each
+/// operation's refusals.
+pub struct Part {
+    pub tag: &'static str,
+    /// Its operations (a function: building them is left to who needs them).
+    pub doc: fn() -> utoipa::openapi::OpenApi,
+    pub refusals: Refusals,
+}
+
+/// The HTTP status of an error code (the one table is `src/http/error.rs`'s).
+pub type Status = fn(ErrorCode) -> u16;
 
 /// Where the document is served.
 pub const OPENAPI_PATH: &str = "/openapi.json";
@@ -88,7 +94,7 @@ card, JSON-RPC and HTTP+JSON bindings). Those routes follow the A2A specificatio
 clients are built from, and are not described in this document.",
         license(name = "Apache-2.0", identifier = "Apache-2.0"),
     ),
-    components(schemas(ErrorCode, crate::http::error::ErrorBody, crate::mailbox::listing::Role)),
+    components(schemas(ErrorCode, a2a_mailbox_types::ErrorBody, a2a_mailbox_types::Role)),
     tags(
         (name = "tasks", description = "Sending, leasing and reading tasks."),
         (name = "results", description = "Posting and draining results."),
@@ -98,29 +104,16 @@ clients are built from, and are not described in this document.",
 )]
 pub struct ApiDoc;
 
-/// The document as the code generates it: the info and tags above, each resource module's
-/// operations (with their refusals) under its tag, then the conventions every operation shares.
-pub fn document() -> utoipa::openapi::OpenApi {
+/// The document as the code generates it: the info and tags above, each part's operations (with
+/// their refusals, whose statuses `status` gives) under its tag, then the conventions every
+/// operation shares.
+pub fn document(parts: Vec<Part>, status: Status) -> utoipa::openapi::OpenApi {
     let mut doc = ApiDoc::openapi();
-    for (tag, part) in [
-        ("tasks", super::tasks::Paths::openapi()),
-        ("tasks", super::listing::Paths::openapi()),
-        ("tasks", super::batch::Paths::openapi()),
-        ("results", super::results::Paths::openapi()),
-        ("operator", super::ops::Paths::openapi()),
-        ("system", super::system::Paths::openapi()),
-        ("system", Paths::openapi()),
-    ] {
-        doc.merge(tagged(part, tag));
+    for part in &parts {
+        doc.merge(tagged((part.doc)(), part.tag));
     }
-    for table in [
-        super::tasks::REFUSALS,
-        super::batch::REFUSALS,
-        super::listing::REFUSALS,
-        super::results::REFUSALS,
-        super::ops::REFUSALS,
-    ] {
-        refusals::add(&mut doc, table);
+    for part in &parts {
+        refusals::add(&mut doc, part.refusals, status);
     }
     conventions::Conventions.modify(&mut doc);
     doc
@@ -136,87 +129,11 @@ fn tagged(mut part: utoipa::openapi::OpenApi, tag: &str) -> utoipa::openapi::Ope
     part
 }
 
-/// The document's own operations.
-#[derive(OpenApi)]
-#[openapi(paths(openapi_json, docs, docs_index))]
-struct Paths;
-
 /// The document as served at `/openapi.json` and committed at `openapi/openapi.json`.
-pub fn document_json() -> String {
-    let mut s = document()
+pub fn document_json(parts: Vec<Part>, status: Status) -> String {
+    let mut s = document(parts, status)
         .to_pretty_json()
         .expect("the OpenAPI document serialises");
     s.push('\n');
     s
 }
-
-static DOCUMENT_JSON: LazyLock<String> = LazyLock::new(document_json);
-
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(endpoint(
-        OPENAPI_PATH,
-        vec![("GET", web::get().to(openapi_json))],
-    ))
-    .service(endpoint(DOCS_PATH, vec![("GET", web::get().to(docs))]))
-    // The Swagger UI answers GET; any other method on its pages is a 405 like everywhere.
-    .service(
-        web::resource("/docs/{_:.*}")
-            .guard(actix_web::guard::Not(actix_web::guard::Get()))
-            .to(|| async {
-                Ok::<HttpResponse, crate::error::MailboxError>(super::error::method_not_allowed(
-                    "GET",
-                ))
-            }),
-    )
-    .service(
-        SwaggerUi::new("/docs/{_:.*}").config(
-            Config::new([OPENAPI_PATH])
-                // No badge: it would ask a public validator about the document.
-                .validator_url("none")
-                .persist_authorization(true)
-                .display_request_duration(true)
-                .filter(true)
-                .try_it_out_enabled(true),
-        ),
-    );
-}
-
-/// The OpenAPI 3.1 document of this service.
-#[utoipa::path(
-    get,
-    path = "/openapi.json",
-    responses(
-        (status = 200, description = "This document.", content_type = "application/json", body = Object),
-    )
-)]
-async fn openapi_json() -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type("application/json")
-        .body(DOCUMENT_JSON.as_str())
-}
-
-/// The interactive docs live at `/docs/`.
-#[utoipa::path(
-    get,
-    path = "/docs",
-    responses(
-        (status = 301, description = "Redirect to `/docs/`.",
-            headers(("Location" = String, description = "`/docs/`"))),
-    )
-)]
-async fn docs() -> HttpResponse {
-    HttpResponse::MovedPermanently()
-        .insert_header((actix_web::http::header::LOCATION, "/docs/"))
-        .finish()
-}
-
-/// The interactive docs (Swagger UI, served from the binary: no network access needed).
-#[utoipa::path(
-    get,
-    path = "/docs/",
-    responses(
-        (status = 200, description = "The Swagger UI page.", content_type = "text/html", body = String),
-    )
-)]
-#[allow(dead_code)] // documents the page that `SwaggerUi` serves
-async fn docs_index() {}

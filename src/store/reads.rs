@@ -2,10 +2,10 @@
 //! writer). Every one walks an index of the state it reads; none counts a whole table but the
 //! per-state gauges, which count one partial index each.
 
+use super::facade::Store;
 use super::records::{AuditRow, LeaseView, TaskRow};
 use super::runner::{args, Val};
 use super::statements as sql;
-use super::Store;
 use crate::error::MailboxError;
 
 type Result<T> = std::result::Result<T, MailboxError>;
@@ -167,12 +167,6 @@ impl Store {
         Ok(self
             .read_all(sql::AUDIT_FOR_TASK, args![task_id, limit])
             .await?)
-    }
-
-    /// The database answers (part of [`Store::readiness`]).
-    pub(super) async fn ping(&self) -> Result<()> {
-        let _: Option<(i64,)> = self.read_optional(sql::PING, &[]).await?;
-        Ok(())
     }
 }
 

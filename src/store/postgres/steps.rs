@@ -11,9 +11,9 @@ use super::lane::{Combiner, Element, Ticket, MAX_DRAIN_RIDERS};
 use super::statements::STEP_MANY;
 use crate::error::MailboxError;
 use crate::metrics::{Metrics, BATCH_KINDS};
+use crate::store::new_task::NewTask;
 use crate::store::records::{Drained, TaskRow};
 use crate::store::runner::Column;
-use crate::store::NewTask;
 
 #[cfg(test)]
 mod tests;
@@ -200,7 +200,7 @@ pub struct PgBatches {
     lane: Combiner<Step>,
 }
 
-fn mismatch(other: Outcome) -> MailboxError {
+pub(super) fn mismatch(other: Outcome) -> MailboxError {
     match other {
         Outcome::Failed(why) => MailboxError::internal(why),
         _ => MailboxError::internal("a batch answered another kind of outcome"),

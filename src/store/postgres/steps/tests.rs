@@ -1,4 +1,4 @@
-use crate::store::NewTask;
+use crate::store::new_task::NewTask;
 
 use super::{place, ClaimArgs, DrainArgs, Element, Outcome, SendArgs, Step, StepRow};
 

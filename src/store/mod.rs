@@ -17,6 +17,8 @@
 
 mod audit;
 mod backend;
+#[cfg(test)]
+mod conformance;
 mod facade;
 mod fast;
 mod fault;

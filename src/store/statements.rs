@@ -29,6 +29,67 @@ macro_rules! insert_task {
 }
 pub(crate) use insert_task;
 
+/// `queued!(position)`: the values of `state, attempt, queue_seq` (after a task's own columns
+/// in [`insert_task!`]) of a task just queued at the FIFO position the engine gives it. Every
+/// insert of a queued task uses it: each engine's `insert_task`, `insert_tasks` and fast send
+/// (`SEND_FAST`, and PostgreSQL's lane).
+macro_rules! queued {
+    ($position:expr) => {
+        concat!("'queued', 0, ", $position)
+    };
+}
+pub(crate) use queued;
+
+/// `lease!(lease id, lessee, now)`: the `SET` list of a lease, the one definition every lease
+/// writes (`LEASE_TASK`, and [`claim_head!`] for each engine's claim and PostgreSQL's lane): in
+/// flight, one more attempt, the new lease, leased and heartbeat now.
+macro_rules! lease {
+    ($lease_id:literal, $lessee:literal, $now:literal) => {
+        concat!(
+            "state = 'in_flight', attempt = attempt + 1, lease_id = ",
+            $lease_id,
+            ", leased_to = ",
+            $lessee,
+            ", leased_at_ms = ",
+            $now,
+            ", heartbeat_at_ms = ",
+            $now,
+            ", updated_at_ms = ",
+            $now
+        )
+    };
+}
+pub(crate) use lease;
+
+/// `live!(now)`: a queued task may still be leased at `now` (no deadline, or one not passed).
+macro_rules! live {
+    ($now:literal) => {
+        concat!("(deadline_ms IS NULL OR deadline_ms >= ", $now, ")")
+    };
+}
+pub(crate) use live;
+
+/// `claim_head!(recipient, lease id, lessee, now, lock)`: leases the head of the recipient's
+/// queue when it is [`live!`], without a `RETURNING` (each path answers its own). `lock` is how
+/// the engine takes the head: PostgreSQL skips a row another transaction holds
+/// (`FOR UPDATE SKIP LOCKED`), SQLite's single writer needs nothing. SQLite's and PostgreSQL's
+/// `claim_head` and the lane's claims in `step_many.sql` are this one statement.
+macro_rules! claim_head {
+    ($recipient:literal, $lease_id:literal, $lessee:literal, $now:literal, $lock:literal) => {
+        concat!(
+            "UPDATE tasks SET ",
+            $crate::store::statements::lease!($lease_id, $lessee, $now),
+            " WHERE id = (SELECT id FROM tasks WHERE state = 'queued' AND recipient = ",
+            $recipient,
+            " ORDER BY queue_seq LIMIT 1",
+            $lock,
+            ") AND ",
+            $crate::store::statements::live!($now)
+        )
+    };
+}
+pub(crate) use claim_head;
+
 /// `select_tasks!("WHERE …")`: every column of the tasks that match.
 macro_rules! select_tasks {
     ($rest:literal) => {
@@ -118,10 +179,11 @@ pub(crate) const ANY_QUEUED: &str =
     "SELECT id FROM tasks WHERE state = 'queued' AND recipient = $1 ORDER BY queue_seq LIMIT 1";
 pub(crate) const ANY_PENDING: &str =
     "SELECT id FROM tasks WHERE state = 'result_pending' AND sender = $1 ORDER BY result_seq LIMIT 1";
+/// `$1` id, `$2` lease id, `$3` lessee, `$4` now: leases the task the rule read and locked.
 pub(crate) const LEASE_TASK: &str = concat!(
-    "UPDATE tasks SET state = 'in_flight', attempt = attempt + 1, lease_id = $2, leased_to = $3, \
-        leased_at_ms = $4, heartbeat_at_ms = $4, updated_at_ms = $4 \
-     WHERE id = $1 RETURNING ",
+    "UPDATE tasks SET ",
+    lease!("$2", "$3", "$4"),
+    " WHERE id = $1 RETURNING ",
     task_cols!()
 );
 pub(crate) const HEARTBEAT: &str = concat!(

@@ -1,7 +1,9 @@
 -- The group commit of PostgreSQL's four fast paths: one call runs a whole batch of sends,
 -- results, lease claims and drains in one transaction (see `lane.rs`). Installed at start-up
--- with CREATE OR REPLACE (`mod.rs`), so a change to it is a change of this file only. The
--- `__KIND_*__` marks are the kinds of `steps.rs`'s `StepKind`, written in when it is installed.
+-- with CREATE OR REPLACE (`backend.rs`). The `__KIND_*__` marks are the kinds of `steps.rs`'s
+-- `StepKind`, written in when it is installed; the `SEND` and `CLAIM` marks are the statements
+-- every other path runs to queue a task and to lease a queue's head (`LANE_SEND`, `LANE_CLAIM`
+-- in `statements.rs`, built from the shared `queued!` and `claim_head!`), written in too.
 --
 -- The elements run one after another, each the statement its path runs alone, so the outcome of
 -- each is what it would have been alone in that order. No element waits for a row another
@@ -46,13 +48,7 @@ BEGIN
     o_kind := __KIND_SEND__; o_text := NULL;
     FOR i IN 1 .. COALESCE(array_length(s_ids, 1), 0) LOOP
         WITH t AS (
-            INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, deadline_ms,
-                duplicate_safety, idem_key, parent, context_id, task_kind, cache_key,
-                created_at_ms, updated_at_ms)
-            VALUES (s_ids[i], s_senders[i], s_recipients[i], s_bodies[i], 'queued', 0,
-                nextval('a2a_queue_seq'), s_deadlines[i], s_safeties[i], s_idem_keys[i],
-                s_parents[i], s_contexts[i], s_kinds[i], s_cache_keys[i], p_now, p_now)
-            ON CONFLICT (id) DO NOTHING
+            __SEND__
             RETURNING sender)
         INSERT INTO audit (timestamp_ms, issuer, kind, body, task_id)
         SELECT p_now, t.sender, 'capability_check', s_audits[i], NULL FROM t;
@@ -93,13 +89,7 @@ BEGIN
     o_kind := __KIND_CLAIM__;
     FOR i IN 1 .. COALESCE(array_length(c_recipients, 1), 0) LOOP
         CONTINUE WHEN c_if_sent[i] AND NOT (c_recipients[i] = ANY (v_sent));
-        UPDATE tasks SET state = 'in_flight', attempt = attempt + 1, lease_id = c_lease_ids[i],
-            leased_to = c_callers[i], leased_at_ms = p_now, heartbeat_at_ms = p_now,
-            updated_at_ms = p_now
-        WHERE id = (SELECT h.id FROM tasks h WHERE h.state = 'queued'
-                      AND h.recipient = c_recipients[i]
-                    ORDER BY h.queue_seq LIMIT 1 FOR UPDATE SKIP LOCKED)
-          AND (deadline_ms IS NULL OR deadline_ms >= p_now)
+        __CLAIM__
         RETURNING row_to_json(tasks)::text INTO v_text;
         IF FOUND THEN
             o_ord := i;

@@ -8,7 +8,7 @@ use futures_util::future::BoxFuture;
 use sqlx::{FromRow, PgConnection, PgPool};
 
 use super::lane::{Combiner, Element, Ticket, MAX_DRAIN_RIDERS};
-use super::statements::STEP_MANY;
+use super::statements::{LANE_CLAIM, LANE_SEND, STEP_MANY};
 use crate::error::MailboxError;
 use crate::metrics::{Metrics, BATCH_KINDS};
 use crate::store::new_task::NewTask;
@@ -82,13 +82,15 @@ impl StepKind {
     }
 }
 
-/// `step_many.sql` with the kinds' numbers written in.
+/// `step_many.sql` with the kinds' numbers and the shared statements written in.
 pub fn step_many_source() -> String {
     StepKind::ALL
         .iter()
         .fold(include_str!("step_many.sql").to_owned(), |sql, k| {
             sql.replace(k.mark(), &(*k as usize).to_string())
         })
+        .replace("__SEND__", LANE_SEND)
+        .replace("__CLAIM__", LANE_CLAIM)
 }
 
 /// One request's element of a batch.

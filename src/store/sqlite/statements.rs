@@ -3,7 +3,9 @@
 //! that state (read from the state's partial index), which is enough since order only matters
 //! among rows in the same state.
 
-use crate::store::statements::{insert_task, select_tasks, task_cols, Statements};
+use crate::store::statements::{
+    claim_head, insert_task, queued, select_tasks, task_cols, Statements,
+};
 
 macro_rules! next_queue_seq {
     () => {
@@ -18,11 +20,8 @@ macro_rules! next_result_seq {
 
 pub(crate) static STATEMENTS: Statements = Statements {
     claim_head: concat!(
-        "UPDATE tasks SET state = 'in_flight', attempt = attempt + 1, lease_id = $2, leased_to = $3, \
-            leased_at_ms = $4, heartbeat_at_ms = $4, updated_at_ms = $4 \
-         WHERE id = (SELECT id FROM tasks WHERE state = 'queued' AND recipient = $1 \
-                     ORDER BY queue_seq LIMIT 1) \
-           AND (deadline_ms IS NULL OR deadline_ms >= $4) RETURNING ",
+        claim_head!("$1", "$2", "$3", "$4", ""),
+        " RETURNING ",
         task_cols!()
     ),
     queue_head: "SELECT id, deadline_ms FROM tasks WHERE state = 'queued' AND recipient = $1 \
@@ -35,8 +34,8 @@ pub(crate) static STATEMENTS: Statements = Statements {
     ),
     insert_task: insert_task!(
         "created_at_ms, updated_at_ms",
-        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'queued', 0, ",
-        next_queue_seq!(),
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, ",
+        queued!(next_queue_seq!()),
         ", $12, $12) ON CONFLICT (id) DO NOTHING"
     ),
     insert_answered: insert_task!(
@@ -52,8 +51,8 @@ pub(crate) static STATEMENTS: Statements = Statements {
         "SELECT value ->> 'id', value ->> 'sender', value ->> 'recipient', value ->> 'body', \
             value ->> 'deadline_ms', value ->> 'duplicate_safety', value ->> 'idem_key', \
             value ->> 'parent', value ->> 'context_id', value ->> 'task_kind', \
-            value ->> 'cache_key', 'queued', 0, ",
-        next_queue_seq!(),
+            value ->> 'cache_key', ",
+        queued!(next_queue_seq!()),
         " + key, $2, $2 \
          FROM json_each($1) WHERE true ORDER BY key ON CONFLICT (id) DO NOTHING RETURNING id"
     ),
@@ -117,8 +116,8 @@ pub(crate) static STATEMENTS: Statements = Statements {
 /// insert. A send's check names its recipient, not a task: its row's `task_id` is NULL.
 pub(crate) const SEND_FAST: &str = insert_task!(
     "created_at_ms, updated_at_ms",
-    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, 'queued', 0, ",
-    next_queue_seq!(),
+    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, ",
+    queued!(next_queue_seq!()),
     ", $11, $11) ON CONFLICT (id) DO NOTHING; \
      INSERT INTO audit (timestamp_ms, issuer, kind, body, task_id) \
        SELECT $11, $2, 'capability_check', $12, NULL WHERE changes() = 1; \

@@ -135,3 +135,14 @@ fn an_unreadable_claim_fails_only_its_own_element() {
     assert!(matches!(out[0], Outcome::Failed(_)));
     assert!(matches!(out[1], Outcome::Sent(true)));
 }
+
+/// Every mark of `step_many.sql` is written in: the kinds, and the shared send and claim.
+#[test]
+fn step_many_is_installed_with_every_mark_written_in() {
+    let source = super::step_many_source();
+    let marks = super::StepKind::ALL.map(super::StepKind::mark);
+    for mark in marks.iter().chain(&["__SEND__", "__CLAIM__"]) {
+        assert!(!source.contains(mark), "{mark} is left in step_many.sql");
+    }
+    assert!(source.contains(super::LANE_CLAIM) && source.contains(super::LANE_SEND));
+}

@@ -44,6 +44,9 @@ pub struct Engine {
     pub(crate) schemes: &'static [&'static str],
     pub(crate) runs_a_lane: bool,
     pub(crate) open: Open,
+    /// Whether an error the database reported means "it cannot serve now" (busy, locked, full,
+    /// out of resources, shutting down, an I/O error), not a bug; `false` for another engine's.
+    pub(crate) unavailable: fn(&dyn sqlx::error::DatabaseError) -> bool,
 }
 
 impl std::fmt::Debug for Engine {

@@ -14,7 +14,7 @@ use super::{postgres, sqlite};
 use crate::error::MailboxError;
 
 /// The engines the service can open, in the order their URL prefixes are tried.
-const ENGINES: [Engine; 2] = [sqlite::ENGINE, postgres::ENGINE];
+pub(super) const ENGINES: [Engine; 2] = [sqlite::ENGINE, postgres::ENGINE];
 
 impl Engine {
     /// The engine a database URL names.

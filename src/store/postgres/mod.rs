@@ -29,7 +29,20 @@ pub(crate) const ENGINE: Engine = Engine {
     schemes: &["postgres:", "postgresql:"],
     runs_a_lane: true,
     open,
+    unavailable,
 };
+
+/// Serialization failure, deadlock, lock not available; the classes connection exception (08),
+/// insufficient resources (53: disk full, out of memory, too many connections), operator
+/// intervention (57: shutdown) and system error (58: I/O).
+fn unavailable(db: &dyn sqlx::error::DatabaseError) -> bool {
+    db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>()
+        .is_some()
+        && db.code().is_some_and(|code| {
+            matches!(code.as_ref(), "40001" | "40P01" | "55P03")
+                || ["08", "53", "57", "58"].iter().any(|c| code.starts_with(c))
+        })
+}
 
 fn open<'a>(
     url: &'a str,

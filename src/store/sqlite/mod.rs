@@ -24,7 +24,18 @@ pub(crate) const ENGINE: Engine = Engine {
     schemes: &["sqlite:"],
     runs_a_lane: false,
     open,
+    unavailable,
 };
+
+/// SQLITE_BUSY (5), SQLITE_LOCKED (6), SQLITE_NOMEM (7), SQLITE_READONLY (8), SQLITE_IOERR (10),
+/// SQLITE_FULL (13), SQLITE_CANTOPEN (14), SQLITE_PROTOCOL (15), and their extended codes.
+fn unavailable(db: &dyn sqlx::error::DatabaseError) -> bool {
+    db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some()
+        && db
+            .code()
+            .and_then(|c| c.parse::<i32>().ok())
+            .is_some_and(|c| matches!(c & 0xff, 5 | 6 | 7 | 8 | 10 | 13 | 14 | 15))
+}
 
 fn open<'a>(
     url: &'a str,

@@ -50,12 +50,6 @@ impl Store {
         Ok(any.is_some())
     }
 
-    /// Whether a result is pending for `sender`.
-    pub async fn any_pending(&self, sender: &str) -> Result<bool> {
-        let any: Option<(String,)> = self.read_optional(sql::ANY_PENDING, args![sender]).await?;
-        Ok(any.is_some())
-    }
-
     /// Queued tasks oldest first: every one (`seen_by` `None`), or those sent by or addressed
     /// to `seen_by`.
     pub async fn queued(&self, seen_by: Option<&str>, limit: i64) -> Result<Vec<TaskRow>> {

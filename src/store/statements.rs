@@ -90,6 +90,114 @@ macro_rules! claim_head {
 }
 pub(crate) use claim_head;
 
+/// `result_pending!(status, content, error, now, position)`: the `SET` list of a result becoming
+/// pending for the task's sender, at the FIFO position the engine gives it. Every result uses
+/// it: stored ([`stored!`]), forced ([`force_error!`]) or a deadline's ([`expire!`]).
+macro_rules! result_pending {
+    ($status:literal, $content:literal, $error:literal, $now:literal, $position:expr) => {
+        concat!(
+            "state = 'result_pending', result_status = ",
+            $status,
+            ", result_content = ",
+            $content,
+            ", result_error = ",
+            $error,
+            ", result_at_ms = ",
+            $now,
+            ", result_seq = ",
+            $position
+        )
+    };
+}
+pub(crate) use result_pending;
+
+/// The `SET` list that ends a lease (its columns cleared).
+macro_rules! released {
+    () => {
+        "lease_id = NULL, leased_to = NULL, leased_at_ms = NULL, heartbeat_at_ms = NULL"
+    };
+}
+
+/// `stored!(status, content, error, by, now, position)`: the `SET` list of a result its author
+/// stored (the exact path's [`store_result!`], SQLite's fast result, PostgreSQL's lane).
+macro_rules! stored {
+    ($status:literal, $content:literal, $error:literal, $by:literal, $now:literal, $position:expr) => {
+        concat!(
+            $crate::store::statements::result_pending!($status, $content, $error, $now, $position),
+            ", result_by = ",
+            $by,
+            ", updated_at_ms = ",
+            $now
+        )
+    };
+}
+pub(crate) use stored;
+
+/// `store_result!(position)`: `$1` id, `$2` status, `$3` content, `$4` error, `$5` who, `$6`
+/// now: stores a result.
+macro_rules! store_result {
+    ($position:expr) => {
+        concat!(
+            "UPDATE tasks SET ",
+            $crate::store::statements::stored!("$2", "$3", "$4", "$5", "$6", $position),
+            " WHERE id = $1"
+        )
+    };
+}
+pub(crate) use store_result;
+
+/// `force_error!(position)`: `$1` id, `$2` message, `$3` now: ends the lease with an error
+/// result for the sender.
+macro_rules! force_error {
+    ($position:expr) => {
+        concat!(
+            "UPDATE tasks SET ",
+            $crate::store::statements::result_pending!("'error'", "'[]'", "$2", "$3", $position),
+            ", result_by = NULL, ",
+            $crate::store::statements::released!(),
+            ", updated_at_ms = $3 WHERE id = $1"
+        )
+    };
+}
+pub(crate) use force_error;
+
+/// `expire!(position)`: `$1` id, `$2` now: resolves a queued task whose deadline passed with
+/// the error result `deadline exceeded`.
+macro_rules! expire {
+    ($position:expr) => {
+        concat!(
+            "UPDATE tasks SET ",
+            $crate::store::statements::result_pending!(
+                "'error'",
+                "'[]'",
+                "'deadline exceeded'",
+                "$2",
+                $position
+            ),
+            ", updated_at_ms = $2 WHERE id = $1"
+        )
+    };
+}
+pub(crate) use expire;
+
+/// `requeue!(position)`: `$1` id, `$2` now, `$3` lease id, `$4` heartbeat: returns an in-flight
+/// task to the END of its queue (the position the engine gives), keeping its attempt counter,
+/// if its lease is still that lease with that heartbeat.
+macro_rules! requeue {
+    ($position:expr) => {
+        concat!(
+            "UPDATE tasks SET state = 'queued', queue_seq = ",
+            $position,
+            ", ",
+            $crate::store::statements::released!(),
+            ", updated_at_ms = $2 \
+             WHERE id = $1 AND state = 'in_flight' AND lease_id = $3 AND heartbeat_at_ms = $4"
+        )
+    };
+}
+pub(crate) use released;
+pub(crate) use requeue;
+
 /// `select_tasks!("WHERE …")`: every column of the tasks that match.
 macro_rules! select_tasks {
     ($rest:literal) => {

@@ -5,7 +5,8 @@
 //! can only use the per-recipient index; the operator views order by those expressions.
 
 use crate::store::statements::{
-    claim_head, insert_task, queued, select_tasks, task_cols, Statements,
+    claim_head, expire, force_error, insert_task, queued, requeue, select_tasks, store_result,
+    stored, task_cols, Statements,
 };
 
 pub(crate) static STATEMENTS: Statements = Statements {
@@ -16,9 +17,7 @@ pub(crate) static STATEMENTS: Statements = Statements {
     ),
     queue_head: "SELECT id, deadline_ms FROM tasks WHERE state = 'queued' AND recipient = $1 \
                  ORDER BY queue_seq LIMIT 1 FOR UPDATE SKIP LOCKED",
-    expire: "UPDATE tasks SET state = 'result_pending', result_status = 'error', result_content = '[]', \
-                result_error = 'deadline exceeded', result_at_ms = $2, \
-                result_seq = nextval('a2a_result_seq'), updated_at_ms = $2 WHERE id = $1",
+    expire: expire!("nextval('a2a_result_seq')"),
     insert_task: insert_task!(
         "created_at_ms, updated_at_ms",
         "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, ",
@@ -51,17 +50,9 @@ pub(crate) static STATEMENTS: Statements = Statements {
                            $2, $3, $4, $5, $6) \
                    ON CONFLICT (id) DO UPDATE SET body = excluded.body RETURNING id",
     task_for_update: select_tasks!("WHERE id = $1 FOR UPDATE"),
-    store_result: "UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
-                     result_error = $4, result_by = $5, result_at_ms = $6, \
-                     result_seq = nextval('a2a_result_seq'), updated_at_ms = $6 WHERE id = $1",
-    force_error: "UPDATE tasks SET state = 'result_pending', result_status = 'error', \
-                    result_content = '[]', result_error = $2, result_by = NULL, result_at_ms = $3, \
-                    result_seq = nextval('a2a_result_seq'), lease_id = NULL, leased_to = NULL, \
-                    leased_at_ms = NULL, heartbeat_at_ms = NULL, updated_at_ms = $3 WHERE id = $1",
-    requeue: "UPDATE tasks SET state = 'queued', queue_seq = nextval('a2a_queue_seq'), \
-                lease_id = NULL, leased_to = NULL, leased_at_ms = NULL, heartbeat_at_ms = NULL, \
-                updated_at_ms = $2 \
-              WHERE id = $1 AND state = 'in_flight' AND lease_id = $3 AND heartbeat_at_ms = $4",
+    store_result: store_result!("nextval('a2a_result_seq')"),
+    force_error: force_error!("nextval('a2a_result_seq')"),
+    requeue: requeue!("nextval('a2a_queue_seq')"),
     scan_lock: Some("SELECT pg_try_advisory_xact_lock(7262001)"),
     claim_tick: "UPDATE scheduler_ticks SET started_at_ms = $1 \
                  WHERE id = (SELECT id FROM scheduler_ticks WHERE id = 1 \
@@ -107,6 +98,17 @@ pub(crate) const LANE_CLAIM: &str = claim_head!(
     "c_callers[i]",
     "p_now",
     " FOR UPDATE SKIP LOCKED"
+);
+
+/// The `SET` list of the lane's results (`__STORED__` in `step_many.sql`): element `i`'s result,
+/// stored as every path stores one.
+pub(crate) const LANE_STORED: &str = stored!(
+    "r_statuses[i]",
+    "r_contents[i]",
+    "r_errors[i]",
+    "r_callers[i]",
+    "p_now",
+    "nextval('a2a_result_seq')"
 );
 
 /// One call of the group-commit function (`step_many.sql`) for a whole batch.

@@ -1,9 +1,10 @@
 -- The group commit of PostgreSQL's four fast paths: one call runs a whole batch of sends,
 -- results, lease claims and drains in one transaction (see `lane.rs`). Installed at start-up
 -- with CREATE OR REPLACE (`backend.rs`). The `__KIND_*__` marks are the kinds of `steps.rs`'s
--- `StepKind`, written in when it is installed; the `SEND` and `CLAIM` marks are the statements
--- every other path runs to queue a task and to lease a queue's head (`LANE_SEND`, `LANE_CLAIM`
--- in `statements.rs`, built from the shared `queued!` and `claim_head!`), written in too.
+-- `StepKind`, written in when it is installed; the `SEND`, `CLAIM` and `STORED` marks are what
+-- every other path runs to queue a task, lease a queue's head and store a result (`LANE_SEND`,
+-- `LANE_CLAIM`, `LANE_STORED` in `statements.rs`, built from the shared `queued!`,
+-- `claim_head!` and `stored!`), written in too.
 --
 -- The elements run one after another, each the statement its path runs alone, so the outcome of
 -- each is what it would have been alone in that order. No element waits for a row another
@@ -64,10 +65,7 @@ BEGIN
     o_kind := __KIND_RESULT__;
     FOR i IN 1 .. COALESCE(array_length(r_ids, 1), 0) LOOP
         WITH u AS (
-            UPDATE tasks SET state = 'result_pending', result_status = r_statuses[i],
-                result_content = r_contents[i], result_error = r_errors[i],
-                result_by = r_callers[i], result_at_ms = p_now,
-                result_seq = nextval('a2a_result_seq'), updated_at_ms = p_now
+            UPDATE tasks SET __STORED__
             WHERE id = (SELECT h.id FROM tasks h WHERE h.id = r_ids[i] FOR UPDATE SKIP LOCKED)
               AND state = 'in_flight' AND leased_to = r_callers[i]
               AND cache_key IS NULL AND (r_guards[i] IS NULL OR lease_id = r_guards[i])

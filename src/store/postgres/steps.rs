@@ -8,7 +8,7 @@ use futures_util::future::BoxFuture;
 use sqlx::{FromRow, PgConnection, PgPool};
 
 use super::lane::{Combiner, Element, Ticket, MAX_DRAIN_RIDERS};
-use super::statements::{LANE_CLAIM, LANE_SEND, STEP_MANY};
+use super::statements::{LANE_CLAIM, LANE_SEND, LANE_STORED, STEP_MANY};
 use crate::error::MailboxError;
 use crate::metrics::{Metrics, BATCH_KINDS};
 use crate::store::new_task::NewTask;
@@ -91,6 +91,7 @@ pub fn step_many_source() -> String {
         })
         .replace("__SEND__", LANE_SEND)
         .replace("__CLAIM__", LANE_CLAIM)
+        .replace("__STORED__", LANE_STORED)
 }
 
 /// One request's element of a batch.

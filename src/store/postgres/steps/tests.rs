@@ -141,8 +141,10 @@ fn an_unreadable_claim_fails_only_its_own_element() {
 fn step_many_is_installed_with_every_mark_written_in() {
     let source = super::step_many_source();
     let marks = super::StepKind::ALL.map(super::StepKind::mark);
-    for mark in marks.iter().chain(&["__SEND__", "__CLAIM__"]) {
+    for mark in marks.iter().chain(&["__SEND__", "__CLAIM__", "__STORED__"]) {
         assert!(!source.contains(mark), "{mark} is left in step_many.sql");
     }
-    assert!(source.contains(super::LANE_CLAIM) && source.contains(super::LANE_SEND));
+    for shared in [super::LANE_CLAIM, super::LANE_SEND, super::LANE_STORED] {
+        assert!(source.contains(shared), "{shared}");
+    }
 }

@@ -198,6 +198,32 @@ macro_rules! requeue {
 pub(crate) use released;
 pub(crate) use requeue;
 
+/// `resolved!(now)`: the `SET` list of a pending result delivered to its sender.
+macro_rules! resolved {
+    ($now:literal) => {
+        concat!("state = 'resolved', updated_at_ms = ", $now)
+    };
+}
+pub(crate) use resolved;
+
+/// `drain_head!(sender, now, lock)`: delivers the sender's oldest pending result and answers it
+/// (`id, result_status, result_content, result_error`); `lock` as in [`claim_head!`]. SQLite's
+/// `DRAIN` and the lane's drains in `step_many.sql` are this one statement.
+macro_rules! drain_head {
+    ($sender:literal, $now:literal, $lock:literal) => {
+        concat!(
+            "UPDATE tasks SET ",
+            $crate::store::statements::resolved!($now),
+            " WHERE id = (SELECT id FROM tasks WHERE state = 'result_pending' AND sender = ",
+            $sender,
+            " ORDER BY result_seq LIMIT 1",
+            $lock,
+            ") RETURNING id, result_status, result_content, result_error"
+        )
+    };
+}
+pub(crate) use drain_head;
+
 /// `select_tasks!("WHERE …")`: every column of the tasks that match.
 macro_rules! select_tasks {
     ($rest:literal) => {
@@ -281,8 +307,11 @@ pub(crate) const TASK_LEASE: &str =
     "SELECT sender, state, leased_to, lease_id, cache_key FROM tasks WHERE id = $1";
 /// `$1` id, `$2` sender, `$3` now: delivers the task's pending result to its sender, as a drain
 /// does (`result_pending` → `resolved`).
-pub(crate) const DELIVER: &str = "UPDATE tasks SET state = 'resolved', updated_at_ms = $3 \
-     WHERE id = $1 AND sender = $2 AND state = 'result_pending'";
+pub(crate) const DELIVER: &str = concat!(
+    "UPDATE tasks SET ",
+    resolved!("$3"),
+    " WHERE id = $1 AND sender = $2 AND state = 'result_pending'"
+);
 pub(crate) const ANY_QUEUED: &str =
     "SELECT id FROM tasks WHERE state = 'queued' AND recipient = $1 ORDER BY queue_seq LIMIT 1";
 pub(crate) const ANY_PENDING: &str =

@@ -5,8 +5,8 @@
 //! can only use the per-recipient index; the operator views order by those expressions.
 
 use crate::store::statements::{
-    claim_head, expire, force_error, insert_task, queued, requeue, select_tasks, store_result,
-    stored, task_cols, Statements,
+    claim_head, drain_head, expire, force_error, insert_task, queued, requeue, select_tasks,
+    store_result, stored, task_cols, Statements,
 };
 
 pub(crate) static STATEMENTS: Statements = Statements {
@@ -110,6 +110,9 @@ pub(crate) const LANE_STORED: &str = stored!(
     "p_now",
     "nextval('a2a_result_seq')"
 );
+
+/// The lane's drain (`__DRAIN__` in `step_many.sql`): `drain_head` for element `i`'s sender.
+pub(crate) const LANE_DRAIN: &str = drain_head!("d_senders[i]", "p_now", " FOR UPDATE SKIP LOCKED");
 
 /// One call of the group-commit function (`step_many.sql`) for a whole batch.
 pub(crate) const STEP_MANY: &str =

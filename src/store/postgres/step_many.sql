@@ -1,10 +1,10 @@
 -- The group commit of PostgreSQL's four fast paths: one call runs a whole batch of sends,
 -- results, lease claims and drains in one transaction (see `lane.rs`). Installed at start-up
 -- with CREATE OR REPLACE (`backend.rs`). The `__KIND_*__` marks are the kinds of `steps.rs`'s
--- `StepKind`, written in when it is installed; the `SEND`, `CLAIM` and `STORED` marks are what
--- every other path runs to queue a task, lease a queue's head and store a result (`LANE_SEND`,
--- `LANE_CLAIM`, `LANE_STORED` in `statements.rs`, built from the shared `queued!`,
--- `claim_head!` and `stored!`), written in too.
+-- `StepKind`, written in when it is installed; the `SEND`, `CLAIM`, `STORED` and `DRAIN` marks
+-- are what every other path runs to queue a task, lease a queue's head, store a result and
+-- drain one (`LANE_SEND`, `LANE_CLAIM`, `LANE_STORED`, `LANE_DRAIN` in `statements.rs`, built
+-- from the shared `queued!`, `claim_head!`, `stored!` and `drain_head!`), written in too.
 --
 -- The elements run one after another, each the statement its path runs alone, so the outcome of
 -- each is what it would have been alone in that order. No element waits for a row another
@@ -99,11 +99,7 @@ BEGIN
     o_kind := __KIND_DRAIN__;
     FOR i IN 1 .. COALESCE(array_length(d_senders, 1), 0) LOOP
         CONTINUE WHEN d_if_stored[i] AND NOT (d_senders[i] = ANY (v_stored));
-        UPDATE tasks SET state = 'resolved', updated_at_ms = p_now
-        WHERE id = (SELECT h.id FROM tasks h WHERE h.state = 'result_pending'
-                      AND h.sender = d_senders[i]
-                    ORDER BY h.result_seq LIMIT 1 FOR UPDATE SKIP LOCKED)
-        RETURNING id, result_status, result_content, result_error
+        __DRAIN__
         INTO o_text, o_status, o_content, o_error;
         IF FOUND THEN
             o_ord := i;

@@ -8,7 +8,7 @@ use futures_util::future::BoxFuture;
 use sqlx::{FromRow, PgConnection, PgPool};
 
 use super::lane::{Combiner, Element, Ticket, MAX_DRAIN_RIDERS};
-use super::statements::{LANE_CLAIM, LANE_SEND, LANE_STORED, STEP_MANY};
+use super::statements::{LANE_CLAIM, LANE_DRAIN, LANE_SEND, LANE_STORED, STEP_MANY};
 use crate::error::MailboxError;
 use crate::metrics::{Metrics, BATCH_KINDS};
 use crate::store::new_task::NewTask;
@@ -92,6 +92,7 @@ pub fn step_many_source() -> String {
         .replace("__SEND__", LANE_SEND)
         .replace("__CLAIM__", LANE_CLAIM)
         .replace("__STORED__", LANE_STORED)
+        .replace("__DRAIN__", LANE_DRAIN)
 }
 
 /// One request's element of a batch.

@@ -4,8 +4,8 @@
 //! among rows in the same state.
 
 use crate::store::statements::{
-    claim_head, expire, force_error, insert_task, queued, requeue, select_tasks, store_result,
-    task_cols, Statements,
+    claim_head, drain_head, expire, force_error, insert_task, queued, requeue, select_tasks,
+    store_result, task_cols, Statements,
 };
 
 macro_rules! next_queue_seq {
@@ -117,8 +117,4 @@ pub(crate) const RESULT_FAST: &str = concat!(
 );
 
 /// `$1` sender, `$2` now: drains the sender's oldest pending result.
-pub(crate) const DRAIN: &str =
-    "UPDATE tasks SET state = 'resolved', updated_at_ms = $2 WHERE id = ( \
-        SELECT id FROM tasks WHERE state = 'result_pending' AND sender = $1 \
-        ORDER BY result_seq LIMIT 1) \
-     RETURNING id, result_status, result_content, result_error";
+pub(crate) const DRAIN: &str = drain_head!("$1", "$2", "");

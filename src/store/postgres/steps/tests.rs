@@ -136,15 +136,19 @@ fn an_unreadable_claim_fails_only_its_own_element() {
     assert!(matches!(out[1], Outcome::Sent(true)));
 }
 
-/// Every mark of `step_many.sql` is written in: the kinds, and the shared send and claim.
+/// Every mark of `step_many.sql` is written in: the kinds, and the shared statements.
 #[test]
 fn step_many_is_installed_with_every_mark_written_in() {
+    use super::{LANE_CLAIM, LANE_DRAIN, LANE_SEND, LANE_STORED};
     let source = super::step_many_source();
     let marks = super::StepKind::ALL.map(super::StepKind::mark);
-    for mark in marks.iter().chain(&["__SEND__", "__CLAIM__", "__STORED__"]) {
+    for mark in marks
+        .iter()
+        .chain(&["__SEND__", "__CLAIM__", "__STORED__", "__DRAIN__"])
+    {
         assert!(!source.contains(mark), "{mark} is left in step_many.sql");
     }
-    for shared in [super::LANE_CLAIM, super::LANE_SEND, super::LANE_STORED] {
+    for shared in [LANE_CLAIM, LANE_SEND, LANE_STORED, LANE_DRAIN] {
         assert!(source.contains(shared), "{shared}");
     }
 }

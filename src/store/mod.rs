@@ -12,8 +12,9 @@
 //!   lane and its `step_many.sql`. Nothing outside those two folders branches on the engine.
 //!
 //! Files import downward only: the engines import `backend.rs` and the shared parts below it
-//! (`runner.rs`, `unit.rs`, `statements.rs`, `records.rs`, `new_task.rs`, `ops.rs`); the
-//! facade imports the trait and the engines' `ENGINE`s; the named reads import the facade.
+//! (`runner.rs`, `unit.rs`, `statements.rs`, `transitions.rs`, `records.rs`, `new_task.rs`,
+//! `ops.rs`); the facade imports the trait and the engines' `ENGINE`s; the named reads import
+//! the facade.
 
 mod audit;
 mod backend;
@@ -33,6 +34,7 @@ mod records;
 mod runner;
 mod sqlite;
 mod statements;
+mod transitions;
 mod unit;
 
 pub use backend::{Engine, LaneOutcome, Parked, PoolSettings, LOCK_WAIT};

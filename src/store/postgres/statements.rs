@@ -4,9 +4,9 @@
 //! `result_seq + 0` (see the schema), so that a claim (`ORDER BY queue_seq` for one recipient)
 //! can only use the per-recipient index; the operator views order by those expressions.
 
-use crate::store::statements::{
-    claim_head, drain_head, expire, force_error, insert_task, queued, requeue, select_tasks,
-    store_result, stored, task_cols, Statements,
+use crate::store::statements::{insert_task, select_tasks, task_cols, Statements};
+use crate::store::transitions::{
+    claim_head, drain_head, expire, force_error, queued, requeue, store_result, stored,
 };
 
 pub(crate) static STATEMENTS: Statements = Statements {

@@ -3,9 +3,9 @@
 //! that state (read from the state's partial index), which is enough since order only matters
 //! among rows in the same state.
 
-use crate::store::statements::{
-    claim_head, drain_head, expire, force_error, insert_task, queued, requeue, select_tasks,
-    store_result, task_cols, Statements,
+use crate::store::statements::{insert_task, select_tasks, task_cols, Statements};
+use crate::store::transitions::{
+    claim_head, drain_head, expire, force_error, queued, requeue, store_result,
 };
 
 macro_rules! next_queue_seq {

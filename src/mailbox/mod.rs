@@ -34,7 +34,7 @@ use crate::auth::Caller;
 use crate::domain::answers::EngineName;
 use crate::error::MailboxError;
 use crate::metrics::Metrics;
-use crate::store::{Engine, Store, Tx};
+use crate::store::{Store, Tx};
 
 pub use crate::clock::now_ms;
 pub use idempotency::{IdemRequest, Writer};
@@ -193,10 +193,7 @@ impl Mailbox {
 
     /// The engine behind this mailbox, as `/version` names it.
     pub fn engine(&self) -> EngineName {
-        match self.store.engine() {
-            Engine::Sqlite => EngineName::Sqlite,
-            Engine::Postgres => EngineName::Postgres,
-        }
+        self.store.engine().answers_as()
     }
 
     /// Readiness (`/readyz`): the database answers and a write commits, checked at most once a

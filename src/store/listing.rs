@@ -3,10 +3,10 @@
 //! `migrations/*/0003_listing.sql`; and the tally of a filter's tasks by state. What a caller may
 //! see and what a role means are the mailbox's; here they arrive as plain filters.
 
+use super::facade::Store;
 use super::records::TaskRow;
 use super::runner::Val;
 use super::statements::task_cols;
-use super::Store;
 use crate::error::MailboxError;
 
 type Result<T> = std::result::Result<T, MailboxError>;

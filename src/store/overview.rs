@@ -1,8 +1,8 @@
 //! The reads of the operator's overview: each walks a partial index or a bounded number of rows,
 //! so the overview stays quick with millions of tasks.
 
+use super::facade::Store;
 use super::runner::args;
-use super::Store;
 use crate::error::MailboxError;
 
 type Result<T> = std::result::Result<T, MailboxError>;

@@ -2,11 +2,11 @@
 //! check per [`READINESS_INTERVAL`] however many callers ask, so that a flood of anonymous probes
 //! is not a flood of commits (nor, on PostgreSQL, of pool connections).
 
+use std::future::Future;
 use std::time::{Duration, Instant};
 
 use tokio::sync::Mutex;
 
-use super::Store;
 use crate::error::MailboxError;
 
 /// How long the outcome of a readiness check is answered before a caller checks again: a fault
@@ -20,23 +20,22 @@ pub(super) struct Readiness {
     last: Mutex<Option<(Instant, Result<(), MailboxError>)>>,
 }
 
-impl Store {
-    /// Whether the database answers and a write commits: the outcome of the last check while it
-    /// is younger than [`READINESS_INTERVAL`]; else this caller checks (a read, then a one-row
-    /// write committed through the path every write takes), and callers that arrive meanwhile
-    /// share its outcome. Failures are kept as long as successes, so a database in trouble is
-    /// not asked more often than a healthy one.
-    pub async fn readiness(&self) -> Result<(), MailboxError> {
-        let mut last = self.readiness.last.lock().await;
+impl Readiness {
+    /// The outcome of the last check while it is younger than [`READINESS_INTERVAL`]; else this
+    /// caller runs `check`, and callers that arrive meanwhile share its outcome. Failures are
+    /// kept as long as successes, so a database in trouble is not asked more often than a
+    /// healthy one.
+    pub(super) async fn check(
+        &self,
+        check: impl Future<Output = Result<(), MailboxError>>,
+    ) -> Result<(), MailboxError> {
+        let mut last = self.last.lock().await;
         if let Some((at, outcome)) = last.as_ref() {
             if at.elapsed() < READINESS_INTERVAL {
                 return outcome.clone();
             }
         }
-        let outcome = match self.ping().await {
-            Ok(()) => self.check_writable().await,
-            Err(e) => Err(e),
-        };
+        let outcome = check.await;
         *last = Some((Instant::now(), outcome.clone()));
         outcome
     }

@@ -2,10 +2,10 @@
 //! writer). Every one walks an index of the state it reads; none counts a whole table but the
 //! per-state gauges, which count one partial index each.
 
+use super::facade::Store;
 use super::records::{AuditRow, LeaseView, TaskRow};
 use super::runner::{args, Val};
 use super::statements as sql;
-use super::Store;
 use crate::error::MailboxError;
 
 type Result<T> = std::result::Result<T, MailboxError>;
@@ -47,12 +47,6 @@ impl Store {
         let any: Option<(String,)> = self
             .read_optional(sql::ANY_QUEUED, args![recipient])
             .await?;
-        Ok(any.is_some())
-    }
-
-    /// Whether a result is pending for `sender`.
-    pub async fn any_pending(&self, sender: &str) -> Result<bool> {
-        let any: Option<(String,)> = self.read_optional(sql::ANY_PENDING, args![sender]).await?;
         Ok(any.is_some())
     }
 
@@ -167,12 +161,6 @@ impl Store {
         Ok(self
             .read_all(sql::AUDIT_FOR_TASK, args![task_id, limit])
             .await?)
-    }
-
-    /// The database answers (part of [`Store::readiness`]).
-    pub(super) async fn ping(&self) -> Result<()> {
-        let _: Option<(i64,)> = self.read_optional(sql::PING, &[]).await?;
-        Ok(())
     }
 }
 

@@ -1,13 +1,15 @@
-//! How the store runs a statement on either engine: bound parameters ([`Val`]), rows both
-//! engines can decode ([`Row`]), and the write transaction ([`Tx`]). Private to the store: the
-//! rest of the service sees only named operations.
+//! What a statement is to the store, whichever engine runs it: bound parameters ([`Val`]),
+//! rows both engines can decode ([`Row`], collected through [`Rows`]), and the write
+//! transaction ([`Tx`]) over an engine's [`Session`]. Private to the store: the rest of the
+//! service sees only named operations. The engines (`sqlite/`, `postgres/`) implement
+//! [`Session`]; nothing here knows which one runs.
 
+use futures_util::future::BoxFuture;
 use sqlx::postgres::PgRow;
 use sqlx::sqlite::SqliteRow;
-use sqlx::{FromRow, Postgres, Sqlite, Transaction};
+use sqlx::FromRow;
 
 use super::statements::Statements;
-use super::{postgres, sqlite};
 
 /// A bound parameter.
 #[derive(Clone, Debug)]
@@ -85,33 +87,6 @@ macro_rules! bind_all {
 }
 pub(crate) use bind_all;
 
-/// `typed_reads!(vis fn first, every(receiver) on value; sqlite arm => executor, postgres arm
-/// => executor)` defines the two typed reads of something that reaches one executor per
-/// engine: `first` answers the first row (`fetch_optional`), `every` every row (`fetch_all`).
-macro_rules! typed_reads {
-    ($vis:vis fn $first:ident, $every:ident($($recv:tt)+) on $on:expr;
-        $sp:pat => $sx:expr, $pp:pat => $px:expr $(,)?
-    ) => {
-        typed_reads!(@fn $vis $first -> Option<T>, fetch_optional, ($($recv)+) $on; $sp => $sx, $pp => $px);
-        typed_reads!(@fn $vis $every -> Vec<T>, fetch_all, ($($recv)+) $on; $sp => $sx, $pp => $px);
-    };
-    (@fn $vis:vis $name:ident -> $out:ty, $fetch:ident, ($($recv:tt)+) $on:expr;
-        $sp:pat => $sx:expr, $pp:pat => $px:expr
-    ) => {
-        $vis async fn $name<T: Row>(
-            $($recv)+,
-            sql: &str,
-            args: &[Val],
-        ) -> Result<$out, sqlx::Error> {
-            match $on {
-                $sp => bind_all!(sqlite: sqlx::query_as::<sqlx::Sqlite, T>(sql), args).$fetch($sx).await,
-                $pp => bind_all!(postgres: sqlx::query_as::<sqlx::Postgres, T>(sql), args).$fetch($px).await,
-            }
-        }
-    };
-}
-pub(crate) use typed_reads;
-
 /// A row type that both engines can decode.
 pub(crate) trait Row:
     for<'r> FromRow<'r, SqliteRow> + for<'r> FromRow<'r, PgRow> + Send + Unpin
@@ -120,52 +95,114 @@ pub(crate) trait Row:
 impl<T> Row for T where T: for<'r> FromRow<'r, SqliteRow> + for<'r> FromRow<'r, PgRow> + Send + Unpin
 {}
 
+/// Where a statement's rows go: each engine hands over its own rows, decoded here into the
+/// store's types. `Option<T>` keeps the first row (the engine fetches at most one), `Vec<T>`
+/// every row, decoded as they arrive.
+pub(crate) trait Rows: Send {
+    /// Whether only the first row is wanted.
+    fn first_only(&self) -> bool;
+    fn sqlite(&mut self, row: &SqliteRow) -> Result<(), sqlx::Error>;
+    fn postgres(&mut self, row: &PgRow) -> Result<(), sqlx::Error>;
+}
+
+impl<T: Row> Rows for Option<T> {
+    fn first_only(&self) -> bool {
+        true
+    }
+    fn sqlite(&mut self, row: &SqliteRow) -> Result<(), sqlx::Error> {
+        *self = Some(<T as FromRow<SqliteRow>>::from_row(row)?);
+        Ok(())
+    }
+    fn postgres(&mut self, row: &PgRow) -> Result<(), sqlx::Error> {
+        *self = Some(<T as FromRow<PgRow>>::from_row(row)?);
+        Ok(())
+    }
+}
+
+impl<T: Row> Rows for Vec<T> {
+    fn first_only(&self) -> bool {
+        false
+    }
+    fn sqlite(&mut self, row: &SqliteRow) -> Result<(), sqlx::Error> {
+        self.push(<T as FromRow<SqliteRow>>::from_row(row)?);
+        Ok(())
+    }
+    fn postgres(&mut self, row: &PgRow) -> Result<(), sqlx::Error> {
+        self.push(<T as FromRow<PgRow>>::from_row(row)?);
+        Ok(())
+    }
+}
+
+/// An engine's open write transaction: what [`Tx`] runs its statements on.
+pub(crate) trait Session: Send {
+    /// The engine's statements.
+    fn statements(&self) -> &'static Statements;
+    /// Runs a statement; answers the number of rows it changed.
+    fn execute<'a>(
+        &'a mut self,
+        sql: &'a str,
+        args: &'a [Val],
+    ) -> BoxFuture<'a, Result<u64, sqlx::Error>>;
+    /// Runs a statement and hands its rows to `rows`.
+    fn fetch<'a>(
+        &'a mut self,
+        sql: &'a str,
+        args: &'a [Val],
+        rows: &'a mut dyn Rows,
+    ) -> BoxFuture<'a, Result<(), sqlx::Error>>;
+    fn commit(self: Box<Self>) -> BoxFuture<'static, Result<(), sqlx::Error>>;
+    fn rollback(self: Box<Self>) -> BoxFuture<'static, Result<(), sqlx::Error>>;
+}
+
 /// A write transaction. The mailbox passes it to the named operations of `ops`; it never sees
 /// a statement.
-pub enum Tx {
-    Sqlite(Transaction<'static, Sqlite>),
-    Postgres(Transaction<'static, Postgres>),
+pub struct Tx {
+    session: Box<dyn Session>,
 }
 
 impl Tx {
+    /// A transaction over an engine's session.
+    pub(crate) fn new(session: Box<dyn Session>) -> Tx {
+        Tx { session }
+    }
+
     /// This engine's statements.
     pub(crate) fn sql(&self) -> &'static Statements {
-        match self {
-            Tx::Sqlite(_) => &sqlite::STATEMENTS,
-            Tx::Postgres(_) => &postgres::STATEMENTS,
-        }
+        self.session.statements()
     }
 
     /// Runs a statement; answers the number of rows it changed.
     pub(crate) async fn execute(&mut self, sql: &str, args: &[Val]) -> Result<u64, sqlx::Error> {
-        Ok(match self {
-            Tx::Sqlite(tx) => bind_all!(sqlite: sqlx::query::<Sqlite>(sql), args)
-                .execute(&mut **tx)
-                .await?
-                .rows_affected(),
-            Tx::Postgres(tx) => bind_all!(postgres: sqlx::query::<Postgres>(sql), args)
-                .execute(&mut **tx)
-                .await?
-                .rows_affected(),
-        })
+        self.session.execute(sql, args).await
     }
 
-    typed_reads!(pub(crate) fn fetch_optional, fetch_all(&mut self) on self;
-        Tx::Sqlite(tx) => &mut **tx,
-        Tx::Postgres(tx) => &mut **tx,
-    );
+    /// The first row a statement answers, if any.
+    pub(crate) async fn fetch_optional<T: Row>(
+        &mut self,
+        sql: &str,
+        args: &[Val],
+    ) -> Result<Option<T>, sqlx::Error> {
+        let mut row = None;
+        self.session.fetch(sql, args, &mut row).await?;
+        Ok(row)
+    }
+
+    /// Every row a statement answers.
+    pub(crate) async fn fetch_all<T: Row>(
+        &mut self,
+        sql: &str,
+        args: &[Val],
+    ) -> Result<Vec<T>, sqlx::Error> {
+        let mut rows = Vec::new();
+        self.session.fetch(sql, args, &mut rows).await?;
+        Ok(rows)
+    }
 
     pub(crate) async fn commit(self) -> Result<(), sqlx::Error> {
-        match self {
-            Tx::Sqlite(tx) => tx.commit().await,
-            Tx::Postgres(tx) => tx.commit().await,
-        }
+        self.session.commit().await
     }
 
     pub(crate) async fn rollback(self) -> Result<(), sqlx::Error> {
-        match self {
-            Tx::Sqlite(tx) => tx.rollback().await,
-            Tx::Postgres(tx) => tx.rollback().await,
-        }
+        self.session.rollback().await
     }
 }

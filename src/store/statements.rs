@@ -1,5 +1,8 @@
 //! The statements both engines run with the same text, and the set each engine fills with its
-//! own text (`sqlite/statements.rs`, `postgres/statements.rs`). Only the store reads them.
+//! own text (`sqlite/statements.rs`, `postgres/statements.rs`). Only the store reads them. The
+//! state transitions they share are in `transitions.rs`.
+
+use super::transitions::{lease, resolved};
 
 /// The columns every task query selects, in [`super::TaskRow`] order.
 macro_rules! task_cols {
@@ -112,16 +115,20 @@ pub(crate) const TASK_LEASE: &str =
     "SELECT sender, state, leased_to, lease_id, cache_key FROM tasks WHERE id = $1";
 /// `$1` id, `$2` sender, `$3` now: delivers the task's pending result to its sender, as a drain
 /// does (`result_pending` → `resolved`).
-pub(crate) const DELIVER: &str = "UPDATE tasks SET state = 'resolved', updated_at_ms = $3 \
-     WHERE id = $1 AND sender = $2 AND state = 'result_pending'";
+pub(crate) const DELIVER: &str = concat!(
+    "UPDATE tasks SET ",
+    resolved!("$3"),
+    " WHERE id = $1 AND sender = $2 AND state = 'result_pending'"
+);
 pub(crate) const ANY_QUEUED: &str =
     "SELECT id FROM tasks WHERE state = 'queued' AND recipient = $1 ORDER BY queue_seq LIMIT 1";
 pub(crate) const ANY_PENDING: &str =
     "SELECT id FROM tasks WHERE state = 'result_pending' AND sender = $1 ORDER BY result_seq LIMIT 1";
+/// `$1` id, `$2` lease id, `$3` lessee, `$4` now: leases the task the rule read and locked.
 pub(crate) const LEASE_TASK: &str = concat!(
-    "UPDATE tasks SET state = 'in_flight', attempt = attempt + 1, lease_id = $2, leased_to = $3, \
-        leased_at_ms = $4, heartbeat_at_ms = $4, updated_at_ms = $4 \
-     WHERE id = $1 RETURNING ",
+    "UPDATE tasks SET ",
+    lease!("$2", "$3", "$4"),
+    " WHERE id = $1 RETURNING ",
     task_cols!()
 );
 pub(crate) const HEARTBEAT: &str = concat!(

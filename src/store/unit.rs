@@ -1,5 +1,5 @@
 //! A write as one unit of work: the mailbox hands the store an operation over a [`Tx`]; the
-//! store runs it in a transaction of its own (PostgreSQL) or in the next group commit (SQLite),
+//! engine runs it in a transaction of its own (PostgreSQL) or in the next group commit (SQLite),
 //! and answers only once the transaction that carried it has committed, so nothing is
 //! acknowledged before it is durable.
 
@@ -7,7 +7,6 @@ use futures_util::future::BoxFuture;
 use tokio::sync::oneshot;
 
 use super::runner::Tx;
-use super::Store;
 use crate::error::MailboxError;
 
 /// A write operation: runs inside the transaction it is given and answers its outcome and
@@ -69,40 +68,27 @@ impl<R: Send + 'static> Unit for OpUnit<R> {
     }
 }
 
-impl Store {
-    /// Whether a write can commit now: one harmless row written and committed through the path
-    /// every write takes (SQLite's writer, a PostgreSQL connection), so readiness fails while
-    /// writes would (a full disk, a writer that cannot commit, a database that refuses writes)
-    /// and recovers with them. Only [`Store::readiness`] calls it, at most once per interval.
-    pub(super) async fn check_writable(&self) -> Result<(), MailboxError> {
-        let now = crate::clock::now_ms();
-        self.transact(Box::new(move |tx| {
-            Box::pin(async move {
-                tx.execute(
-                    super::statements::TOUCH_READINESS,
-                    super::runner::args![now],
-                )
-                .await?;
-                Ok(((), true))
-            })
-        }))
-        .await
-    }
-
-    /// Runs a write operation as one unit of work: `Ok((value, true))` commits, `Ok((value,
-    /// false))` and `Err` undo everything the operation wrote.
-    pub async fn transact<R: Send + 'static>(&self, op: Op<R>) -> Result<R, MailboxError> {
-        let (answer, answered) = oneshot::channel();
-        self.run(Box::new(OpUnit {
-            op: Some(op),
-            outcome: None,
-            answer: Some(answer),
-        }))
-        .await;
-        answered.await.unwrap_or_else(|_| {
-            Err(MailboxError::internal(
-                "a write unit was dropped unanswered",
-            ))
-        })
-    }
+/// Runs a write operation as one unit of work through `run` (an engine's way of committing
+/// units): `Ok((value, true))` commits, `Ok((value, false))` and `Err` undo everything the
+/// operation wrote. Answers only once the transaction that carried it has ended.
+pub(crate) async fn transact<R, F>(
+    op: Op<R>,
+    run: impl FnOnce(Box<dyn Unit>) -> F,
+) -> Result<R, MailboxError>
+where
+    R: Send + 'static,
+    F: std::future::Future<Output = ()>,
+{
+    let (answer, answered) = oneshot::channel();
+    run(Box::new(OpUnit {
+        op: Some(op),
+        outcome: None,
+        answer: Some(answer),
+    }))
+    .await;
+    answered.await.unwrap_or_else(|_| {
+        Err(MailboxError::internal(
+            "a write unit was dropped unanswered",
+        ))
+    })
 }

@@ -1,30 +1,64 @@
 //! PostgreSQL: a pool for transactions and reads, the group-commit lane for the four fast paths
 //! (`lane.rs`, `steps.rs`, `step_many.sql`), and the `NOTIFY` that wakes other instances'
-//! long-polls.
+//! long-polls. Its [`Backend`] (`backend.rs`) runs every statement of its own (`statements.rs`)
+//! and the shared ones on them (`session.rs`).
 
+mod backend;
 mod lane;
 mod peers;
+mod session;
 mod statements;
 mod steps;
 
 use std::str::FromStr;
 use std::sync::Arc;
 
+use futures_util::future::BoxFuture;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::PgPool;
 
-pub use lane::Ticket;
-pub(crate) use statements::STATEMENTS;
-pub use steps::{ClaimArgs, Outcome, PgBatches, ResultArgs, SendArgs, Step};
+use steps::PgBatches;
 
-use super::runner::Tx;
-use super::unit::Unit;
-use super::{PoolSettings, LOCK_WAIT};
 use crate::metrics::Metrics;
+use crate::store::backend::{Backend, Engine, PoolSettings, LOCK_WAIT};
+
+/// PostgreSQL: `postgres:` and `postgresql:` URLs, shared by any number of instances, with a
+/// group-commit lane.
+pub(crate) const ENGINE: Engine = Engine {
+    name: "postgres",
+    answers_as: crate::domain::answers::EngineName::Postgres,
+    schemes: &["postgres:", "postgresql:"],
+    runs_a_lane: true,
+    open,
+    unavailable,
+};
+
+/// Serialization failure, deadlock, lock not available; the classes connection exception (08),
+/// insufficient resources (53: disk full, out of memory, too many connections), operator
+/// intervention (57: shutdown) and system error (58: I/O).
+fn unavailable(db: &dyn sqlx::error::DatabaseError) -> bool {
+    db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>()
+        .is_some()
+        && db.code().is_some_and(|code| {
+            matches!(code.as_ref(), "40001" | "40P01" | "55P03")
+                || ["08", "53", "57", "58"].iter().any(|c| code.starts_with(c))
+        })
+}
+
+fn open<'a>(
+    url: &'a str,
+    settings: &'a PoolSettings,
+    metrics: Arc<Metrics>,
+) -> BoxFuture<'a, anyhow::Result<Arc<dyn Backend>>> {
+    Box::pin(async move {
+        let postgres: Arc<dyn Backend> = Arc::new(Postgres::connect(url, settings, metrics).await?);
+        Ok(postgres)
+    })
+}
 
 pub(crate) struct Postgres {
-    pub(crate) pool: PgPool,
-    pub(crate) lane: PgBatches,
+    pool: PgPool,
+    lane: PgBatches,
     /// Asks the notifier task to wake the long-polls of other instances.
     peers: tokio::sync::mpsc::Sender<()>,
     /// This process's name in the wake-up payload, so it ignores its own.
@@ -32,7 +66,7 @@ pub(crate) struct Postgres {
 }
 
 impl Postgres {
-    pub(crate) async fn connect(
+    async fn connect(
         url: &str,
         settings: &PoolSettings,
         metrics: Arc<Metrics>,
@@ -60,56 +94,5 @@ impl Postgres {
             peers,
             instance,
         })
-    }
-
-    /// The migrations, then the group-commit function, installed under a lock so that instances
-    /// starting together take turns.
-    pub(crate) async fn migrate(&self) -> anyhow::Result<()> {
-        sqlx::migrate!("migrations/postgres")
-            .run(&self.pool)
-            .await?;
-        let mut tx = self.pool.begin().await?;
-        sqlx::query(statements::INSTALL_LOCK)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::raw_sql(&steps::step_many_source())
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(())
-    }
-
-    pub(crate) async fn close(&self) {
-        self.pool.close().await;
-    }
-
-    pub(crate) async fn run(&self, mut unit: Box<dyn Unit>) {
-        let mut tx = match self.pool.begin().await {
-            Ok(tx) => Tx::Postgres(tx),
-            Err(e) => return unit.done(Err(e.to_string())),
-        };
-        let keep = unit.run(&mut tx).await;
-        let committed = if keep {
-            tx.commit().await.map_err(|e| e.to_string())
-        } else {
-            let _ = tx.rollback().await;
-            Ok(())
-        };
-        unit.done(committed);
-    }
-
-    /// Asks for one coalesced `NOTIFY` to the other instances.
-    pub(crate) fn notify_peers(&self) {
-        let _ = self.peers.try_send(());
-    }
-
-    /// Calls `woken` whenever another instance's commit may have made work available (and after
-    /// the listener reconnects, since anything may have happened meanwhile).
-    pub(crate) fn on_peer_commit(&self, woken: impl Fn() + Send + 'static) {
-        tokio::spawn(peers::listen(
-            self.pool.clone(),
-            self.instance.clone(),
-            woken,
-        ));
     }
 }

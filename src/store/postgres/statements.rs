@@ -5,25 +5,24 @@
 //! can only use the per-recipient index; the operator views order by those expressions.
 
 use crate::store::statements::{insert_task, select_tasks, task_cols, Statements};
+use crate::store::transitions::{
+    claim_head, drain_head, expire, force_error, queued, requeue, store_result, stored,
+};
 
 pub(crate) static STATEMENTS: Statements = Statements {
     claim_head: concat!(
-        "UPDATE tasks SET state = 'in_flight', attempt = attempt + 1, lease_id = $2, leased_to = $3, \
-            leased_at_ms = $4, heartbeat_at_ms = $4, updated_at_ms = $4 \
-         WHERE id = (SELECT id FROM tasks WHERE state = 'queued' AND recipient = $1 \
-                     ORDER BY queue_seq LIMIT 1 FOR UPDATE SKIP LOCKED) \
-           AND (deadline_ms IS NULL OR deadline_ms >= $4) RETURNING ",
+        claim_head!("$1", "$2", "$3", "$4", " FOR UPDATE SKIP LOCKED"),
+        " RETURNING ",
         task_cols!()
     ),
     queue_head: "SELECT id, deadline_ms FROM tasks WHERE state = 'queued' AND recipient = $1 \
                  ORDER BY queue_seq LIMIT 1 FOR UPDATE SKIP LOCKED",
-    expire: "UPDATE tasks SET state = 'result_pending', result_status = 'error', result_content = '[]', \
-                result_error = 'deadline exceeded', result_at_ms = $2, \
-                result_seq = nextval('a2a_result_seq'), updated_at_ms = $2 WHERE id = $1",
+    expire: expire!("nextval('a2a_result_seq')"),
     insert_task: insert_task!(
         "created_at_ms, updated_at_ms",
-        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'queued', 0, \
-            nextval('a2a_queue_seq'), $12, $12) ON CONFLICT (id) DO NOTHING"
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, ",
+        queued!("nextval('a2a_queue_seq')"),
+        ", $12, $12) ON CONFLICT (id) DO NOTHING"
     ),
     insert_answered: insert_task!(
         "replayed_from, result_status, result_content, result_error, result_at_ms, result_seq, \
@@ -35,7 +34,9 @@ pub(crate) static STATEMENTS: Statements = Statements {
     // row as they come, so the FIFO positions follow the array.
     insert_tasks: insert_task!(
         "created_at_ms, updated_at_ms",
-        "SELECT t.*, 'queued', 0, nextval('a2a_queue_seq'), $12, $12 \
+        "SELECT t.*, ",
+        queued!("nextval('a2a_queue_seq')"),
+        ", $12, $12 \
          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], \
             $7::text[], $8::text[], $9::text[], $10::text[], $11::text[]) AS t \
          ON CONFLICT (id) DO NOTHING RETURNING id"
@@ -49,17 +50,9 @@ pub(crate) static STATEMENTS: Statements = Statements {
                            $2, $3, $4, $5, $6) \
                    ON CONFLICT (id) DO UPDATE SET body = excluded.body RETURNING id",
     task_for_update: select_tasks!("WHERE id = $1 FOR UPDATE"),
-    store_result: "UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
-                     result_error = $4, result_by = $5, result_at_ms = $6, \
-                     result_seq = nextval('a2a_result_seq'), updated_at_ms = $6 WHERE id = $1",
-    force_error: "UPDATE tasks SET state = 'result_pending', result_status = 'error', \
-                    result_content = '[]', result_error = $2, result_by = NULL, result_at_ms = $3, \
-                    result_seq = nextval('a2a_result_seq'), lease_id = NULL, leased_to = NULL, \
-                    leased_at_ms = NULL, heartbeat_at_ms = NULL, updated_at_ms = $3 WHERE id = $1",
-    requeue: "UPDATE tasks SET state = 'queued', queue_seq = nextval('a2a_queue_seq'), \
-                lease_id = NULL, leased_to = NULL, leased_at_ms = NULL, heartbeat_at_ms = NULL, \
-                updated_at_ms = $2 \
-              WHERE id = $1 AND state = 'in_flight' AND lease_id = $3 AND heartbeat_at_ms = $4",
+    store_result: store_result!("nextval('a2a_result_seq')"),
+    force_error: force_error!("nextval('a2a_result_seq')"),
+    requeue: requeue!("nextval('a2a_queue_seq')"),
     scan_lock: Some("SELECT pg_try_advisory_xact_lock(7262001)"),
     claim_tick: "UPDATE scheduler_ticks SET started_at_ms = $1 \
                  WHERE id = (SELECT id FROM scheduler_ticks WHERE id = 1 \
@@ -87,6 +80,39 @@ pub(crate) static STATEMENTS: Statements = Statements {
     oldest_queued: "SELECT updated_at_ms AS at FROM tasks WHERE state = 'queued' \
                     ORDER BY queue_seq + 0 LIMIT 1",
 };
+
+/// The lane's send (`__SEND__` in `step_many.sql`): the task of element `i` under its id unless
+/// the id exists, queued as every insert queues one.
+pub(crate) const LANE_SEND: &str = insert_task!(
+    "created_at_ms, updated_at_ms",
+    "VALUES (s_ids[i], s_senders[i], s_recipients[i], s_bodies[i], s_deadlines[i], \
+        s_safeties[i], s_idem_keys[i], s_parents[i], s_contexts[i], s_kinds[i], s_cache_keys[i], ",
+    queued!("nextval('a2a_queue_seq')"),
+    ", p_now, p_now) ON CONFLICT (id) DO NOTHING"
+);
+
+/// The lane's claim (`__CLAIM__` in `step_many.sql`): `claim_head` on element `i`'s arguments.
+pub(crate) const LANE_CLAIM: &str = claim_head!(
+    "c_recipients[i]",
+    "c_lease_ids[i]",
+    "c_callers[i]",
+    "p_now",
+    " FOR UPDATE SKIP LOCKED"
+);
+
+/// The `SET` list of the lane's results (`__STORED__` in `step_many.sql`): element `i`'s result,
+/// stored as every path stores one.
+pub(crate) const LANE_STORED: &str = stored!(
+    "r_statuses[i]",
+    "r_contents[i]",
+    "r_errors[i]",
+    "r_callers[i]",
+    "p_now",
+    "nextval('a2a_result_seq')"
+);
+
+/// The lane's drain (`__DRAIN__` in `step_many.sql`): `drain_head` for element `i`'s sender.
+pub(crate) const LANE_DRAIN: &str = drain_head!("d_senders[i]", "p_now", " FOR UPDATE SKIP LOCKED");
 
 /// One call of the group-commit function (`step_many.sql`) for a whole batch.
 pub(crate) const STEP_MANY: &str =

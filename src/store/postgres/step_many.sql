@@ -1,7 +1,10 @@
 -- The group commit of PostgreSQL's four fast paths: one call runs a whole batch of sends,
 -- results, lease claims and drains in one transaction (see `lane.rs`). Installed at start-up
--- with CREATE OR REPLACE (`mod.rs`), so a change to it is a change of this file only. The
--- `__KIND_*__` marks are the kinds of `steps.rs`'s `StepKind`, written in when it is installed.
+-- with CREATE OR REPLACE (`backend.rs`). The `__KIND_*__` marks are the kinds of `steps.rs`'s
+-- `StepKind`, written in when it is installed; the `SEND`, `CLAIM`, `STORED` and `DRAIN` marks
+-- are what every other path runs to queue a task, lease a queue's head, store a result and
+-- drain one (`LANE_SEND`, `LANE_CLAIM`, `LANE_STORED`, `LANE_DRAIN` in `statements.rs`, built
+-- from the shared `queued!`, `claim_head!`, `stored!` and `drain_head!`), written in too.
 --
 -- The elements run one after another, each the statement its path runs alone, so the outcome of
 -- each is what it would have been alone in that order. No element waits for a row another
@@ -46,13 +49,7 @@ BEGIN
     o_kind := __KIND_SEND__; o_text := NULL;
     FOR i IN 1 .. COALESCE(array_length(s_ids, 1), 0) LOOP
         WITH t AS (
-            INSERT INTO tasks (id, sender, recipient, body, state, attempt, queue_seq, deadline_ms,
-                duplicate_safety, idem_key, parent, context_id, task_kind, cache_key,
-                created_at_ms, updated_at_ms)
-            VALUES (s_ids[i], s_senders[i], s_recipients[i], s_bodies[i], 'queued', 0,
-                nextval('a2a_queue_seq'), s_deadlines[i], s_safeties[i], s_idem_keys[i],
-                s_parents[i], s_contexts[i], s_kinds[i], s_cache_keys[i], p_now, p_now)
-            ON CONFLICT (id) DO NOTHING
+            __SEND__
             RETURNING sender)
         INSERT INTO audit (timestamp_ms, issuer, kind, body, task_id)
         SELECT p_now, t.sender, 'capability_check', s_audits[i], NULL FROM t;
@@ -68,10 +65,7 @@ BEGIN
     o_kind := __KIND_RESULT__;
     FOR i IN 1 .. COALESCE(array_length(r_ids, 1), 0) LOOP
         WITH u AS (
-            UPDATE tasks SET state = 'result_pending', result_status = r_statuses[i],
-                result_content = r_contents[i], result_error = r_errors[i],
-                result_by = r_callers[i], result_at_ms = p_now,
-                result_seq = nextval('a2a_result_seq'), updated_at_ms = p_now
+            UPDATE tasks SET __STORED__
             WHERE id = (SELECT h.id FROM tasks h WHERE h.id = r_ids[i] FOR UPDATE SKIP LOCKED)
               AND state = 'in_flight' AND leased_to = r_callers[i]
               AND cache_key IS NULL AND (r_guards[i] IS NULL OR lease_id = r_guards[i])
@@ -93,13 +87,7 @@ BEGIN
     o_kind := __KIND_CLAIM__;
     FOR i IN 1 .. COALESCE(array_length(c_recipients, 1), 0) LOOP
         CONTINUE WHEN c_if_sent[i] AND NOT (c_recipients[i] = ANY (v_sent));
-        UPDATE tasks SET state = 'in_flight', attempt = attempt + 1, lease_id = c_lease_ids[i],
-            leased_to = c_callers[i], leased_at_ms = p_now, heartbeat_at_ms = p_now,
-            updated_at_ms = p_now
-        WHERE id = (SELECT h.id FROM tasks h WHERE h.state = 'queued'
-                      AND h.recipient = c_recipients[i]
-                    ORDER BY h.queue_seq LIMIT 1 FOR UPDATE SKIP LOCKED)
-          AND (deadline_ms IS NULL OR deadline_ms >= p_now)
+        __CLAIM__
         RETURNING row_to_json(tasks)::text INTO v_text;
         IF FOUND THEN
             o_ord := i;
@@ -111,11 +99,7 @@ BEGIN
     o_kind := __KIND_DRAIN__;
     FOR i IN 1 .. COALESCE(array_length(d_senders, 1), 0) LOOP
         CONTINUE WHEN d_if_stored[i] AND NOT (d_senders[i] = ANY (v_stored));
-        UPDATE tasks SET state = 'resolved', updated_at_ms = p_now
-        WHERE id = (SELECT h.id FROM tasks h WHERE h.state = 'result_pending'
-                      AND h.sender = d_senders[i]
-                    ORDER BY h.result_seq LIMIT 1 FOR UPDATE SKIP LOCKED)
-        RETURNING id, result_status, result_content, result_error
+        __DRAIN__
         INTO o_text, o_status, o_content, o_error;
         IF FOUND THEN
             o_ord := i;

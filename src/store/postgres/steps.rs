@@ -8,12 +8,12 @@ use futures_util::future::BoxFuture;
 use sqlx::{FromRow, PgConnection, PgPool};
 
 use super::lane::{Combiner, Element, Ticket, MAX_DRAIN_RIDERS};
-use super::statements::STEP_MANY;
+use super::statements::{LANE_CLAIM, LANE_DRAIN, LANE_SEND, LANE_STORED, STEP_MANY};
 use crate::error::MailboxError;
 use crate::metrics::{Metrics, BATCH_KINDS};
+use crate::store::new_task::NewTask;
 use crate::store::records::{Drained, TaskRow};
 use crate::store::runner::Column;
-use crate::store::NewTask;
 
 #[cfg(test)]
 mod tests;
@@ -82,13 +82,17 @@ impl StepKind {
     }
 }
 
-/// `step_many.sql` with the kinds' numbers written in.
+/// `step_many.sql` with the kinds' numbers and the shared statements written in.
 pub fn step_many_source() -> String {
     StepKind::ALL
         .iter()
         .fold(include_str!("step_many.sql").to_owned(), |sql, k| {
             sql.replace(k.mark(), &(*k as usize).to_string())
         })
+        .replace("__SEND__", LANE_SEND)
+        .replace("__CLAIM__", LANE_CLAIM)
+        .replace("__STORED__", LANE_STORED)
+        .replace("__DRAIN__", LANE_DRAIN)
 }
 
 /// One request's element of a batch.
@@ -200,7 +204,7 @@ pub struct PgBatches {
     lane: Combiner<Step>,
 }
 
-fn mismatch(other: Outcome) -> MailboxError {
+pub(super) fn mismatch(other: Outcome) -> MailboxError {
     match other {
         Outcome::Failed(why) => MailboxError::internal(why),
         _ => MailboxError::internal("a batch answered another kind of outcome"),

@@ -1,18 +1,53 @@
-//! SQLite: one writer connection behind a group-commit writer, and a few readers that WAL lets
-//! run beside it.
+//! SQLite: one writer connection behind a group-commit writer (`writer.rs`), and a few readers
+//! that WAL lets run beside it. Its [`Backend`] (`backend.rs`) runs every statement of its own
+//! (`statements.rs`) and the shared ones on them (`session.rs`).
 
+mod backend;
+mod session;
 mod statements;
+mod writer;
 
 use std::str::FromStr;
+use std::sync::Arc;
 
+use futures_util::future::BoxFuture;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::SqlitePool;
 
-pub(crate) use statements::{DRAIN, RESULT_FAST, SEND_FAST, STATEMENTS};
+use crate::metrics::Metrics;
+use crate::store::backend::{Backend, Engine, PoolSettings, LOCK_WAIT};
+use crate::store::unit::Unit;
 
-use super::runner::Tx;
-use super::unit::Unit;
-use super::{PoolSettings, LOCK_WAIT};
+/// SQLite: `sqlite:` URLs, one process, no lane.
+pub(crate) const ENGINE: Engine = Engine {
+    name: "sqlite",
+    answers_as: crate::domain::answers::EngineName::Sqlite,
+    schemes: &["sqlite:"],
+    runs_a_lane: false,
+    open,
+    unavailable,
+};
+
+/// SQLITE_BUSY (5), SQLITE_LOCKED (6), SQLITE_NOMEM (7), SQLITE_READONLY (8), SQLITE_IOERR (10),
+/// SQLITE_FULL (13), SQLITE_CANTOPEN (14), SQLITE_PROTOCOL (15), and their extended codes.
+fn unavailable(db: &dyn sqlx::error::DatabaseError) -> bool {
+    db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some()
+        && db
+            .code()
+            .and_then(|c| c.parse::<i32>().ok())
+            .is_some_and(|c| matches!(c & 0xff, 5 | 6 | 7 | 8 | 10 | 13 | 14 | 15))
+}
+
+fn open<'a>(
+    url: &'a str,
+    settings: &'a PoolSettings,
+    _metrics: Arc<Metrics>,
+) -> BoxFuture<'a, anyhow::Result<Arc<dyn Backend>>> {
+    Box::pin(async move {
+        let sqlite: Arc<dyn Backend> = Arc::new(Sqlite::connect(url, settings).await?);
+        Ok(sqlite)
+    })
+}
 
 /// WAL pages after which the writer checkpoints (SQLite's default is 1,000). A checkpoint runs
 /// inside the commit that crosses the threshold, so that group's requests wait while it copies
@@ -22,20 +57,17 @@ use super::{PoolSettings, LOCK_WAIT};
 /// (BENCHMARKS.md: the lease p99 at a depth of 1M stays within 1.2x of that at 1k).
 pub const SQLITE_WAL_AUTOCHECKPOINT: u32 = 300;
 
-/// The largest number of units one transaction carries.
-const MAX_GROUP: usize = 128;
-
 pub(crate) struct Sqlite {
     /// One writer connection (SQLite has one writer at a time anyway; queueing in the pool is
     /// cheaper than `SQLITE_BUSY` retries).
     write: SqlitePool,
-    pub(crate) read: SqlitePool,
+    read: SqlitePool,
     /// Write units go to the group-commit writer.
     writer: tokio::sync::mpsc::Sender<Box<dyn Unit>>,
 }
 
 impl Sqlite {
-    pub(crate) async fn connect(url: &str, settings: &PoolSettings) -> anyhow::Result<Sqlite> {
+    async fn connect(url: &str, settings: &PoolSettings) -> anyhow::Result<Sqlite> {
         if url.contains(":memory:") || url.contains("mode=memory") {
             anyhow::bail!(
                 "an in-memory SQLite database is not supported: the writer and the readers \
@@ -65,133 +97,11 @@ impl Sqlite {
             .connect_with(opts.read_only(true))
             .await?;
         let (writer, units) = tokio::sync::mpsc::channel(4096);
-        tokio::spawn(group_commit_writer(write.clone(), units));
+        tokio::spawn(writer::group_commit_writer(write.clone(), units));
         Ok(Sqlite {
             write,
             read,
             writer,
         })
-    }
-
-    pub(crate) async fn migrate(&self) -> anyhow::Result<()> {
-        sqlx::migrate!("migrations/sqlite").run(&self.write).await?;
-        Ok(())
-    }
-
-    pub(crate) async fn close(&self) {
-        self.read.close().await;
-        self.write.close().await;
-    }
-
-    pub(crate) async fn run(&self, unit: Box<dyn Unit>) {
-        if let Err(e) = self.writer.send(unit).await {
-            e.0.done(Err("the database writer has stopped".into()));
-        }
-    }
-}
-
-/// After the writer's own transaction failed (a COMMIT refused on a full disk, a savepoint that
-/// could not be opened, a BEGIN that failed), its connection may still be inside a transaction
-/// that nothing will end, and every later write would fail on it. It is closed instead of
-/// returned (closing a SQLite connection rolls back whatever it had open), so the next group
-/// opens a fresh one: the writer heals as soon as the cause is gone, without a restart.
-async fn replace_connection(pool: &SqlitePool) {
-    match tokio::time::timeout(LOCK_WAIT, pool.acquire()).await {
-        Ok(Ok(conn)) => {
-            if let Err(e) = conn.close().await {
-                tracing::warn!(error = %e, "closing the failed writer connection");
-            }
-        }
-        Ok(Err(e)) => tracing::warn!(error = %e, "the writer connection could not be taken back"),
-        Err(_) => tracing::warn!("the writer connection was not given back in time"),
-    }
-}
-
-/// Group commit. SQLite has one writer at a time and, with `synchronous=FULL`, pays one fsync per
-/// commit. The writer takes every unit that is waiting (up to [`MAX_GROUP`]), runs each inside its
-/// own SAVEPOINT of one `BEGIN IMMEDIATE` transaction (a unit that fails is rolled back to its
-/// savepoint without touching the others), commits once, and only then lets each unit answer.
-/// Durability is unchanged, every acknowledged write is fsynced; the cost of the fsync is shared
-/// by all the requests that arrived while the previous one was running.
-async fn group_commit_writer(
-    pool: SqlitePool,
-    mut units: tokio::sync::mpsc::Receiver<Box<dyn Unit>>,
-) {
-    use futures_util::FutureExt;
-    let mut batch: Vec<Box<dyn Unit>> = Vec::with_capacity(MAX_GROUP);
-    while let Some(first) = units.recv().await {
-        batch.push(first);
-        while batch.len() < MAX_GROUP {
-            match units.try_recv() {
-                Ok(u) => batch.push(u),
-                Err(_) => break,
-            }
-        }
-        let mut tx = match pool.begin_with("BEGIN IMMEDIATE").await {
-            Ok(tx) => Tx::Sqlite(tx),
-            Err(e) => {
-                let msg = e.to_string();
-                for u in batch.drain(..) {
-                    u.done(Err(msg.clone()));
-                }
-                replace_connection(&pool).await;
-                continue;
-            }
-        };
-        // Each unit runs inside its own savepoint. Closing one savepoint and opening the next
-        // is a single call to the connection's worker thread (the cost that matters here):
-        // SQLite runs every statement of a multi-statement text.
-        let mut ran = Vec::with_capacity(batch.len());
-        let mut failed: Option<String> = None;
-        let mut previous_kept: Option<bool> = None;
-        for mut unit in batch.drain(..) {
-            if failed.is_some() {
-                ran.push(unit);
-                continue;
-            }
-            let open = match previous_kept {
-                None => "SAVEPOINT unit",
-                Some(true) => "RELEASE unit; SAVEPOINT unit",
-                Some(false) => "ROLLBACK TO unit; RELEASE unit; SAVEPOINT unit",
-            };
-            if let Err(e) = tx.execute(open, &[]).await {
-                failed = Some(e.to_string());
-                ran.push(unit);
-                continue;
-            }
-            let keep = std::panic::AssertUnwindSafe(unit.run(&mut tx))
-                .catch_unwind()
-                .await
-                .unwrap_or_else(|_| {
-                    tracing::error!("a write unit panicked; its changes are rolled back");
-                    false
-                });
-            previous_kept = Some(keep);
-            ran.push(unit);
-        }
-        let close = match previous_kept {
-            Some(true) => "RELEASE unit",
-            _ => "ROLLBACK TO unit; RELEASE unit",
-        };
-        if failed.is_none() && previous_kept.is_some() {
-            if let Err(e) = tx.execute(close, &[]).await {
-                failed = Some(e.to_string());
-            }
-        }
-        // A savepoint that cannot be opened or closed means the connection is unusable: the
-        // whole group is rolled back and every unit in it answers 503 (retriable).
-        let committed = match failed {
-            Some(e) => {
-                let _ = tx.rollback().await;
-                Err(e)
-            }
-            None => tx.commit().await.map_err(|e| e.to_string()),
-        };
-        if committed.is_err() {
-            replace_connection(&pool).await;
-        }
-        for unit in ran {
-            unit.done(committed.clone());
-        }
     }
 }

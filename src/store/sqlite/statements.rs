@@ -4,6 +4,9 @@
 //! among rows in the same state.
 
 use crate::store::statements::{insert_task, select_tasks, task_cols, Statements};
+use crate::store::transitions::{
+    claim_head, drain_head, expire, force_error, queued, requeue, store_result,
+};
 
 macro_rules! next_queue_seq {
     () => {
@@ -18,25 +21,17 @@ macro_rules! next_result_seq {
 
 pub(crate) static STATEMENTS: Statements = Statements {
     claim_head: concat!(
-        "UPDATE tasks SET state = 'in_flight', attempt = attempt + 1, lease_id = $2, leased_to = $3, \
-            leased_at_ms = $4, heartbeat_at_ms = $4, updated_at_ms = $4 \
-         WHERE id = (SELECT id FROM tasks WHERE state = 'queued' AND recipient = $1 \
-                     ORDER BY queue_seq LIMIT 1) \
-           AND (deadline_ms IS NULL OR deadline_ms >= $4) RETURNING ",
+        claim_head!("$1", "$2", "$3", "$4", ""),
+        " RETURNING ",
         task_cols!()
     ),
     queue_head: "SELECT id, deadline_ms FROM tasks WHERE state = 'queued' AND recipient = $1 \
                  ORDER BY queue_seq LIMIT 1",
-    expire: concat!(
-        "UPDATE tasks SET state = 'result_pending', result_status = 'error', result_content = '[]', \
-            result_error = 'deadline exceeded', result_at_ms = $2, result_seq = ",
-        next_result_seq!(),
-        ", updated_at_ms = $2 WHERE id = $1"
-    ),
+    expire: expire!(next_result_seq!()),
     insert_task: insert_task!(
         "created_at_ms, updated_at_ms",
-        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'queued', 0, ",
-        next_queue_seq!(),
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, ",
+        queued!(next_queue_seq!()),
         ", $12, $12) ON CONFLICT (id) DO NOTHING"
     ),
     insert_answered: insert_task!(
@@ -52,8 +47,8 @@ pub(crate) static STATEMENTS: Statements = Statements {
         "SELECT value ->> 'id', value ->> 'sender', value ->> 'recipient', value ->> 'body', \
             value ->> 'deadline_ms', value ->> 'duplicate_safety', value ->> 'idem_key', \
             value ->> 'parent', value ->> 'context_id', value ->> 'task_kind', \
-            value ->> 'cache_key', 'queued', 0, ",
-        next_queue_seq!(),
+            value ->> 'cache_key', ",
+        queued!(next_queue_seq!()),
         " + key, $2, $2 \
          FROM json_each($1) WHERE true ORDER BY key ON CONFLICT (id) DO NOTHING RETURNING id"
     ),
@@ -65,26 +60,9 @@ pub(crate) static STATEMENTS: Statements = Statements {
                    VALUES ($1, $2, $3, $4, $5, $6) \
                    ON CONFLICT (id) DO UPDATE SET body = excluded.body RETURNING id",
     task_for_update: select_tasks!("WHERE id = $1"),
-    store_result: concat!(
-        "UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
-            result_error = $4, result_by = $5, result_at_ms = $6, result_seq = ",
-        next_result_seq!(),
-        ", updated_at_ms = $6 WHERE id = $1"
-    ),
-    force_error: concat!(
-        "UPDATE tasks SET state = 'result_pending', result_status = 'error', result_content = '[]', \
-            result_error = $2, result_by = NULL, result_at_ms = $3, result_seq = ",
-        next_result_seq!(),
-        ", lease_id = NULL, leased_to = NULL, leased_at_ms = NULL, heartbeat_at_ms = NULL, \
-            updated_at_ms = $3 WHERE id = $1"
-    ),
-    requeue: concat!(
-        "UPDATE tasks SET state = 'queued', queue_seq = ",
-        next_queue_seq!(),
-        ", lease_id = NULL, leased_to = NULL, leased_at_ms = NULL, heartbeat_at_ms = NULL, \
-            updated_at_ms = $2 \
-         WHERE id = $1 AND state = 'in_flight' AND lease_id = $3 AND heartbeat_at_ms = $4"
-    ),
+    store_result: store_result!(next_result_seq!()),
+    force_error: force_error!(next_result_seq!()),
+    requeue: requeue!(next_queue_seq!()),
     scan_lock: None,
     claim_tick: "UPDATE scheduler_ticks SET started_at_ms = $1 \
                  WHERE id = 1 AND started_at_ms <= $1 - $2 AND finished_at_ms <= $1",
@@ -117,8 +95,8 @@ pub(crate) static STATEMENTS: Statements = Statements {
 /// insert. A send's check names its recipient, not a task: its row's `task_id` is NULL.
 pub(crate) const SEND_FAST: &str = insert_task!(
     "created_at_ms, updated_at_ms",
-    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, 'queued', 0, ",
-    next_queue_seq!(),
+    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, ",
+    queued!(next_queue_seq!()),
     ", $11, $11) ON CONFLICT (id) DO NOTHING; \
      INSERT INTO audit (timestamp_ms, issuer, kind, body, task_id) \
        SELECT $11, $2, 'capability_check', $12, NULL WHERE changes() = 1; \
@@ -130,11 +108,8 @@ pub(crate) const SEND_FAST: &str = insert_task!(
 /// name (its scope `a2a-respond:<$1>` makes `$1` its `task_id`). Answers the sender when the
 /// result was stored.
 pub(crate) const RESULT_FAST: &str = concat!(
-    "UPDATE tasks SET state = 'result_pending', result_status = $2, result_content = $3, \
-        result_error = $4, result_by = $5, result_at_ms = $6, result_seq = ",
-    next_result_seq!(),
-    ", updated_at_ms = $6 \
-     WHERE id = $1 AND state = 'in_flight' AND leased_to = $5 AND cache_key IS NULL \
+    store_result!(next_result_seq!()),
+    " AND state = 'in_flight' AND leased_to = $5 AND cache_key IS NULL \
        AND ($7 IS NULL OR lease_id = $7); \
      INSERT INTO audit (timestamp_ms, issuer, kind, body, task_id) \
        SELECT $6, $5, 'capability_check', $8 || sender || $9, id FROM tasks WHERE id = $1 AND changes() = 1; \
@@ -142,8 +117,4 @@ pub(crate) const RESULT_FAST: &str = concat!(
 );
 
 /// `$1` sender, `$2` now: drains the sender's oldest pending result.
-pub(crate) const DRAIN: &str =
-    "UPDATE tasks SET state = 'resolved', updated_at_ms = $2 WHERE id = ( \
-        SELECT id FROM tasks WHERE state = 'result_pending' AND sender = $1 \
-        ORDER BY result_seq LIMIT 1) \
-     RETURNING id, result_status, result_content, result_error";
+pub(crate) const DRAIN: &str = drain_head!("$1", "$2", "");

@@ -1,4 +1,4 @@
-use crate::store::NewTask;
+use crate::store::new_task::NewTask;
 
 use super::{place, ClaimArgs, DrainArgs, Element, Outcome, SendArgs, Step, StepRow};
 
@@ -134,4 +134,21 @@ fn an_unreadable_claim_fails_only_its_own_element() {
     let out = place(&[1, 0], vec![row(1, 1, Some("not json")), row(0, 1, None)]);
     assert!(matches!(out[0], Outcome::Failed(_)));
     assert!(matches!(out[1], Outcome::Sent(true)));
+}
+
+/// Every mark of `step_many.sql` is written in: the kinds, and the shared statements.
+#[test]
+fn step_many_is_installed_with_every_mark_written_in() {
+    use super::{LANE_CLAIM, LANE_DRAIN, LANE_SEND, LANE_STORED};
+    let source = super::step_many_source();
+    let marks = super::StepKind::ALL.map(super::StepKind::mark);
+    for mark in marks
+        .iter()
+        .chain(&["__SEND__", "__CLAIM__", "__STORED__", "__DRAIN__"])
+    {
+        assert!(!source.contains(mark), "{mark} is left in step_many.sql");
+    }
+    for shared in [LANE_CLAIM, LANE_SEND, LANE_STORED, LANE_DRAIN] {
+        assert!(source.contains(shared), "{shared}");
+    }
 }

@@ -1,0 +1,159 @@
+//! SQLite's side of the seam: its writer runs every write unit, its readers the reads, and the
+//! fast paths are one statement text each (`SEND_FAST`, `RESULT_FAST`, `DRAIN`) run as a unit of
+//! the next group commit. It has no lane: a claim goes down the mailbox's own transaction.
+
+use futures_util::future::BoxFuture;
+use sqlx::Row as _;
+
+use super::session::fetch;
+use super::statements::{DRAIN, RESULT_FAST, SEND_FAST, STATEMENTS};
+use super::{Sqlite, ENGINE};
+use crate::error::MailboxError;
+use crate::store::backend::{Backend, Engine, Parked};
+use crate::store::new_task::NewTask;
+use crate::store::ops::StoredResult;
+use crate::store::records::{Drained, TaskRow};
+use crate::store::runner::{args, bind_all, Rows, Val};
+use crate::store::statements::{Statements, ANY_PENDING};
+use crate::store::unit::{transact, Op, Unit};
+
+type Result<T> = std::result::Result<T, MailboxError>;
+
+impl Sqlite {
+    /// Runs `op` as a unit of the next group commit.
+    async fn transact<R: Send + 'static>(&self, op: Op<R>) -> Result<R> {
+        transact(op, |unit| self.run(unit)).await
+    }
+
+    async fn drain(&self, sender: &str) -> Result<Option<Drained>> {
+        // A cheap read first, so an empty poll never waits for the single writer.
+        let mut pending: Option<(String,)> = None;
+        fetch(&self.read, ANY_PENDING, args![sender], &mut pending).await?;
+        if pending.is_none() {
+            return Ok(None);
+        }
+        let a = args![sender, crate::clock::now_ms()].to_vec();
+        self.transact(Box::new(move |tx| {
+            Box::pin(async move { Ok((tx.fetch_optional(DRAIN, &a).await?, true)) })
+        }))
+        .await
+    }
+}
+
+impl Backend for Sqlite {
+    fn engine(&self) -> Engine {
+        ENGINE
+    }
+
+    fn statements(&self) -> &'static Statements {
+        &STATEMENTS
+    }
+
+    fn migrate(&self) -> BoxFuture<'_, anyhow::Result<()>> {
+        Box::pin(async move {
+            sqlx::migrate!("migrations/sqlite").run(&self.write).await?;
+            Ok(())
+        })
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            self.read.close().await;
+            self.write.close().await;
+        })
+    }
+
+    fn run(&self, unit: Box<dyn Unit>) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if let Err(e) = self.writer.send(unit).await {
+                e.0.done(Err("the database writer has stopped".into()));
+            }
+        })
+    }
+
+    fn read<'a>(
+        &'a self,
+        sql: &'a str,
+        args: &'a [Val],
+        rows: &'a mut dyn Rows,
+    ) -> BoxFuture<'a, std::result::Result<(), sqlx::Error>> {
+        Box::pin(fetch(&self.read, sql, args, rows))
+    }
+
+    fn explain<'a>(
+        &'a self,
+        sql: &'a str,
+        args: &'a [Val],
+    ) -> BoxFuture<'a, std::result::Result<String, sqlx::Error>> {
+        Box::pin(async move {
+            let text = format!("EXPLAIN QUERY PLAN {sql}");
+            let rows = bind_all!(sqlite: sqlx::query::<sqlx::Sqlite>(&text), args)
+                .fetch_all(&self.read)
+                .await?;
+            let lines = rows
+                .iter()
+                .map(|r| r.try_get::<String, _>(3))
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            Ok(lines.join("\n"))
+        })
+    }
+
+    fn send_fast(&self, t: NewTask, audit_body: String) -> BoxFuture<'_, Result<bool>> {
+        Box::pin(async move {
+            let mut a = t.columns();
+            a.extend_from_slice(args![crate::clock::now_ms(), audit_body.as_str()]);
+            let changed: Vec<(i64,)> = self
+                .transact(Box::new(move |tx| {
+                    Box::pin(async move { Ok((tx.fetch_all(SEND_FAST, &a).await?, true)) })
+                }))
+                .await?;
+            Ok(changed.first().is_some_and(|r| r.0 > 0))
+        })
+    }
+
+    fn result_fast<'a>(
+        &'a self,
+        id: &'a str,
+        r: &'a StoredResult<'a>,
+        caller: &'a str,
+        lease_guard: Option<&'a str>,
+        audit_halves: (String, String),
+    ) -> BoxFuture<'a, Result<Option<String>>> {
+        let a = args![
+            id,
+            r.status,
+            r.content,
+            r.error_message,
+            caller,
+            crate::clock::now_ms(),
+            lease_guard,
+            audit_halves.0,
+            audit_halves.1
+        ]
+        .to_vec();
+        Box::pin(async move {
+            let stored: Vec<(String,)> = self
+                .transact(Box::new(move |tx| {
+                    Box::pin(async move { Ok((tx.fetch_all(RESULT_FAST, &a).await?, true)) })
+                }))
+                .await?;
+            Ok(stored.into_iter().next().map(|(sender,)| sender))
+        })
+    }
+
+    fn lane_claim<'a>(
+        &'a self,
+        _recipient: &'a str,
+        _lease_id: &'a str,
+        _caller: &'a str,
+    ) -> BoxFuture<'a, (Result<Option<TaskRow>>, Option<Parked>)> {
+        Box::pin(std::future::ready((Ok(None), None)))
+    }
+
+    fn drain_next<'a>(
+        &'a self,
+        sender: &'a str,
+    ) -> BoxFuture<'a, (Result<Option<Drained>>, Option<Parked>)> {
+        Box::pin(async move { (self.drain(sender).await, None) })
+    }
+}

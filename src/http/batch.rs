@@ -1,4 +1,4 @@
-//! The batch route (§14): many tasks in one transaction, all or nothing.
+//! The batch route (docs/contract.md#batch): many tasks in one transaction, all or nothing.
 
 use super::params::typed_owned;
 use super::respond::{answer, api_routes, Answer};

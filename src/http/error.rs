@@ -7,7 +7,7 @@ use actix_web::{HttpResponse, ResponseError};
 use crate::domain::answers::ErrorKind;
 use crate::error::{ErrorCode, MailboxError};
 
-/// The HTTP status of each code (API.md §9): the one table the responses, the OpenAPI document
+/// The HTTP status of each code (docs/contract.md#errors): the one table the responses, the OpenAPI document
 /// and its examples all read.
 pub fn status(code: ErrorCode) -> StatusCode {
     use ErrorCode::*;

@@ -29,9 +29,9 @@ impl FromRequest for Caller {
         };
         match authenticate(req, state) {
             Ok(caller) => Either::Left(ready(Ok(caller))),
-            // Counted in memory, audited at most once per client address and minute (API.md
-            // §10): a refused token costs no database write of its own; past the address's
-            // budget it is answered late (`auth_failures`).
+            // Counted in memory, audited at most once per client address and minute
+            // (docs/contract.md#audit): a refused token costs no database write of its own; past
+            // the address's budget it is answered late (`auth_failures`).
             Err((reason, e)) => match state.mailbox.auth_failed(&client_address(req), reason) {
                 None => Either::Left(ready(Err(e))),
                 Some(late) => Either::Right(Box::pin(async move {

@@ -1,4 +1,4 @@
-//! Binds every entry of `A2A_MAILBOX_BIND` (API.md §15) and serves the app on each, with the
+//! Binds every entry of `A2A_MAILBOX_BIND` (docs/contract.md#transports) and serves the app on each, with the
 //! settings actix-web's `HttpServer` would use, through [`ContractErrors`] so that even the
 //! answers actix-http writes by itself carry the contract's error body.
 

@@ -1,4 +1,4 @@
-//! Listing routes (§13): every visible task newest first, and a task's children with their tally.
+//! Listing routes (docs/contract.md#listing): every visible task newest first, and a task's children with their tally.
 
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;

@@ -45,7 +45,7 @@ pub struct AppState {
     pub max_body_bytes: usize,
     /// The policy `POST /a2a/scheduler/tick` runs (from `A2A_MAILBOX_AUTO_RETRY_*`).
     pub scheduler_policy: crate::mailbox::retry::RetryPolicy,
-    /// The A2A facade's settings (§16).
+    /// The A2A facade's settings (docs/contract.md#a2a).
     pub a2a: a2a::Settings,
     /// The namespace of the A2A facade's task ids, generated once per database and never
     /// revealed (`Mailbox::secret_namespace`).

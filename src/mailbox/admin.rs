@@ -1,4 +1,4 @@
-//! Compaction and retention (§8), the audit feed (§10), and one task's audit rows.
+//! Compaction and retention (docs/contract.md#compaction), the audit feed (docs/contract.md#audit), and one task's audit rows.
 
 use serde_json::{json, Map, Value};
 

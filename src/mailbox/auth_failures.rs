@@ -1,4 +1,4 @@
-//! Refused tokens (API.md §10): a failed authentication is not a request from anyone and never
+//! Refused tokens (docs/contract.md#audit): a failed authentication is not a request from anyone and never
 //! costs a database write of its own. Failures are counted in memory per client address and
 //! minute; [`flush`] writes each (address, minute) as ONE `authentication_failed` row, issuer
 //! `anonymous`, body `{address, count, reasons}`: the first failure of the minute writes it

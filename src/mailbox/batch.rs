@@ -1,4 +1,4 @@
-//! Batch send (§14): up to 500 tasks in one transaction, all or nothing. Every item passes the
+//! Batch send (docs/contract.md#batch): up to 500 tasks in one transaction, all or nothing. Every item passes the
 //! gates of a single send ([`Mailbox::send_in`]), in array order; the first refusal decides the
 //! answer, names its item's `index`, and nothing of the batch is kept but that refusal's own
 //! audit rows, as a single send would leave them.

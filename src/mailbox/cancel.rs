@@ -1,4 +1,4 @@
-//! Cancellation (§12): the sender (or an operator) takes back a queued or in-flight task. The
+//! Cancellation (docs/contract.md#cancellation): the sender (or an operator) takes back a queued or in-flight task. The
 //! gates of a cancel, in order, and what each state answers.
 
 use serde_json::json;
@@ -138,7 +138,7 @@ fn canceled(row: &TaskRow, task_id: Uuid) -> Result<TaskCanceled, MailboxError> 
 }
 
 /// 409 `task_canceled`: what the agent whose lease a cancellation ended hears on its next
-/// heartbeat or result, right after the visibility check (§12), so that it stops working.
+/// heartbeat or result, right after the visibility check (docs/contract.md#cancellation), so that it stops working.
 pub(crate) fn task_canceled(row: &TaskRow) -> MailboxError {
     MailboxError::new(
         ErrorCode::TaskCanceled,

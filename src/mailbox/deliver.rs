@@ -1,4 +1,4 @@
-//! Reading tasks as their sender follows them one by one (the A2A facade, §16): the sender's
+//! Reading tasks as their sender follows them one by one (the A2A facade, docs/contract.md#a2a): the sender's
 //! read of an answered task delivers its result, as a drain would, and a sender may wait for a
 //! task to be answered.
 

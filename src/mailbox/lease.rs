@@ -1,4 +1,4 @@
-//! Leasing (§4, §4.1): the oldest live task of a recipient, with a new lease id and the next
+//! Leasing (docs/contract.md#endpoints, docs/contract.md#deadlines): the oldest live task of a recipient, with a new lease id and the next
 //! attempt; a queued task past its deadline is resolved with an error instead of being leased.
 
 use std::time::Duration;
@@ -105,7 +105,7 @@ impl Mailbox {
 }
 
 /// One claim transaction: walks the head of the recipient's queue, resolving tasks whose
-/// deadline has passed (§4.1), and leases the first live one. Answers the leased row and the
+/// deadline has passed (docs/contract.md#deadlines), and leases the first live one. Answers the leased row and the
 /// number of tasks it expired.
 async fn lease_in(
     tx: &mut Tx,

@@ -1,4 +1,4 @@
-//! Listing and the task graph (§13): which tasks a caller may list, what `role` means, the
+//! Listing and the task graph (docs/contract.md#listing): which tasks a caller may list, what `role` means, the
 //! opaque keyset cursor, and the children's tally.
 
 use uuid::Uuid;
@@ -12,7 +12,7 @@ use crate::store::{ListColumn, PageAfter, TaskFilter, TaskRow};
 
 pub use a2a_mailbox_types::{ChildCounts, Role};
 
-/// What a list asks for: every filter of §13, the cursor and the page size.
+/// What a list asks for: every filter of docs/contract.md#listing, the cursor and the page size.
 #[derive(Clone, Debug, Default)]
 pub struct ListRequest {
     pub states: Vec<TaskState>,

@@ -56,7 +56,7 @@ pub struct MailboxConfig {
     pub idempotency_pending_ttl_ms: i64,
     /// How long audit rows are kept; compaction drops older ones (default 30 days).
     pub audit_retention_ms: i64,
-    /// Scheduler ticks closer than this to the previous tick's start are coalesced (§7).
+    /// Scheduler ticks closer than this to the previous tick's start are coalesced (docs/contract.md#retry-gate).
     pub scheduler_min_spacing_ms: i64,
     /// Refused tokens per client address and minute answered at once (0: no limit); see
     /// `auth_failures`.

@@ -1,4 +1,4 @@
-//! Explicit lease repair (§5) and heartbeats. A repair's checks, in order: the capability of its
+//! Explicit lease repair (docs/contract.md#repair) and heartbeats. A repair's checks, in order: the capability of its
 //! action, the task visible, in flight, the capability's scope, the reason (and message), the
 //! lease guard, the duplicate-risk posture; a refusal changes nothing but keeps the check's row.
 
@@ -35,7 +35,7 @@ impl Mailbox {
         };
         let required = format!("a2a.repair.{action}");
         let id = req.task_id.to_string();
-        // Every answer but a 404 records one capability check (§10).
+        // Every answer but a 404 records one capability check (docs/contract.md#audit).
         let scope_id = format!("a2a-repair:{id}");
         // 1. The action itself, whatever the task (403 even for unknown ids).
         if caller.check(&required, &ScopeCtx::default()) == CapCheck::Missing {

@@ -1,4 +1,4 @@
-//! The bounded, opt-in retry gate (§7): its policy, its rules and its report. The scan that
+//! The bounded, opt-in retry gate (docs/contract.md#retry-gate): its policy, its rules and its report. The scan that
 //! applies them, and the scheduler tick's coalescing, are in `scan.rs`.
 
 mod preview;

@@ -1,4 +1,4 @@
-//! Sending a task (§4, §6): the gates of a send, in order, and the result cache.
+//! Sending a task (docs/contract.md#endpoints, docs/contract.md#idempotency): the gates of a send, in order, and the result cache.
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -84,7 +84,7 @@ pub(super) async fn write_audits<'a>(
 
 /// The gates of a send that need no database, in order: 1. the sender is the caller; 2. the
 /// capability to send to the recipient; 3. the body. `raw` is the body as JSON: the sender and
-/// capability gates run on it before it is validated as an `A2ATask` (§4, §11).
+/// capability gates run on it before it is validated as an `A2ATask` (docs/contract.md#endpoints, docs/contract.md#details).
 pub(super) fn check_send(caller: &Caller, raw: &Value) -> Checked {
     let refused = |audits, e| Checked {
         audits,
@@ -112,7 +112,7 @@ pub(super) fn check_send(caller: &Caller, raw: &Value) -> Checked {
         return refused(vec![("a2a_sender_mismatch", row)], e);
     }
     // 2. The capability to send to the recipient, which must be an agent id for an action to
-    // be named for it (§11): an invalid one is the body's fault, before any check.
+    // be named for it (docs/contract.md#details): an invalid one is the body's fault, before any check.
     if let Err(e) = AgentId::parse(recipient) {
         return refused(vec![], MailboxError::invalid(format!("recipient: {e}")));
     }
@@ -142,7 +142,7 @@ pub(super) fn check_send(caller: &Caller, raw: &Value) -> Checked {
 
 impl Mailbox {
     /// `POST /a2a/tasks`. `raw` is the body as JSON: the sender and capability gates run on it
-    /// before the body is validated as an `A2ATask` (§4, §11).
+    /// before the body is validated as an `A2ATask` (docs/contract.md#endpoints, docs/contract.md#details).
     pub async fn send(&self, by: Writer<'_>, raw: &Value) -> Written<TaskQueued> {
         let fast = self.send_fast(by.caller, raw);
         // Built only when the fast path did not answer.

@@ -6,7 +6,7 @@ use crate::auth::Caller;
 use crate::error::{ErrorCode, MailboxError};
 use crate::store::TaskRow;
 
-/// Visible to its sender, its recipient, its current lessee and operators (§3).
+/// Visible to its sender, its recipient, its current lessee and operators (docs/contract.md#capabilities).
 pub(crate) fn visible_to(row: &TaskRow, caller: &Caller) -> bool {
     let me = caller.sub.as_str();
     row.sender == me

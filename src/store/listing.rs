@@ -1,4 +1,4 @@
-//! The task list (API.md §13) as the store runs it: one keyset page, newest first (creation
+//! The task list (docs/contract.md#listing) as the store runs it: one keyset page, newest first (creation
 //! time, then id, both descending), after equality filters that each lead an index of
 //! `migrations/*/0003_listing.sql`; and the tally of a filter's tasks by state. What a caller may
 //! see and what a role means are the mailbox's; here they arrive as plain filters.

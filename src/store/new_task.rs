@@ -13,7 +13,7 @@ pub struct NewTask {
     pub deadline_ms: Option<i64>,
     pub duplicate_safety: Option<String>,
     pub idem_key: Option<String>,
-    /// What lists filter on (§13), from the task.
+    /// What lists filter on (docs/contract.md#listing), from the task.
     pub parent: Option<String>,
     pub context_id: Option<String>,
     pub task_kind: Option<String>,

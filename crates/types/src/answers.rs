@@ -136,7 +136,7 @@ pub struct TaskQueued {
     #[cfg_attr(feature = "openapi", schema(required = true))]
     pub kind: TaskQueuedKind,
     pub task_id: Uuid,
-    /// Present only when the result cache answered the task (§6.2): the id of the task whose
+    /// Present only when the result cache answered the task (docs/contract.md#the-result-cache): the id of the task whose
     /// cached result was copied. No lease ever happens for such a task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(nullable = false))]
@@ -327,7 +327,7 @@ pub struct Version {
     #[cfg_attr(feature = "openapi", schema(example = "0.1.0"))]
     pub version: String,
     pub engine: EngineName,
-    /// What this instance listens on: `tcp:HOST:PORT` and `unix:/PATH` (API.md §15).
+    /// What this instance listens on: `tcp:HOST:PORT` and `unix:/PATH` (docs/contract.md#transports).
     #[cfg_attr(feature = "openapi", schema(example = json!(["tcp:127.0.0.1:8080", "unix:/run/a2a/mailbox.sock"])))]
     pub transports: Vec<String>,
 }

@@ -1,4 +1,4 @@
-//! The contract's error codes and the error body (API.md §9).
+//! The contract's error codes and the error body (docs/contract.md#errors).
 
 use serde::{Deserialize, Serialize};
 
@@ -124,7 +124,7 @@ impl ErrorCode {
 }
 
 /// The error body: `{"kind":"error","code","message","retriable"}`. Every refusal and failure
-/// answers it, with the HTTP status of its `code` (API.md §9).
+/// answers it, with the HTTP status of its `code` (docs/contract.md#errors).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(example = json!({"kind": "error", "code": "not_found",

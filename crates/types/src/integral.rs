@@ -1,6 +1,6 @@
 //! Integer fields of JSON bodies accept any JSON number with an integral value, as JSON Schema
 //! (and so every generated client) counts integers: `121`, `121.0` and `1.21e2` are 121;
-//! `121.5`, a negative number or one past the field's range is refused (§11).
+//! `121.5`, a negative number or one past the field's range is refused (docs/contract.md#details).
 
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};

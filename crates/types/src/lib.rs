@@ -1,4 +1,5 @@
-//! The wire types of the a2a-mailbox HTTP API (its `API.md`), defined once and shared by the
+//! The wire types of the a2a-mailbox HTTP API (its contract: `docs/contract.md` in the
+//! repository), defined once and shared by the
 //! server and its Rust client: tasks, results, leases, task states, the answer bodies tagged by
 //! `kind`, and the error codes.
 //!

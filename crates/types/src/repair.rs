@@ -1,4 +1,4 @@
-//! Explicit lease repair (§5): the request an operator sends and what the repair did.
+//! Explicit lease repair (docs/contract.md#repair): the request an operator sends and what the repair did.
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;

@@ -1,4 +1,4 @@
-//! The bounded, opt-in retry gate (§7): its policy and its report.
+//! The bounded, opt-in retry gate (docs/contract.md#retry-gate): its policy and its report.
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;

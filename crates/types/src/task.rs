@@ -98,7 +98,7 @@ pub struct A2ATask {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency: Option<Idempotency>,
     /// Free-form JSON object kept with the task and shown wherever the task is; the mailbox never
-    /// reads it, except the key `urn:a2a-mailbox:v1:a2a`, where the A2A facade (§16) keeps the
+    /// reads it, except the key `urn:a2a-mailbox:v1:a2a`, where the A2A facade (docs/contract.md#a2a) keeps the
     /// A2A message a task was sent as.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>, example = json!({"ticket": "SUP-981"})))]

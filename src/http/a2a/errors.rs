@@ -1,4 +1,4 @@
-//! The facade's errors (§16): the one table of A2A error codes, HTTP statuses, status names and
+//! The facade's errors (docs/contract.md#a2a): the one table of A2A error codes, HTTP statuses, status names and
 //! reasons, the two shapes they travel in, and which mailbox errors become which. Refusals of
 //! the transport (no token, no capability, a storage fault) are not A2A errors: they answer the
 //! native error body with its own status, as A2A prescribes for authentication.

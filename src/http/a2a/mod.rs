@@ -1,4 +1,4 @@
-//! The A2A protocol 1.0 facade (API.md §16): every recipient is an A2A agent with a card, a
+//! The A2A protocol 1.0 facade (docs/contract.md#a2a): every recipient is an A2A agent with a card, a
 //! JSON-RPC 2.0 binding and an HTTP+JSON binding. A thin translation over the mailbox's own
 //! operations: a SendMessage is a native send (same gates, same audit rows), a read is a native
 //! read, and no rule is written here a second time.
@@ -87,7 +87,7 @@ fn check_version(req: &HttpRequest) -> Result<(), A2aError> {
     ))
 }
 
-/// The `Idempotency-Key` header, SendMessage's A2A key (§16).
+/// The `Idempotency-Key` header, SendMessage's A2A key (docs/contract.md#a2a).
 fn key_header(req: &HttpRequest) -> Result<Option<String>, A2aError> {
     match req.headers().get("Idempotency-Key") {
         None => Ok(None),

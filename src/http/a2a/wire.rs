@@ -21,7 +21,7 @@ pub const SKILL_NAME: &str = "Mailbox task";
 /// under the database's secret namespace: see [`task_id`].)
 const CONTEXT_NS: Uuid = Uuid::from_u128(0x0c7e_5b1a_2f4d_4e6b_8a9c_3d5e_7f1a_2b4c);
 
-/// A2A's name of a task's state (§16). Every other mapping of states is derived from this one.
+/// A2A's name of a task's state (docs/contract.md#a2a). Every other mapping of states is derived from this one.
 pub fn a2a_state(state: TaskState, result: Option<ResultStatus>) -> &'static str {
     match (state, result) {
         (TaskState::Queued, _) => "TASK_STATE_SUBMITTED",
@@ -145,7 +145,7 @@ impl Incoming {
         })
     }
 
-    /// The A2A key of §16: the `Idempotency-Key` header, else the message's metadata key, else
+    /// The A2A key of docs/contract.md#a2a: the `Idempotency-Key` header, else the message's metadata key, else
     /// its `messageId`.
     pub fn key(&self, header: Option<&str>) -> Result<String, A2aError> {
         let from_metadata = self

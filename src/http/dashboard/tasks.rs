@@ -1,4 +1,4 @@
-//! Tasks: a search over the task list (§13), and one task's page: its status, lease and result,
+//! Tasks: a search over the task list (docs/contract.md#listing), and one task's page: its status, lease and result,
 //! its parent and children as a tree, its audit rows, and a cancel button.
 
 use actix_web::http::StatusCode;

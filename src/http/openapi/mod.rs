@@ -42,7 +42,7 @@ pub const OPENAPI_PATH: &str = "/openapi.json";
 /// Where the interactive docs are served (`/docs` redirects to `/docs/`).
 pub const DOCS_PATH: &str = "/docs";
 
-/// Routes that need no bearer token (API.md §1).
+/// Routes that need no bearer token (docs/contract.md#conventions).
 pub const PUBLIC_PATHS: [&str; 7] = [
     "/healthz",
     "/readyz",

@@ -1,4 +1,4 @@
-//! The retry scan (§7) and how scans and scheduler ticks coalesce.
+//! The retry scan (docs/contract.md#retry-gate) and how scans and scheduler ticks coalesce.
 //!
 //! Scans never run at the same time: on PostgreSQL a scan holds a transaction-scoped advisory
 //! lock, and within one process a scan holds the mailbox's scan mutex. A scan that finds another
@@ -33,7 +33,7 @@ use crate::store::{parse_uuid, Tx};
 const SCAN_ACTIONS: [&str; 2] = [OPERATOR, REQUEUE];
 const REQUEUE: &str = "a2a.repair.requeue";
 
-/// The scope id of an enabled scan's capability check (§10).
+/// The scope id of an enabled scan's capability check (docs/contract.md#audit).
 const SCAN_SCOPE: &str = "a2a-auto-retry";
 
 impl Mailbox {

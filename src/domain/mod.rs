@@ -87,7 +87,7 @@ mod tests {
         );
         // And the schema carries it.
         let schema = serde_json::to_string(
-            &<crate::mailbox::repair::RepairRequest as utoipa::PartialSchema>::schema(),
+            &<a2a_mailbox_types::RepairRequest as utoipa::PartialSchema>::schema(),
         )
         .unwrap();
         assert!(schema.contains(&serde_json::to_string(NON_BLANK_PATTERN).unwrap()));

@@ -154,7 +154,7 @@ impl Mailbox {
                             .await?;
                         done.push((p, row));
                     }
-                    Ok((done, true))
+                    Ok(done)
                 })
             }))
             .await?;

@@ -35,7 +35,7 @@ impl Mailbox {
         let (sender, now) = (me.to_owned(), now_ms());
         self.store
             .transact(Box::new(move |tx| {
-                Box::pin(async move { Ok((tx.deliver(&ids, &sender, now).await?, true)) })
+                Box::pin(async move { tx.deliver(&ids, &sender, now).await })
             }))
             .await?;
         for t in tasks.iter_mut().filter(|t| mine(t)) {

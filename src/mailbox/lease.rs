@@ -82,7 +82,7 @@ impl Mailbox {
         let (leased, expired) = self
             .store
             .transact(Box::new(move |tx| {
-                Box::pin(async move { Ok((lease_in(tx, &c, &r).await?, true)) })
+                Box::pin(async move { lease_in(tx, &c, &r).await })
             }))
             .await?;
         if expired > 0 {

@@ -79,7 +79,7 @@ pub(crate) enum Polled<T> {
 
 /// A parked claim or drain, and how its outcome becomes what the long-poll answers.
 pub(crate) struct Waiting<T> {
-    pub ticket: crate::store::Parked,
+    pub ticket: crate::store::LaneTicket,
     pub settle: fn(&Mailbox, LaneOutcome) -> Result<Option<T>, MailboxError>,
 }
 

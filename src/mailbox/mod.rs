@@ -218,7 +218,7 @@ impl Mailbox {
             .transact(Box::new(move |tx| {
                 Box::pin(async move {
                     let outcome = this.write_in(tx, &caller, idem.as_ref(), rule).await?;
-                    Ok((outcome, true))
+                    Ok(outcome)
                 })
             }))
             .await?;

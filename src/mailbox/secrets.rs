@@ -15,7 +15,7 @@ impl Mailbox {
         let value = self
             .store
             .transact(Box::new(move |tx| {
-                Box::pin(async move { Ok((tx.secret(&name, &candidate).await?, true)) })
+                Box::pin(async move { tx.secret(&name, &candidate).await })
             }))
             .await?;
         Uuid::parse_str(&value).map_err(MailboxError::internal)

@@ -126,13 +126,13 @@ pub(crate) trait Backend: Send + Sync + 'static {
         recipient: &'a str,
         lease_id: &'a str,
         caller: &'a str,
-    ) -> BoxFuture<'a, (Result<Option<TaskRow>>, Option<Parked>)>;
+    ) -> BoxFuture<'a, (Result<Option<TaskRow>>, Option<LaneTicket>)>;
     /// Drains the sender's oldest pending result (in a lane, a drain that finds nothing stays
     /// parked for a later result).
     fn drain_next<'a>(
         &'a self,
         sender: &'a str,
-    ) -> BoxFuture<'a, (Result<Option<Drained>>, Option<Parked>)>;
+    ) -> BoxFuture<'a, (Result<Option<Drained>>, Option<LaneTicket>)>;
 
     /// Runs the lane on the HTTP worker that starts it (an engine with a lane).
     fn run_the_lane_on_the_http_worker(&self) {}
@@ -151,7 +151,7 @@ pub(crate) trait Backend: Send + Sync + 'static {
 
 /// A long-poll's claim or drain left waiting in an engine's lane, answered by the batch that
 /// queues its task or stores its result.
-pub struct Parked(Box<dyn Waiting>);
+pub struct LaneTicket(Box<dyn Waiting>);
 
 /// What an engine's parked claim or drain is.
 pub(crate) trait Waiting: Send {
@@ -161,9 +161,9 @@ pub(crate) trait Waiting: Send {
     fn leave(self: Box<Self>) -> BoxFuture<'static, Option<Result<LaneOutcome>>>;
 }
 
-impl Parked {
-    pub(crate) fn new(waiting: impl Waiting + 'static) -> Parked {
-        Parked(Box::new(waiting))
+impl LaneTicket {
+    pub(crate) fn new(waiting: impl Waiting + 'static) -> LaneTicket {
+        LaneTicket(Box::new(waiting))
     }
 
     /// Waits until a batch found something for it.

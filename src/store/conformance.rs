@@ -21,9 +21,7 @@ const REQUIRE_PG_VAR: &str = "A2A_MAILBOX_REQUIRE_POSTGRES";
 macro_rules! commit {
     ($store:expr, |$tx:ident| $body:expr) => {
         $store
-            .transact(Box::new(move |$tx| {
-                Box::pin(async move { Ok(($body, true)) })
-            }))
+            .transact(Box::new(move |$tx| Box::pin(async move { Ok($body) })))
             .await
             .expect(concat!("a write: ", stringify!($body)))
     };

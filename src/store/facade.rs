@@ -75,8 +75,8 @@ impl Store {
         self.backend.statements()
     }
 
-    /// Runs a write operation as one unit of work: `Ok((value, true))` commits, `Ok((value,
-    /// false))` and `Err` undo everything the operation wrote.
+    /// Runs a write operation as one unit of work: `Ok(value)` commits, `Err` undoes everything
+    /// the operation wrote.
     pub async fn transact<R: Send + 'static>(&self, op: Op<R>) -> Result<R, MailboxError> {
         unit::transact(op, |u| self.backend.run(u)).await
     }
@@ -122,7 +122,7 @@ impl Store {
                 self.transact(Box::new(move |tx| {
                     Box::pin(async move {
                         tx.execute(sql::TOUCH_READINESS, args![now]).await?;
-                        Ok(((), true))
+                        Ok(())
                     })
                 }))
                 .await

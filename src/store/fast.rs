@@ -5,7 +5,7 @@
 //! write re-checks, atomically, the state the mailbox relied on, and a request whose write
 //! changed nothing goes down its own transaction.
 
-use super::backend::Parked;
+use super::backend::LaneTicket;
 use super::facade::Store;
 use super::new_task::NewTask;
 use super::ops::StoredResult;
@@ -46,14 +46,14 @@ impl Store {
         recipient: &str,
         lease_id: &str,
         caller: &str,
-    ) -> (Result<Option<TaskRow>>, Option<Parked>) {
+    ) -> (Result<Option<TaskRow>>, Option<LaneTicket>) {
         self.backend().lane_claim(recipient, lease_id, caller).await
     }
 
     /// Drains the sender's oldest pending result. PostgreSQL: in the lane, and when it finds
     /// nothing the drain stays parked for a later result. SQLite: a cheap read first, so an
     /// empty poll never waits for the single writer.
-    pub async fn drain_next(&self, sender: &str) -> (Result<Option<Drained>>, Option<Parked>) {
+    pub async fn drain_next(&self, sender: &str) -> (Result<Option<Drained>>, Option<LaneTicket>) {
         self.backend().drain_next(sender).await
     }
 

@@ -37,7 +37,7 @@ mod statements;
 mod transitions;
 mod unit;
 
-pub use backend::{Engine, LaneOutcome, Parked, PoolSettings, LOCK_WAIT};
+pub use backend::{Engine, LaneOutcome, LaneTicket, PoolSettings, LOCK_WAIT};
 pub use facade::Store;
 pub use listing::{ListColumn, PageAfter, TaskFilter};
 pub use new_task::NewTask;

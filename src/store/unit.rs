@@ -9,10 +9,11 @@ use tokio::sync::oneshot;
 use super::runner::Tx;
 use crate::error::MailboxError;
 
-/// A write operation: runs inside the transaction it is given and answers its outcome and
-/// whether its changes are kept (`true`: a success, or a refusal that only wrote audit rows).
+/// A write operation: runs inside the transaction it is given. `Ok` keeps what it wrote (a
+/// success, or a refusal that only wrote audit rows, which the mailbox answers as `Ok` of its
+/// own outcome); `Err` undoes everything it wrote.
 pub type Op<R> =
-    Box<dyn for<'t> FnOnce(&'t mut Tx) -> BoxFuture<'t, Result<(R, bool), MailboxError>> + Send>;
+    Box<dyn for<'t> FnOnce(&'t mut Tx) -> BoxFuture<'t, Result<R, MailboxError>> + Send>;
 
 /// One write unit of a transaction. `done` is told whether the transaction that carried it
 /// committed.
@@ -34,16 +35,10 @@ impl<R: Send + 'static> Unit for OpUnit<R> {
             let Some(op) = self.op.take() else {
                 return false;
             };
-            match op(tx).await {
-                Ok((value, keep)) => {
-                    self.outcome = Some(Ok(value));
-                    keep
-                }
-                Err(e) => {
-                    self.outcome = Some(Err(e));
-                    false
-                }
-            }
+            let outcome = op(tx).await;
+            let keep = outcome.is_ok();
+            self.outcome = Some(outcome);
+            keep
         })
     }
 
@@ -69,8 +64,8 @@ impl<R: Send + 'static> Unit for OpUnit<R> {
 }
 
 /// Runs a write operation as one unit of work through `run` (an engine's way of committing
-/// units): `Ok((value, true))` commits, `Ok((value, false))` and `Err` undo everything the
-/// operation wrote. Answers only once the transaction that carried it has ended.
+/// units): `Ok` commits, `Err` undoes everything the operation wrote. Answers only once the
+/// transaction that carried it has ended.
 pub(crate) async fn transact<R, F>(
     op: Op<R>,
     run: impl FnOnce(Box<dyn Unit>) -> F,

@@ -1,6 +1,6 @@
 //! PostgreSQL's side of the seam: a transaction of its own per write unit, reads on the pool,
 //! and the four fast paths in the group-commit lane (`lane.rs`), whose claims and drains that
-//! find nothing stay parked ([`Parked`]).
+//! find nothing stay parked ([`LaneTicket`](crate::store::LaneTicket)).
 
 use futures_util::future::BoxFuture;
 use sqlx::Row as _;
@@ -10,7 +10,7 @@ use super::statements::{INSTALL_LOCK, STATEMENTS};
 use super::steps::{self, ClaimArgs, Outcome, ResultArgs, SendArgs};
 use super::{peers, Postgres, ENGINE};
 use crate::error::MailboxError;
-use crate::store::backend::{Backend, Engine, LaneOutcome, Parked, Waiting};
+use crate::store::backend::{Backend, Engine, LaneOutcome, LaneTicket, Waiting};
 use crate::store::new_task::NewTask;
 use crate::store::ops::StoredResult;
 use crate::store::records::{Drained, TaskRow};
@@ -134,7 +134,7 @@ impl Backend for Postgres {
         recipient: &'a str,
         lease_id: &'a str,
         caller: &'a str,
-    ) -> BoxFuture<'a, (Result<Option<TaskRow>>, Option<Parked>)> {
+    ) -> BoxFuture<'a, (Result<Option<TaskRow>>, Option<LaneTicket>)> {
         Box::pin(async move {
             let (claimed, ticket) = self
                 .lane
@@ -145,17 +145,17 @@ impl Backend for Postgres {
                     if_sent: false,
                 })
                 .await;
-            (claimed, Some(Parked::new(Ticket(ticket))))
+            (claimed, Some(LaneTicket::new(Ticket(ticket))))
         })
     }
 
     fn drain_next<'a>(
         &'a self,
         sender: &'a str,
-    ) -> BoxFuture<'a, (Result<Option<Drained>>, Option<Parked>)> {
+    ) -> BoxFuture<'a, (Result<Option<Drained>>, Option<LaneTicket>)> {
         Box::pin(async move {
             let (drained, ticket) = self.lane.drain(sender.to_owned()).await;
-            (drained, Some(Parked::new(Ticket(ticket))))
+            (drained, Some(LaneTicket::new(Ticket(ticket))))
         })
     }
 
@@ -184,7 +184,7 @@ impl Backend for Postgres {
 }
 
 /// A claim or drain parked in the lane.
-struct Ticket(steps::Parked);
+struct Ticket(steps::StepTicket);
 
 impl From<Outcome> for LaneOutcome {
     fn from(outcome: Outcome) -> LaneOutcome {

@@ -59,7 +59,7 @@ pub const MAX_BATCH: usize = 64;
 /// Parked drains that ride in one batch at most (see [`Step::riders`]).
 pub const MAX_DRAIN_RIDERS: usize = 64;
 
-type Answer<R> = oneshot::Sender<Result<R, MailboxError>>;
+type Responder<R> = oneshot::Sender<Result<R, MailboxError>>;
 type Answered<R> = oneshot::Receiver<Result<R, MailboxError>>;
 /// Binds a batch's elements (one copy, into the argument arrays) and runs them on a connection.
 type Exec<A, R> =
@@ -82,10 +82,10 @@ pub trait Element: Send + Sync + Sized + 'static {
 struct Item<A: Element> {
     id: u64,
     arg: A,
-    answer: Answer<A::Outcome>,
+    answer: Responder<A::Outcome>,
     /// A poll's parked answer: if this element finds nothing, it parks, and this answers the
     /// batch in which it finally finds something.
-    park: Option<Answer<A::Outcome>>,
+    park: Option<Responder<A::Outcome>>,
     /// A parked element riding along (it answers only when it found something).
     rider: bool,
 }
@@ -254,7 +254,7 @@ impl<A: Element> Queue<A> {
 
     /// Parks poll `id` as a rider answered by `answer`, in id order (the order the polls first
     /// asked in).
-    fn park(&mut self, id: u64, arg: A, answer: Answer<A::Outcome>) {
+    fn park(&mut self, id: u64, arg: A, answer: Responder<A::Outcome>) {
         let at = self.parked.partition_point(|p| p.id < id);
         let item = Item {
             id,
@@ -346,7 +346,7 @@ impl<A: Element> Combiner<A> {
     }
 
     /// Queues `arg` and, when no lane runs, starts one.
-    fn enqueue(&self, arg: A, park: Option<Answer<A::Outcome>>) -> (u64, Answered<A::Outcome>) {
+    fn enqueue(&self, arg: A, park: Option<Responder<A::Outcome>>) -> (u64, Answered<A::Outcome>) {
         let (answer, answered) = oneshot::channel();
         let (id, start) = {
             let mut q = self.lane.queue.lock().expect("batch queue poisoned");

@@ -232,7 +232,7 @@ impl PgBatches {
 
     /// A long-poll's claim: if it finds nothing, it stays parked, and the ticket answers the
     /// batch that leases it a task sent later ([`Outcome::claimed`] reads its outcome).
-    pub async fn claim(&self, a: ClaimArgs) -> (Result<Option<TaskRow>, MailboxError>, Parked) {
+    pub async fn claim(&self, a: ClaimArgs) -> (Result<Option<TaskRow>, MailboxError>, StepTicket) {
         let (outcome, ticket) = self.lane.call_parking(Step::Claim(a)).await;
         (outcome.and_then(Outcome::claimed), ticket)
     }
@@ -246,7 +246,10 @@ impl PgBatches {
 
     /// A long-poll's drain: if it finds nothing, it stays parked, and the ticket answers the
     /// batch that drains it a result stored later ([`Outcome::drained`] reads its outcome).
-    pub async fn drain(&self, sender: String) -> (Result<Option<Drained>, MailboxError>, Parked) {
+    pub async fn drain(
+        &self,
+        sender: String,
+    ) -> (Result<Option<Drained>, MailboxError>, StepTicket) {
         let (outcome, ticket) = self
             .lane
             .call_parking(Step::Drain(DrainArgs {
@@ -266,7 +269,7 @@ impl PgBatches {
 }
 
 /// A long-poll's claim or drain parked in the batch lane.
-pub type Parked = Ticket<Step>;
+pub type StepTicket = Ticket<Step>;
 
 impl Outcome {
     /// A claim's outcome: the leased row, if any.

@@ -9,7 +9,7 @@ use super::session::fetch;
 use super::statements::{DRAIN, RESULT_FAST, SEND_FAST, STATEMENTS};
 use super::{Sqlite, ENGINE};
 use crate::error::MailboxError;
-use crate::store::backend::{Backend, Engine, Parked};
+use crate::store::backend::{Backend, Engine, LaneTicket};
 use crate::store::new_task::NewTask;
 use crate::store::ops::StoredResult;
 use crate::store::records::{Drained, TaskRow};
@@ -34,7 +34,7 @@ impl Sqlite {
         }
         let a = args![sender, crate::clock::now_ms()].to_vec();
         self.transact(Box::new(move |tx| {
-            Box::pin(async move { Ok((tx.fetch_optional(DRAIN, &a).await?, true)) })
+            Box::pin(async move { Ok(tx.fetch_optional(DRAIN, &a).await?) })
         }))
         .await
     }
@@ -104,7 +104,7 @@ impl Backend for Sqlite {
             a.extend_from_slice(args![crate::clock::now_ms(), audit_body.as_str()]);
             let changed: Vec<(i64,)> = self
                 .transact(Box::new(move |tx| {
-                    Box::pin(async move { Ok((tx.fetch_all(SEND_FAST, &a).await?, true)) })
+                    Box::pin(async move { Ok(tx.fetch_all(SEND_FAST, &a).await?) })
                 }))
                 .await?;
             Ok(changed.first().is_some_and(|r| r.0 > 0))
@@ -134,7 +134,7 @@ impl Backend for Sqlite {
         Box::pin(async move {
             let stored: Vec<(String,)> = self
                 .transact(Box::new(move |tx| {
-                    Box::pin(async move { Ok((tx.fetch_all(RESULT_FAST, &a).await?, true)) })
+                    Box::pin(async move { Ok(tx.fetch_all(RESULT_FAST, &a).await?) })
                 }))
                 .await?;
             Ok(stored.into_iter().next().map(|(sender,)| sender))
@@ -146,14 +146,14 @@ impl Backend for Sqlite {
         _recipient: &'a str,
         _lease_id: &'a str,
         _caller: &'a str,
-    ) -> BoxFuture<'a, (Result<Option<TaskRow>>, Option<Parked>)> {
+    ) -> BoxFuture<'a, (Result<Option<TaskRow>>, Option<LaneTicket>)> {
         Box::pin(std::future::ready((Ok(None), None)))
     }
 
     fn drain_next<'a>(
         &'a self,
         sender: &'a str,
-    ) -> BoxFuture<'a, (Result<Option<Drained>>, Option<Parked>)> {
+    ) -> BoxFuture<'a, (Result<Option<Drained>>, Option<LaneTicket>)> {
         Box::pin(async move { (self.drain(sender).await, None) })
     }
 }

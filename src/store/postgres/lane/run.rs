@@ -8,7 +8,7 @@ use futures_util::future::join_all;
 use sqlx::{Connection, PgConnection};
 use tokio::runtime::{Handle, RuntimeFlavor};
 
-use super::{Answer, Element, Home, Item, Lane, Running};
+use super::{Element, Home, Item, Lane, Responder, Running};
 use crate::error::MailboxError;
 use std::sync::atomic::Ordering;
 
@@ -151,7 +151,7 @@ impl<A: Element> Lane<A> {
             .partition(|(tail, _)| tail.rider);
         self.unride_failed(riders);
         let n = own.len();
-        let (answers, args): (Vec<Answer<A::Outcome>>, Vec<A>) = own
+        let (answers, args): (Vec<Responder<A::Outcome>>, Vec<A>) = own
             .into_iter()
             .map(|(tail, arg)| (tail.answer, arg))
             .unzip();
@@ -258,7 +258,7 @@ impl<A: Element> Lane<A> {
 /// What a batch keeps of an element besides its argument, to answer it.
 struct Tail<A: Element> {
     id: u64,
-    answer: Answer<A::Outcome>,
-    park: Option<Answer<A::Outcome>>,
+    answer: Responder<A::Outcome>,
+    park: Option<Responder<A::Outcome>>,
     rider: bool,
 }

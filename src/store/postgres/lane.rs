@@ -46,13 +46,10 @@ use crate::metrics::Metrics;
 mod run;
 
 /// Lanes (batches running at once). One: requests arriving while a batch runs wait for it and
-/// then go together. Measured in same-machine A/B runs of the closed loop (16 sender/worker
-/// pairs): one lane for all kinds took about a third less CPU per task than one lane per kind
-/// (0.77 against 2.0 transactions per task life) and moved about 7 % more tasks per second; two
-/// batches in flight, or a second one only for a backlog, split the waiting requests into
-/// smaller batches and gave less throughput for more CPU (roughly two thirds of one lane's tasks
-/// per second). Parked polls (below) rely on it: a poll is parked or riding in THE running
-/// batch, never in two.
+/// then go together. One lane for all kinds measured less CPU per task and more tasks per second
+/// than one lane per kind, or than a second batch in flight (BENCHMARKS.md, "Design choices").
+/// Parked polls (below) rely on it: a poll is parked or riding in THE running batch, never in
+/// two.
 pub const IN_FLIGHT: usize = 1;
 /// Elements per batch at most, riders aside.
 pub const MAX_BATCH: usize = 64;
@@ -110,10 +107,9 @@ struct Queue<A: Element> {
 /// runtime the combiner was made on (the server's multi-thread runtime) over connections of
 /// their own opened there: with several HTTP workers, a lane on one of them would notice a
 /// finished batch, and start the next one, only between the HTTP requests that worker is
-/// handling, while the others' requests wait (measured). With ONE
-/// HTTP worker ([`Combiner::run_on_the_http_worker`]) every request already runs on that thread,
-/// and the lane runs there too: its answers wake their requests without crossing threads
-/// (measured).
+/// handling, while the others' requests wait. With ONE HTTP worker
+/// ([`Combiner::run_on_the_http_worker`]) every request already runs on that thread, and the lane
+/// runs there too: its answers wake their requests without crossing threads.
 ///
 /// A long-poll's claim or drain that found nothing stays parked ([`Combiner::call_parking`]):
 /// the batches that may make work for it (a send to its recipient, a stored result) take it

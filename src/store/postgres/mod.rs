@@ -75,8 +75,8 @@ impl Postgres {
         // request forever: the same bound SQLite's busy_timeout gives.
         let opts = PgConnectOptions::from_str(url)?
             .options([("lock_timeout", format!("{}ms", LOCK_WAIT.as_millis()))]);
-        // No ping on every checkout: it costs a round trip per transaction (measured: 13.4k →
-        // 10.9k commits/s); a connection that died answers its next statement with an error
+        // No ping on every checkout: it costs a round trip per transaction (BENCHMARKS.md,
+        // "Design choices"); a connection that died answers its next statement with an error
         // (503, retriable) and the pool replaces it.
         let pool = PgPoolOptions::new()
             .max_connections(settings.max_connections)

@@ -11,8 +11,8 @@ pub const PEER_NOTIFY_INTERVAL: Duration = Duration::from_millis(5);
 
 /// Sends the cross-instance wake-up `NOTIFY` after the commits that asked for it, outside their
 /// transactions: a commit that carries a NOTIFY holds PostgreSQL's notification queue lock
-/// until its WAL is flushed, which serialises concurrent writers (measured: 13.4k plain commits
-/// per second against 4.0k with a NOTIFY inside). A NOTIFY is itself a write transaction, so
+/// until its WAL is flushed, which serialises concurrent writers (BENCHMARKS.md, "Design
+/// choices"). A NOTIFY is itself a write transaction, so
 /// this instance sends at most one per [`PEER_NOTIFY_INTERVAL`]: wake-ups that arrive while one
 /// is pending or during the interval are folded into the next one. The payload names this
 /// instance, whose own listener ignores it (its waiters were woken directly).

@@ -63,6 +63,15 @@ impl Metrics {
         c.fetch_add(n, Ordering::Relaxed);
     }
 
+    /// Sends, leases and results counted so far, as [`Throughput::sample`] takes them.
+    pub fn throughput_counts(&self) -> [u64; 3] {
+        [
+            self.tasks_sent.load(Ordering::Relaxed),
+            self.leases.load(Ordering::Relaxed),
+            self.results_posted.load(Ordering::Relaxed),
+        ]
+    }
+
     pub fn observe(&self, method: &str, route: &str, status: u16, seconds: f64) {
         let mut map = self.latency.lock().unwrap_or_else(|p| p.into_inner());
         let h = map

@@ -138,7 +138,9 @@ async fn sample_throughput(metrics: Arc<Metrics>) {
     loop {
         every.tick().await;
         let minute = crate::clock::now_ms().max(0) as u64 / 60_000;
-        metrics.throughput.sample(&metrics, minute);
+        metrics
+            .throughput
+            .sample(metrics.throughput_counts(), minute);
     }
 }
 

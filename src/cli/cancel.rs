@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use super::{pretty, ClientArgs};
+use super::args::{pretty, ClientArgs};
 
 #[derive(Args, Debug)]
 pub struct CancelArgs {

@@ -3,7 +3,7 @@
 use a2a_mailbox_client::types::answers::Compacted;
 use clap::Args;
 
-use super::{pretty, ClientArgs};
+use super::args::{pretty, ClientArgs};
 
 #[derive(Args, Debug)]
 pub struct CompactArgs {

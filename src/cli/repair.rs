@@ -4,7 +4,7 @@ use a2a_mailbox_client::types::answers::Repaired;
 use a2a_mailbox_client::types::{DuplicateRisk, RepairOutcome, RepairedState};
 use clap::{Args, ValueEnum};
 
-use super::{pretty, ClientArgs};
+use super::args::{pretty, ClientArgs};
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
 pub enum RiskArg {

@@ -6,7 +6,7 @@ use a2a_mailbox_client::QueueQuery;
 use clap::Args;
 use serde_json::json;
 
-use super::{pretty, ClientArgs};
+use super::args::{pretty, ClientArgs};
 use crate::clock::now_ms;
 use crate::mailbox::retry::{Candidate, Gate, RetryPolicy};
 

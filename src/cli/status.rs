@@ -5,7 +5,7 @@ use a2a_mailbox_client::QueueQuery;
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
-use super::{pretty, ClientArgs};
+use super::args::{pretty, ClientArgs};
 use crate::clock::now_ms;
 
 #[derive(Args, Debug)]

@@ -8,7 +8,7 @@ use a2a_mailbox_client::{AgentId, ListQuery};
 use anyhow::anyhow;
 use clap::Args;
 
-use super::{pretty, ClientArgs};
+use super::args::{pretty, ClientArgs};
 
 /// The filters of `GET /a2a/tasks`, as flags.
 #[derive(Args, Debug, Clone)]

@@ -4,9 +4,8 @@
 //! re-exported here. Deserialisation enforces the shape (types, enums, AgentId syntax);
 //! [`Validate`] enforces the rules serde cannot express (non-blank strings, ranges).
 
+mod limits;
 mod rules;
-
-use crate::error::MailboxError;
 
 pub use a2a_mailbox_types::{answers, integral};
 pub use a2a_mailbox_types::{
@@ -14,10 +13,8 @@ pub use a2a_mailbox_types::{
     HeartbeatRequest, Idempotency, Lease, PostResult, QueueEntry, QueueState, ResultStatus,
     TaskBatch, TaskState, TaskStatus, AGENT_ID_PATTERN,
 };
+pub use limits::{no_nul, MAX_MS};
 pub use rules::{cache_key, declared_idempotent, stated, Validate, MAX_STATED_CHARS};
-
-/// Largest value a `*_ms` field may carry: timestamps are stored as signed 64-bit integers.
-pub const MAX_MS: u64 = i64::MAX as u64;
 
 /// The OpenAPI `pattern` of a non-blank string: it contains a character that is not white space
 /// (Unicode `White_Space`, what [`str::trim`] removes). The schema attributes below repeat it
@@ -31,17 +28,6 @@ pub const NON_BLANK_TEXT_PATTERN: &str = r"^[^\u0000]*[^\u0000\t\n\x0B\f\r \x85\
 
 /// Free of NUL (U+0000): `error_message`.
 pub const NO_NUL_PATTERN: &str = r"^[^\u0000]*$";
-
-/// Keys and messages are stored as text columns, which cannot hold U+0000 on PostgreSQL: such
-/// strings are refused on both engines alike (400).
-pub fn no_nul(field: &str, value: Option<&str>) -> Result<(), MailboxError> {
-    if value.is_some_and(|v| v.contains('\0')) {
-        return Err(MailboxError::invalid(format!(
-            "{field} must not contain the NUL character (U+0000)"
-        )));
-    }
-    Ok(())
-}
 
 #[cfg(test)]
 mod tests {

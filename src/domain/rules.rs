@@ -1,7 +1,9 @@
 //! The rules of a valid body that serde cannot express, the free text a person gives, whether a
 //! task declared itself safe to run twice, and the result cache key.
 
-use super::{no_nul, A2ATask, CancelRequest, DuplicateSafety, PostResult, MAX_MS};
+use a2a_mailbox_types::{A2ATask, CancelRequest, DuplicateSafety, PostResult};
+
+use super::limits::{no_nul, MAX_MS};
 use crate::error::MailboxError;
 
 /// A body's rules beyond its shape: `Err` (400 `invalid_request`) names the first broken one.

@@ -44,9 +44,10 @@ impl Mailbox {
         let bounds = LEASE_AGE_BOUNDS_MS.map(|age| now - age);
         let (oldest_queued, _) = self.store.oldest().await?;
         let depth = self.store.depth_by_recipient(20).await?;
-        self.metrics
-            .throughput
-            .sample(&self.metrics, (now.max(0) as u64) / 60_000);
+        self.metrics.throughput.sample(
+            self.metrics.throughput_counts(),
+            (now.max(0) as u64) / 60_000,
+        );
         Ok(Overview {
             queued,
             in_flight,

@@ -2,10 +2,7 @@
 //! counters of this instance sampled a few times a minute (no cost on the requests themselves).
 
 use std::collections::VecDeque;
-use std::sync::atomic::Ordering;
 use std::sync::Mutex;
-
-use super::Metrics;
 
 /// Minutes kept.
 pub const MINUTES: usize = 30;
@@ -27,13 +24,8 @@ pub struct Throughput {
 }
 
 impl Throughput {
-    /// Records the counters as they stand now, in minute `minute`.
-    pub fn sample(&self, metrics: &Metrics, minute: u64) {
-        let now = [
-            metrics.tasks_sent.load(Ordering::Relaxed),
-            metrics.leases.load(Ordering::Relaxed),
-            metrics.results_posted.load(Ordering::Relaxed),
-        ];
+    /// Records the counters (sends, leases, results) as they stand now, in minute `minute`.
+    pub fn sample(&self, now: [u64; 3], minute: u64) {
         let mut samples = self.samples.lock().unwrap_or_else(|p| p.into_inner());
         match samples.back_mut() {
             Some((m, counts)) if *m == minute => *counts = now,
@@ -73,17 +65,18 @@ impl Throughput {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::Metrics;
 
     #[test]
     fn a_minute_counts_what_happened_since_the_previous_sample() {
         let metrics = Metrics::default();
         let t = Throughput::default();
-        t.sample(&metrics, 100);
+        t.sample(metrics.throughput_counts(), 100);
         metrics.add(&metrics.tasks_sent, 5);
         metrics.add(&metrics.leases, 2);
-        t.sample(&metrics, 101);
+        t.sample(metrics.throughput_counts(), 101);
         metrics.add(&metrics.results_posted, 1);
-        t.sample(&metrics, 101);
+        t.sample(metrics.throughput_counts(), 101);
         let minutes = t.minutes(101);
         assert_eq!(minutes.len(), MINUTES);
         let last = minutes.last().unwrap();

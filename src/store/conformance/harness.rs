@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use crate::store::{NewTask, PoolSettings, Store, TaskRow};
 
-pub(super) fn id(n: u8) -> String {
+pub(crate) fn id(n: u8) -> String {
     format!("00000000-0000-4000-8000-{n:012}")
 }
 
 /// Task `n` from alice to `recipient`.
-pub(super) fn task(n: u8, recipient: &str, deadline_ms: Option<i64>) -> NewTask {
+pub(crate) fn task(n: u8, recipient: &str, deadline_ms: Option<i64>) -> NewTask {
     NewTask {
         id: id(n),
         sender: "alice".to_owned(),
@@ -59,19 +59,19 @@ fn snap(step: &str, r: &TaskRow) -> String {
     )
 }
 
-pub(super) struct Trace(pub(super) Vec<String>);
+pub(crate) struct Trace(pub(crate) Vec<String>);
 
 impl Trace {
-    pub(super) fn row(&mut self, step: &str, r: &TaskRow) {
+    pub(crate) fn row(&mut self, step: &str, r: &TaskRow) {
         self.0.push(snap(step, r));
     }
 
-    pub(super) fn note(&mut self, line: String) {
+    pub(crate) fn note(&mut self, line: String) {
         self.0.push(line);
     }
 }
 
-pub(super) async fn open(url: &str) -> Store {
+pub(crate) async fn open(url: &str) -> Store {
     let settings = PoolSettings {
         max_connections: 4,
         acquire_timeout: Duration::from_secs(10),
@@ -84,7 +84,7 @@ pub(super) async fn open(url: &str) -> Store {
 }
 
 /// `postgres://u@h:p/db?x` with the database replaced by `db`.
-pub(super) fn with_db(base: &str, db: &str) -> String {
+pub(crate) fn with_db(base: &str, db: &str) -> String {
     let (head, query) = base
         .split_once('?')
         .map_or((base, None), |(h, q)| (h, Some(q)));

@@ -1,9 +1,10 @@
 //! The batch route (docs/contract.md#batch): many tasks in one transaction, all or nothing.
 
+use super::openapi;
 use super::params::typed_owned;
 use super::respond::{answer, api_routes, Answer};
+use super::state::State;
 use super::write::WriteRequest;
-use super::{openapi, State};
 use crate::auth::Caller;
 use crate::domain::answers;
 use crate::domain::TaskBatch;

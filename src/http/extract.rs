@@ -10,7 +10,7 @@ use actix_web::error::{
 use actix_web::{dev::Payload, mime, web, FromRequest, HttpMessage, HttpRequest};
 use serde_json::Value;
 
-use super::State;
+use super::state::State;
 use crate::auth::{refused, AuthReason, Caller, Refused};
 use crate::error::{ErrorCode, MailboxError};
 

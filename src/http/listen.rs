@@ -20,7 +20,10 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tracing_actix_web::TracingLogger;
 
 use super::conn::ContractErrors;
-use super::State;
+use super::extract::{form_config, json_config, path_config, query_config};
+use super::nul_guard::refuse_nul;
+use super::respond::{not_found_route, observe_latency};
+use super::state::State;
 use crate::transport::{self, Bind};
 
 /// Pending connections a listening socket holds (as actix-web's own default).
@@ -41,10 +44,15 @@ pub struct Listening {
     pub sockets: Vec<transport::SocketFile>,
 }
 
-/// The service's app: every route, the extractors' error answers and the middleware.
+/// Adds the service's routes to an app.
+pub type Configure = fn(&mut web::ServiceConfig);
+
+/// The service's app: every route (`configure`'s), the extractors' error answers and the
+/// middleware.
 fn app(
     state: State,
     max_body: usize,
+    configure: Configure,
 ) -> App<
     impl actix_web::dev::ServiceFactory<
         actix_web::dev::ServiceRequest,
@@ -56,22 +64,23 @@ fn app(
 > {
     App::new()
         .app_data(state)
-        .app_data(super::json_config(max_body))
-        .app_data(super::form_config(max_body))
+        .app_data(json_config(max_body))
+        .app_data(form_config(max_body))
         .app_data(web::PayloadConfig::new(max_body))
-        .app_data(super::extract_query_config())
-        .app_data(super::extract_path_config())
-        .wrap(from_fn(super::refuse_nul))
-        .wrap(from_fn(super::observe_latency))
+        .app_data(query_config())
+        .app_data(path_config())
+        .wrap(from_fn(refuse_nul))
+        .wrap(from_fn(observe_latency))
         .wrap(TracingLogger::default())
-        .configure(super::configure)
-        .default_service(web::to(super::not_found_route))
+        .configure(configure)
+        .default_service(web::to(not_found_route))
 }
 
 /// The HTTP service of one worker and socket, over a stream of type `T`.
 fn http_service<T>(
     (state, stopping): (State, GracefulShutdownSignal),
     max_body: usize,
+    configure: Configure,
 ) -> impl ServiceFactory<
     (T, Protocol, Option<SocketAddr>),
     Config = (),
@@ -92,23 +101,23 @@ where
             async move { stopping.notified().await }
         })
         .finish(map_config(
-            app(state, max_body)
+            app(state, max_body, configure)
                 .into_factory()
                 .map_err(|e: actix_web::Error| e.error_response()),
             |_| AppConfig::default(),
         ))
 }
 
-/// Binds every entry of `binds` (a Unix socket file gets `unix_mode`) for `workers` threads.
+/// Binds every entry of `binds` (a Unix socket file gets `unix_mode`) for `workers` threads, each
+/// serving `configure`'s routes.
 pub fn listen(
     state: State,
     max_body: usize,
     binds: &[Bind],
     unix_mode: u32,
     workers: usize,
+    configure: Configure,
 ) -> anyhow::Result<Listening> {
-    // Before any bind: a worker's routes are then ready as soon as it starts.
-    super::served_at();
     let mut builder = ServerBuilder::default()
         .workers(workers)
         .shutdown_timeout(SHUTDOWN_SECS);
@@ -128,7 +137,11 @@ pub fn listen(
                             let peer = io.peer_addr().ok();
                             Ok((ContractErrors::new(io), Protocol::Http1, peer))
                         })
-                        .and_then(http_service(http(), max_body))
+                        .and_then(http_service(
+                            http(),
+                            max_body,
+                            configure,
+                        ))
                     })?;
                     transports.push(format!("tcp:{at}"));
                 }
@@ -141,7 +154,11 @@ pub fn listen(
                         fn_service(|io: UnixStream| async move {
                             Ok((ContractErrors::new(io), Protocol::Http1, None))
                         })
-                        .and_then(http_service(http(), max_body))
+                        .and_then(http_service(
+                            http(),
+                            max_body,
+                            configure,
+                        ))
                     }
                 })?;
                 transports.push(format!("unix:{}", path.display()));

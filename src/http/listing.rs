@@ -3,9 +3,10 @@
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 
+use super::openapi;
 use super::params::{limit, path_uuid};
 use super::respond::{api_routes, Answer};
-use super::{openapi, State};
+use super::state::State;
 use crate::auth::Caller;
 use crate::domain::answers;
 use crate::domain::{no_nul, AgentId, TaskState, MAX_MS};

@@ -18,43 +18,24 @@ mod ops;
 mod params;
 mod respond;
 mod results;
+pub(crate) mod state;
 mod system;
 mod tasks;
 pub(crate) mod time;
 mod write;
 
-use std::sync::{Arc, LazyLock};
+use std::sync::LazyLock;
 
 use actix_web::web;
-
-use crate::auth::Verifier;
-use crate::mailbox::Mailbox;
 
 pub use extract::{
     form_config, json_config, path_config as extract_path_config,
     query_config as extract_query_config,
 };
-pub use listen::{listen, Listening};
+pub use listen::Listening;
 pub use nul_guard::refuse_nul;
 pub use respond::{not_found_route, observe_latency};
-
-/// Shared by every handler; holds no per-request state.
-pub struct AppState {
-    pub mailbox: Mailbox,
-    pub verifier: Verifier,
-    pub max_body_bytes: usize,
-    /// The policy `POST /a2a/scheduler/tick` runs (from `A2A_MAILBOX_AUTO_RETRY_*`).
-    pub scheduler_policy: crate::mailbox::retry::RetryPolicy,
-    /// The A2A facade's settings (docs/contract.md#a2a).
-    pub a2a: a2a::Settings,
-    /// The namespace of the A2A facade's task ids, generated once per database and never
-    /// revealed (`Mailbox::secret_namespace`).
-    pub a2a_namespace: uuid::Uuid,
-    /// What the service listens on (`tcp:ADDR`, `unix:PATH`), set once it is bound.
-    pub transports: std::sync::OnceLock<Vec<String>>,
-}
-
-pub type State = web::Data<Arc<AppState>>;
+pub use state::{AppState, State};
 
 /// Every resource module's table, in the order their paths are matched (`/a2a/tasks/batch`
 /// before `/a2a/tasks/{id}`, which would take `batch` for an id).
@@ -76,6 +57,20 @@ fn served_at() -> &'static respond::ServedAt {
     static SERVED_AT: LazyLock<respond::ServedAt> =
         LazyLock::new(|| respond::served_at(tables().iter().map(|t| &t.part)));
     &SERVED_AT
+}
+
+/// Binds every entry of `binds` (a Unix socket file gets `unix_mode`) for `workers` threads and
+/// serves every route of the service on each.
+pub fn listen(
+    state: State,
+    max_body: usize,
+    binds: &[crate::transport::Bind],
+    unix_mode: u32,
+    workers: usize,
+) -> anyhow::Result<Listening> {
+    // Before any bind: a worker's routes are then ready as soon as it starts.
+    served_at();
+    listen::listen(state, max_body, binds, unix_mode, workers, configure)
 }
 
 /// Every route of the service.

@@ -10,7 +10,7 @@ use actix_web::{http::header, web, HttpMessage};
 use futures_util::StreamExt;
 
 use super::extract::NUL_REFUSED;
-use super::State;
+use super::state::State;
 use crate::error::{ErrorCode, MailboxError};
 
 /// Whether a raw (percent-encoded) query string, path or form body decodes to text with a NUL

@@ -4,10 +4,11 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 
+use super::openapi;
 use super::params::{limit, non_negative, LimitQuery};
 use super::respond::{answer, api_routes, Answer};
+use super::state::State;
 use super::write::{Keyed, WriteRequest};
-use super::{openapi, State};
 use crate::auth::Caller;
 use crate::domain::answers;
 use crate::domain::QueueState;

@@ -11,7 +11,7 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 
 use super::openapi::Part;
-use super::State;
+use super::state::State;
 use crate::error::{ErrorCode, MailboxError};
 use crate::mailbox::Done;
 
@@ -118,7 +118,7 @@ macro_rules! api_routes {
         struct Paths;
 
         /// This module's routes, with their part of the OpenAPI document.
-        pub(super) fn table() -> $crate::http::respond::Table {
+        pub(crate) fn table() -> $crate::http::respond::Table {
             let part = $crate::http::openapi::Part {
                 tag: $tag,
                 doc: <Paths as utoipa::OpenApi>::openapi,

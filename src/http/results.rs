@@ -2,10 +2,11 @@
 
 use actix_web::{web, HttpResponse};
 
+use super::openapi;
 use super::params::{limit, wait, LimitQuery, WaitQuery};
 use super::respond::{answer, api_routes, Answer};
+use super::state::State;
 use super::write::WriteRequest;
-use super::{openapi, State};
 use crate::auth::Caller;
 use crate::domain::answers;
 use crate::domain::PostResult;

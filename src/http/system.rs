@@ -2,8 +2,9 @@
 
 use actix_web::HttpResponse;
 
+use super::openapi;
 use super::respond::api_routes;
-use super::{openapi, State};
+use super::state::State;
 use crate::domain::answers;
 use crate::error::MailboxError;
 

@@ -3,10 +3,11 @@
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 
+use super::openapi;
 use super::params::{limit, path_uuid, wait, LimitQuery, WaitQuery};
 use super::respond::{answer, api_routes, Answer};
+use super::state::State;
 use super::write::{OptionalWriteRequest, WriteRequest};
-use super::{openapi, State};
 use crate::auth::Caller;
 use crate::domain::answers;
 use crate::domain::{AgentId, CancelRequest, HeartbeatRequest};

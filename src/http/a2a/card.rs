@@ -7,7 +7,7 @@ use serde_json::json;
 use super::recipient;
 use super::wire::SKILL_NAME;
 use crate::error::MailboxError;
-use crate::http::{AppState, State};
+use crate::http::state::{AppState, State};
 
 /// The base of the cards' absolute URLs: `A2A_MAILBOX_PUBLIC_URL`, else `http://` and the first
 /// TCP address the service listens on.

@@ -11,8 +11,8 @@ use super::wire::{self, Incoming, View, KEPT};
 use crate::auth::Caller;
 use crate::domain::{AgentId, TaskStatus};
 use crate::error::ErrorCode;
+use crate::http::state::AppState;
 use crate::http::time::parse_ms;
-use crate::http::AppState;
 use crate::mailbox::listing::{ListRequest, Role};
 use crate::mailbox::Writer;
 

@@ -11,10 +11,8 @@ mod errors;
 mod jsonrpc;
 mod methods;
 mod rest;
-
+pub(crate) mod settings;
 mod wire;
-
-use std::time::Duration;
 
 use actix_web::{web, HttpRequest};
 
@@ -23,16 +21,7 @@ use crate::domain::AgentId;
 use crate::error::{ErrorCode, MailboxError};
 use errors::{A2aError, Kind};
 
-/// The facade's settings.
-#[derive(Clone, Debug)]
-pub struct Settings {
-    /// The public base of the cards' absolute URLs (`A2A_MAILBOX_PUBLIC_URL`); `None`: the
-    /// first TCP address the service listens on.
-    pub public_url: Option<String>,
-    /// How long a SendMessage without `returnImmediately` waits for its task to be answered
-    /// (`A2A_MAILBOX_A2A_BLOCK_MS`).
-    pub block: Duration,
-}
+pub use settings::Settings;
 
 /// The routes of every agent. `…/tasks/{id}` comes last: the `:cancel` and `:subscribe` paths
 /// are matched first.

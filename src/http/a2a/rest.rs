@@ -11,7 +11,7 @@ use super::{check_version, key_header, recipient};
 use crate::auth::Caller;
 use crate::http::extract::{parse_json, BodyFault, JsonBytes, NUL_REFUSED};
 use crate::http::respond::Answer;
-use crate::http::State;
+use crate::http::state::State;
 
 /// Which method a route runs.
 #[derive(Clone, Copy)]

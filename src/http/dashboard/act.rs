@@ -7,10 +7,10 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use maud::html;
 use uuid::Uuid;
 
-use super::layout::{notice, outcome_page};
-use super::session::{check_csrf, session, Session};
+use super::layout::{notice, outcome_page, Session};
+use super::session::{check_csrf, session};
 use crate::error::{ErrorCode, MailboxError};
-use crate::http::State;
+use crate::http::state::State;
 use crate::mailbox::repair::{DuplicateRisk, RepairCommand, RepairRequest};
 use crate::mailbox::Writer;
 

@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use super::layout::{ok, when};
 use super::session::session;
-use crate::http::State;
+use crate::http::state::State;
 use crate::mailbox::admin::AuditFilter;
 use crate::mailbox::now_ms;
 

@@ -1,16 +1,23 @@
 //! The page every screen shares, the headers every page is served with (a strict
 //! Content-Security-Policy: scripts and styles only from the embedded assets), and the small
-//! pieces of markup the screens repeat.
+//! pieces of markup the screens repeat; and the signed-in operator they are shown to.
 
 use actix_web::http::{header, StatusCode};
 use actix_web::HttpResponse;
 use maud::{html, Markup, DOCTYPE};
 
-use super::session::Session;
+use crate::auth::Caller;
 use crate::http::time::format_ms;
 
 pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
     connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/// The signed-in operator (`session.rs` signs them in).
+pub struct Session {
+    pub caller: Caller,
+    /// What every state-changing form of this session must carry.
+    pub csrf: String,
+}
 
 /// A whole page: the navigation (with sign-out) for a signed-in operator, then `body`.
 pub fn page(title: &str, session: Option<&Session>, body: Markup) -> Markup {

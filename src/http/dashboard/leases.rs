@@ -7,11 +7,11 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use maud::{html, Markup};
 use serde::Deserialize;
 
-use super::layout::{age, csrf_field, ok, when};
-use super::session::{session, Session};
+use super::layout::{age, csrf_field, ok, when, Session};
+use super::session::session;
 use crate::domain::{declared_idempotent, QueueEntry, QueueState};
 use crate::error::MailboxError;
-use crate::http::State;
+use crate::http::state::State;
 use crate::mailbox::now_ms;
 use crate::mailbox::tasks::QueueFilter;
 

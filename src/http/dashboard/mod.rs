@@ -19,8 +19,7 @@ use maud::html;
 
 use super::respond::routes;
 use crate::error::MailboxError;
-use layout::outcome_page;
-use session::Session;
+use layout::{outcome_page, Session};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     routes!(cfg;

@@ -6,7 +6,7 @@ use maud::{html, Markup};
 
 use super::layout::{age, ok, respond, when};
 use super::session::session;
-use crate::http::State;
+use crate::http::state::State;
 use crate::mailbox::overview::{Overview, FINISHED_COUNT_CAP, LEASE_AGE_BOUNDS_MS};
 use crate::metrics::Minute;
 

@@ -6,7 +6,7 @@ use maud::{html, Markup};
 
 use super::layout::{csrf_field, ok};
 use super::session::{check_csrf, session, CsrfForm};
-use crate::http::State;
+use crate::http::state::State;
 use crate::mailbox::retry::{RetryReport, ScanKind};
 use crate::mailbox::Writer;
 

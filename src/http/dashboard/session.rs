@@ -17,9 +17,9 @@ use maud::html;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use super::layout::{page, respond};
+use super::layout::{page, respond, Session};
 use crate::auth::{now_secs, Caller};
-use crate::http::{AppState, State};
+use crate::http::state::{AppState, State};
 
 pub const COOKIE: &str = "a2a_dashboard";
 /// The pre-session cookie: the sign-in form's own token.
@@ -27,13 +27,6 @@ pub const LOGIN_COOKIE: &str = "a2a_dashboard_login";
 const LOGIN_PATH: &str = "/dashboard/login";
 /// How long a sign-in form stays valid.
 const LOGIN_FORM_AGE: CookieAge = CookieAge::days(1);
-
-/// The signed-in operator.
-pub struct Session {
-    pub caller: Caller,
-    /// What every state-changing form of this session must carry.
-    pub csrf: String,
-}
 
 /// The session of a request, or the page to answer instead: the sign-in page without a valid
 /// token, a refusal for a token without `a2a.operator`.

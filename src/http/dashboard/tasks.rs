@@ -10,7 +10,7 @@ use uuid::Uuid;
 use super::layout::{csrf_field, notice, ok, when};
 use super::session::{check_csrf, see_other, session, CsrfForm};
 use crate::domain::{AgentId, TaskState, TaskStatus};
-use crate::http::State;
+use crate::http::state::State;
 use crate::mailbox::listing::ListRequest;
 use crate::mailbox::Writer;
 

@@ -5,7 +5,7 @@ use utoipa::openapi::path::Operation;
 use utoipa::openapi::{OpenApi, RefOr};
 
 use super::conventions::{codes_named_in, error_response};
-use super::Status;
+use super::shared::Status;
 
 /// A module's refusals: per operation (by its id, the handler's name), one description per error
 /// status. The description names the codes answered with that status (`` `code` ``), and the
@@ -25,7 +25,7 @@ fn status_of(description: &str, status: Status) -> Option<u16> {
 }
 
 /// Adds each operation's refusals to it in `doc`.
-pub(super) fn add(doc: &mut OpenApi, refusals: Refusals, code_status: Status) {
+pub(crate) fn add(doc: &mut OpenApi, refusals: Refusals, code_status: Status) {
     for (route, descriptions) in refusals {
         let op = operation(doc, route).unwrap_or_else(|| panic!("no operation {route}"));
         for description in *descriptions {

@@ -1,0 +1,26 @@
+//! The state every handler shares.
+
+use std::sync::Arc;
+
+use actix_web::web;
+
+use crate::auth::Verifier;
+use crate::mailbox::Mailbox;
+
+/// Shared by every handler; holds no per-request state.
+pub struct AppState {
+    pub mailbox: Mailbox,
+    pub verifier: Verifier,
+    pub max_body_bytes: usize,
+    /// The policy `POST /a2a/scheduler/tick` runs (from `A2A_MAILBOX_AUTO_RETRY_*`).
+    pub scheduler_policy: crate::mailbox::retry::RetryPolicy,
+    /// The A2A facade's settings (docs/contract.md#a2a).
+    pub a2a: super::a2a::settings::Settings,
+    /// The namespace of the A2A facade's task ids, generated once per database and never
+    /// revealed (`Mailbox::secret_namespace`).
+    pub a2a_namespace: uuid::Uuid,
+    /// What the service listens on (`tcp:ADDR`, `unix:PATH`), set once it is bound.
+    pub transports: std::sync::OnceLock<Vec<String>>,
+}
+
+pub type State = web::Data<Arc<AppState>>;

@@ -39,7 +39,7 @@ impl AuthReason {
 
     /// What the verifier's error says about the token (anything about the server's own key is
     /// `invalid`).
-    pub(crate) fn of(kind: &jsonwebtoken::errors::ErrorKind) -> AuthReason {
+    pub(super) fn of(kind: &jsonwebtoken::errors::ErrorKind) -> AuthReason {
         use jsonwebtoken::errors::ErrorKind as K;
         match kind {
             K::InvalidToken | K::Base64(_) | K::Json(_) | K::Utf8(_) | K::InvalidClaimFormat(_) => {

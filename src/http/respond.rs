@@ -118,7 +118,7 @@ macro_rules! api_routes {
         struct Paths;
 
         /// This module's routes, with their part of the OpenAPI document.
-        pub(crate) fn table() -> $crate::http::respond::Table {
+        pub(super) fn table() -> $crate::http::respond::Table {
             let part = $crate::http::openapi::Part {
                 tag: $tag,
                 doc: <Paths as utoipa::OpenApi>::openapi,

@@ -19,7 +19,7 @@ use utoipa::Modify;
 use super::shared::{IDEMPOTENCY_KEY_MAX_LEN, IDEMPOTENCY_KEY_PATTERN, PUBLIC_PATHS, STATIC_PATHS};
 use crate::error::ErrorCode;
 
-pub(crate) struct Conventions;
+pub(super) struct Conventions;
 
 /// Text without the NUL character.
 const NO_NUL_PATTERN: &str = r"^[^\u0000]*$";
@@ -99,7 +99,7 @@ pub(crate) fn error_example(code: ErrorCode) -> Value {
     serde_json::to_value(body).expect("an error body serialises")
 }
 
-pub(crate) fn error_response(description: &str) -> Response {
+pub(super) fn error_response(description: &str) -> Response {
     ResponseBuilder::new()
         .description(description)
         .content(

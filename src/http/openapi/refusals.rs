@@ -25,7 +25,7 @@ fn status_of(description: &str, status: Status) -> Option<u16> {
 }
 
 /// Adds each operation's refusals to it in `doc`.
-pub(crate) fn add(doc: &mut OpenApi, refusals: Refusals, code_status: Status) {
+pub(super) fn add(doc: &mut OpenApi, refusals: Refusals, code_status: Status) {
     for (route, descriptions) in refusals {
         let op = operation(doc, route).unwrap_or_else(|| panic!("no operation {route}"));
         for description in *descriptions {

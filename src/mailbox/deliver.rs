@@ -6,8 +6,7 @@ use std::time::Duration;
 
 use uuid::Uuid;
 
-use super::longpoll::WaitFor;
-use super::{now_ms, Mailbox};
+use super::{now_ms, Mailbox, WaitFor};
 use crate::auth::Caller;
 use crate::domain::{TaskState, TaskStatus};
 use crate::error::MailboxError;

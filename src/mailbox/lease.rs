@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use uuid::Uuid;
 
-use super::{now_ms, Mailbox, Polled, WaitFor, Waiting, Wake};
+use super::longpoll::{Polled, Waiting};
+use super::{now_ms, Mailbox, WaitFor, Wake};
 use crate::auth::{Caller, ScopeCtx};
 use crate::domain::answers::{TaskOpt, TaskOptKind};
 use crate::domain::{A2ATask, Lease};

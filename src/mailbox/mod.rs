@@ -23,6 +23,8 @@ mod secrets;
 mod send;
 pub mod tasks;
 mod visibility;
+mod wakeups;
+mod writer;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -37,11 +39,11 @@ use crate::metrics::Metrics;
 use crate::store::{Store, Tx};
 
 pub use crate::clock::now_ms;
-pub use idempotency::{IdemRequest, Writer};
-pub use longpoll::Wakeups;
+pub use wakeups::Wakeups;
+pub use writer::{IdemRequest, Writer};
 
-pub(crate) use longpoll::{Polled, WaitFor, Waiting};
 pub(crate) use visibility::{check_lease, not_found, visible_to};
+pub(crate) use wakeups::WaitFor;
 
 /// Tunables of the mailbox's rules.
 #[derive(Clone, Debug)]

@@ -4,9 +4,8 @@ use std::time::Duration;
 
 use super::audit::{audit, audited_check, respond_audit_halves};
 use super::cancel::{refuse_if_canceled_for, task_canceled};
-use super::{
-    check_lease, rule, visible_to, Cx, Done, Fast, Mailbox, Polled, Rule, WaitFor, Waiting, Wake,
-};
+use super::longpoll::{Polled, Waiting};
+use super::{check_lease, rule, visible_to, Cx, Done, Fast, Mailbox, Rule, WaitFor, Wake};
 use crate::auth::{Caller, CapCheck, ScopeCtx};
 use crate::domain::answers::{ResultOpt, ResultOptKind, ResultPosted, Results, ResultsKind};
 use crate::domain::{A2ATaskResult, PostResult, TaskState};

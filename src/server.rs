@@ -84,7 +84,7 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let workers = http_workers(s.http_workers, store.engine().runs_a_lane(), cores);
     if workers == 1 {
-        // Every request runs on the one worker: the lane runs there too (see `batch`).
+        // Every request runs on the one worker: the lane runs there too.
         store.run_the_lane_on_the_http_worker();
     }
     let max_body = s.max_body_bytes;
@@ -97,11 +97,16 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
         a2a_namespace,
         transports: std::sync::OnceLock::new(),
     }));
+    // SIGTERM and SIGINT stop the server gracefully from the moment it binds: the handlers are
+    // installed before any socket exists (the server's own come only once it runs), so a signal
+    // sent as soon as a socket accepts never kills the process mid-start.
+    let stop_signals = StopSignals::install()?;
     let http::Listening {
         server,
         transports,
         sockets,
     } = http::listen(state.clone(), max_body, &s.binds, s.unix_mode, workers)?;
+    stop_signals.stop(server.handle());
     for t in &transports {
         match t.strip_prefix("tcp:") {
             Some(addr) => println!("a2a-mailbox listening on http://{addr}"),
@@ -127,6 +132,33 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
     outcome?;
     store.close().await;
     Ok(())
+}
+
+/// The stop signals, listened for before the server binds.
+struct StopSignals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    fn install() -> std::io::Result<StopSignals> {
+        use tokio::signal::unix::{signal, SignalKind};
+        Ok(StopSignals {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+        })
+    }
+
+    /// Stops `server` gracefully at the first of them (one that came before is not lost).
+    fn stop(mut self, server: actix_server::ServerHandle) {
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = self.term.recv() => {}
+                _ = self.int.recv() => {}
+            }
+            server.stop(true).await;
+        });
+    }
 }
 
 /// The name of the secret namespace the A2A facade derives its task ids from.

@@ -76,7 +76,7 @@ pub(super) async fn write_audits<'a>(
         .into_iter()
         // A run of equal rows (a batch's items for one recipient) is serialised once.
         .filter(|row| last.replace(*row) != Some(*row))
-        .map(|(kind, fields)| (*kind, super::audit::bounded(fields.clone())))
+        .map(|(kind, fields)| (*kind, super::audit::bounded(fields)))
         .filter(|row| seen.insert(row.clone()))
         .collect();
     tx.audit_many(now, caller.sub.as_str(), &rows).await
@@ -174,7 +174,7 @@ impl Mailbox {
         }
         let inserted = self
             .store
-            .send_fast(accepted.stored(), super::audit::bounded(checked.clone()))
+            .send_fast(accepted.stored(), super::audit::bounded(checked))
             .await?;
         if !inserted {
             return Ok(None);

@@ -183,6 +183,17 @@ pub struct MailboxArgs {
         default_value_t = 600
     )]
     pub auth_failures_per_minute: u64,
+    /// Requests of one caller (token subject) this instance parks at once (long-polls, blocking
+    /// sends); the next answers 429 `too_many_waiting`.
+    #[arg(
+        long,
+        env = "A2A_MAILBOX_MAX_WAITING_PER_CALLER",
+        default_value_t = 1000
+    )]
+    pub max_waiting_per_caller: usize,
+    /// Requests this instance parks at once from everyone; the next answers 503 `overloaded`.
+    #[arg(long, env = "A2A_MAILBOX_MAX_WAITING", default_value_t = 50_000)]
+    pub max_waiting: usize,
 }
 
 impl MailboxArgs {
@@ -209,6 +220,10 @@ impl MailboxArgs {
             idempotency_pending_ttl_ms: clamp_ms(self.idempotency_pending_ttl_ms),
             audit_retention_ms: clamp_ms(self.audit_retention_ms),
             auth_failures_per_minute: self.auth_failures_per_minute,
+            waiting: crate::mailbox::WaitingLimits {
+                per_caller: self.max_waiting_per_caller,
+                total: self.max_waiting,
+            },
             ..MailboxConfig::default()
         })
     }

@@ -34,6 +34,10 @@ pub struct Metrics {
     pub forced_errors: AtomicU64,
     pub cache_hits: AtomicU64,
     pub idempotency_replays: AtomicU64,
+    /// Requests parked now, waiting for a task or a result (a gauge; see `mailbox/wakeups.rs`).
+    pub waiters: AtomicU64,
+    /// Parked requests woken by a commit (or handed what they waited for by it).
+    pub wakeups: AtomicU64,
     /// PostgreSQL group commit, per [`BATCH_KINDS`]: batches that carried the kind, and the
     /// requests of the kind they carried.
     pub batches: [AtomicU64; 4],
@@ -96,7 +100,13 @@ impl Metrics {
             }
             let _ = writeln!(out, "{name}{labels} {value}");
         }
-        let counters: [(&str, &str, &AtomicU64); 9] = [
+        let name = "a2a_waiters";
+        let _ = writeln!(
+            out,
+            "# HELP {name} Requests parked on this instance now, waiting for a task or a result.\n# TYPE {name} gauge\n{name} {}",
+            self.waiters.load(Ordering::Relaxed)
+        );
+        let counters: [(&str, &str, &AtomicU64); 10] = [
             (
                 "a2a_tasks_sent_total",
                 "Tasks queued by this instance.",
@@ -136,6 +146,11 @@ impl Metrics {
                 "a2a_idempotency_key_replays_total",
                 "Requests answered from a stored Idempotency-Key response.",
                 &self.idempotency_replays,
+            ),
+            (
+                "a2a_wakeups_total",
+                "Parked requests woken by a commit that concerned them (or handed what they waited for by it).",
+                &self.wakeups,
             ),
             (
                 "a2a_pg_batch_transactions_total",

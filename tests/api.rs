@@ -33,5 +33,6 @@ mod api {
     mod transports;
     mod unavailable;
     mod validation;
+    mod waiting;
     mod wal;
 }

@@ -32,7 +32,8 @@ pub fn status(code: ErrorCode) -> StatusCode {
         UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
         IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
         MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-        StorageUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+        TooManyWaiting => StatusCode::TOO_MANY_REQUESTS,
+        StorageUnavailable | Overloaded => StatusCode::SERVICE_UNAVAILABLE,
         Internal => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }

@@ -56,7 +56,7 @@ impl Mailbox {
         write_audits(tx, caller, now, accepted.iter().flat_map(|(a, _)| a)).await?;
         let refusal = match self.store_batch(tx, caller, &accepted, now).await? {
             Err((index, e)) => (index, &accepted[index].0, e),
-            Ok(items) => match refused.as_ref() {
+            Ok((items, wake)) => match refused.as_ref() {
                 None => {
                     tx.end_group().await?;
                     let created = items.iter().any(|i| !i.replayed);
@@ -65,7 +65,7 @@ impl Mailbox {
                         replayed: !created,
                         ..Done::created(items)
                     }
-                    .waking(Wake::Everyone));
+                    .waking(wake));
                 }
                 Some((index, audits, e)) => (*index, audits, e.clone()),
             },
@@ -88,8 +88,9 @@ impl Mailbox {
         caller: &Caller,
         accepted: &[(Vec<(&'static str, Value)>, Accepted)],
         now: i64,
-    ) -> Result<Result<Vec<BatchItem>, (usize, MailboxError)>, MailboxError> {
+    ) -> Result<Result<(Vec<BatchItem>, Wake), (usize, MailboxError)>, MailboxError> {
         let mut items = Vec::with_capacity(accepted.len());
+        let mut wakes = Vec::with_capacity(accepted.len());
         let mut at = 0;
         while at < accepted.len() {
             let run = accepted[at..]
@@ -103,18 +104,21 @@ impl Mailbox {
             };
             for (offset, outcome) in outcomes.into_iter().enumerate() {
                 match outcome {
-                    Ok(done) => items.push(BatchItem {
-                        task_id: done.value.task_id,
-                        replayed: done.replayed,
-                        replayed_from: done.value.replayed_from,
-                    }),
+                    Ok(done) => {
+                        wakes.push(done.wake);
+                        items.push(BatchItem {
+                            task_id: done.value.task_id,
+                            replayed: done.replayed,
+                            replayed_from: done.value.replayed_from,
+                        })
+                    }
                     Err(e) if e.is_refusal() => return Ok(Err((at + offset, e))),
                     Err(e) => return Err(e),
                 }
             }
             at += run.max(1);
         }
-        Ok(Ok(items))
+        Ok(Ok((items, Wake::Many(wakes))))
     }
 
     /// Items without a cache key, inserted by one statement; an id that exists is answered as
@@ -132,7 +136,8 @@ impl Mailbox {
         let mut outcomes = Vec::with_capacity(run.len());
         for (_, a) in run {
             outcomes.push(if inserted.contains(&a.id) {
-                Ok(Done::created(TaskQueued::new(a.task.id, None)))
+                Ok(Done::created(TaskQueued::new(a.task.id, None))
+                    .waking(Wake::Recipient(a.task.recipient.to_string())))
             } else {
                 self.replay_after_race(tx, &a.task, &a.body).await
             });

@@ -5,7 +5,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::audit::{actions_audit, audit, CAPABILITY_CHECK};
-use super::{check_lease, not_found, rule, visible_to, Cx, Done, Mailbox};
+use super::{check_lease, not_found, rule, visible_to, Cx, Done, Mailbox, Wake};
 use crate::auth::Caller;
 use crate::domain::answers::TaskCanceled;
 use crate::domain::TaskState;
@@ -116,7 +116,8 @@ impl Mailbox {
                     }),
                 )
                 .await?;
-                Ok(Done::changed(canceled))
+                // Whoever waits for the task to settle.
+                Ok(Done::changed(canceled).waking(Wake::Watchers(row.sender.clone())))
             }
             TaskState::Canceled => Ok(Done::replay(canceled(&row, task_id)?)),
             TaskState::ResultPending | TaskState::Resolved => Err(MailboxError::new(

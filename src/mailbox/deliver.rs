@@ -45,8 +45,8 @@ impl Mailbox {
     }
 
     /// The task as [`Mailbox::task_status`] reads it, once it is settled or `wait` has passed,
-    /// whichever comes first. Sleeps on the wake-up signal of the caller's results (and every
-    /// other instance's commits), re-reading at least once a second.
+    /// whichever comes first. Parked while it waits (docs/contract.md#waiting), as a watcher of
+    /// its sender's tasks: it reads the task again only when a commit settles one of them.
     pub async fn await_settled(
         &self,
         caller: &Caller,
@@ -54,16 +54,22 @@ impl Mailbox {
         wait: Duration,
     ) -> Result<TaskStatus, MailboxError> {
         let deadline = tokio::time::Instant::now() + wait;
+        let status = self.task_status(caller, id).await?;
+        if status.state.is_settled() || wait.is_zero() {
+            return Ok(status);
+        }
+        let sender = status.task.sender.to_string();
+        let me = self
+            .wakeups
+            .park(WaitFor::Watch, &sender, caller.sub.as_str())?;
         loop {
-            let mut woken = self.wakeups.listen(WaitFor::Result, caller.sub.as_str());
+            me.arm();
             let status = self.task_status(caller, id).await?;
             let now = tokio::time::Instant::now();
             if status.state.is_settled() || now >= deadline {
                 return Ok(status);
             }
-            woken
-                .wait((deadline - now).min(Duration::from_secs(1)))
-                .await;
+            me.wait(deadline - now).await;
         }
     }
 }

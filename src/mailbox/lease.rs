@@ -31,9 +31,11 @@ impl Mailbox {
             )?;
         }
         let leased = self
-            .long_poll(wait, (WaitFor::Task, recipient), || {
-                self.lease_once(caller, recipient)
-            })
+            .long_poll(
+                wait,
+                (WaitFor::Task, recipient, caller.sub.as_str()),
+                || self.lease_once(caller, recipient),
+            )
             .await?;
         let (task, lease) = leased.map_or((None, None), |(t, l)| (Some(t), Some(l)));
         Ok(TaskOpt {
@@ -86,9 +88,8 @@ impl Mailbox {
                 Box::pin(async move { lease_in(tx, &c, &r).await })
             }))
             .await?;
-        if expired > 0 {
-            self.woke(&Wake::Everyone);
-        }
+        // The senders of the tasks it expired have an error result to drain.
+        self.woke(&Wake::Many(expired.into_iter().map(Wake::Sender).collect()));
         Ok(match leased {
             Some(row) => Polled::Found(self.leased(row)?),
             None => Polled::Empty,
@@ -107,28 +108,28 @@ impl Mailbox {
 
 /// One claim transaction: walks the head of the recipient's queue, resolving tasks whose
 /// deadline has passed (docs/contract.md#deadlines), and leases the first live one. Answers the leased row and the
-/// number of tasks it expired.
+/// senders of the tasks it expired.
 async fn lease_in(
     tx: &mut Tx,
     caller: &Caller,
     recipient: &str,
-) -> Result<(Option<TaskRow>, u32), MailboxError> {
+) -> Result<(Option<TaskRow>, Vec<String>), MailboxError> {
     let now = now_ms();
     let me = caller.sub.as_str();
     // The head of the queue is live and becomes the lease.
     let lease_id = Uuid::new_v4().to_string();
     if let Some(row) = tx.claim_head(recipient, &lease_id, me, now).await? {
-        return Ok((Some(row), 0));
+        return Ok((Some(row), Vec::new()));
     }
     // Otherwise the queue is empty or its head has expired: walk it.
-    let mut expired = 0;
+    let mut expired = Vec::new();
     loop {
         let Some(head) = tx.queue_head(recipient).await? else {
             return Ok((None, expired));
         };
         if head.deadline_ms.is_some_and(|d| d < now) {
             tx.expire(&head.id, now).await?;
-            expired += 1;
+            expired.push(head.sender);
             continue;
         }
         let lease_id = Uuid::new_v4().to_string();

@@ -7,34 +7,44 @@ use crate::error::MailboxError;
 use crate::store::LaneOutcome;
 
 impl Mailbox {
-    /// Waits until `probe` finds something or `wait` has passed. Holds no connection while it
-    /// waits: it sleeps on the wake-up signal (local commits and, on PostgreSQL, `NOTIFY` from
-    /// other instances), re-probing at least once a second as a safety net. On PostgreSQL a
-    /// probe that found nothing leaves its claim or drain parked in the batch lane, which
-    /// answers it from the batch that queued its task or stored its result (see `src/store/postgres/lane.rs`); any
-    /// other wake-up unparks it first, and a parked claim or drain that was riding in a batch
-    /// at that moment is waited for, so what it took is never dropped.
+    /// Waits until `probe` finds something or `wait` has passed. With a `wait`, the request is
+    /// parked for its duration (docs/contract.md#waiting): registered under what it waits for,
+    /// bounded per caller and in all, holding no connection; it looks again only when a commit
+    /// that concerns it wakes it (on this instance or, on PostgreSQL, another one), and once
+    /// more when `wait` runs out. On PostgreSQL a probe that found nothing also leaves its
+    /// claim or drain parked in the batch lane, which answers it from the batch that queued its
+    /// task or stored its result (see `src/store/postgres/lane.rs`); any other wake-up unparks
+    /// it first, and a parked claim or drain that was riding in a batch at that moment is
+    /// waited for, so what it took is never dropped.
     pub(crate) async fn long_poll<T, F, Fut>(
         &self,
         wait: Duration,
-        (kind, who): (WaitFor, &str),
+        (kind, who, caller): (WaitFor, &str, &str),
         mut probe: F,
     ) -> Result<Option<T>, MailboxError>
     where
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = Result<Polled<T>, MailboxError>>,
     {
+        if wait.is_zero() {
+            return match probe().await? {
+                Polled::Found(found) => Ok(Some(found)),
+                Polled::Empty => Ok(None),
+                Polled::Waiting(p) => Waiting::leave(Some(p), self).await,
+            };
+        }
+        let me = self.wakeups.park(kind, who, caller)?;
         let deadline = tokio::time::Instant::now() + wait;
         loop {
-            let mut woken = self.wakeups.listen(kind, who);
-            let mut parked = match probe().await? {
+            me.arm();
+            // Boxed: a parked request keeps only the small state of its wait, not the probe's.
+            let mut parked = match Box::pin(probe()).await? {
                 Polled::Found(found) => return Ok(Some(found)),
                 Polled::Empty => None,
                 Polled::Waiting(p) => Some(p),
             };
             let now = tokio::time::Instant::now();
             if now < deadline {
-                let nap = (deadline - now).min(Duration::from_secs(1));
                 let handed = async {
                     match parked.as_mut() {
                         Some(p) => p.ticket.answered().await,
@@ -44,18 +54,19 @@ impl Mailbox {
                 let handed = tokio::select! {
                     biased;
                     outcome = handed => Some(outcome),
-                    () = woken.wait(nap) => None,
+                    () = me.wait(deadline - now) => None,
                 };
                 if let Some(outcome) = handed {
                     // A ride that found something: the ticket is spent.
                     if let Some(p) = parked.take() {
                         if let Some(found) = (p.settle)(self, outcome?)? {
+                            self.wakeups.handed();
                             return Ok(Some(found));
                         }
                     }
                 }
             }
-            if let Some(found) = Waiting::leave(parked, self).await? {
+            if let Some(found) = Box::pin(Waiting::leave(parked, self)).await? {
                 return Ok(Some(found));
             }
             if now >= deadline {

@@ -39,7 +39,7 @@ use crate::metrics::Metrics;
 use crate::store::{Store, Tx};
 
 pub use crate::clock::now_ms;
-pub use wakeups::Wakeups;
+pub use wakeups::{WaitingLimits, Wake, Wakeups};
 pub use writer::{IdemRequest, Writer};
 
 pub(crate) use visibility::{check_lease, not_found, visible_to};
@@ -63,6 +63,8 @@ pub struct MailboxConfig {
     /// Refused tokens per client address and minute answered at once (0: no limit); see
     /// `auth_failures`.
     pub auth_failures_per_minute: u64,
+    /// Requests parked at once, per caller and in all (docs/contract.md#waiting).
+    pub waiting: WaitingLimits,
 }
 
 impl Default for MailboxConfig {
@@ -75,21 +77,9 @@ impl Default for MailboxConfig {
             audit_retention_ms: 30 * 24 * 3600 * 1000,
             scheduler_min_spacing_ms: 1000,
             auth_failures_per_minute: 600,
+            waiting: WaitingLimits::default(),
         }
     }
-}
-
-/// Whose long-polls a commit may have made work available to.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum Wake {
-    #[default]
-    Nobody,
-    /// A task was queued for this recipient.
-    Recipient(String),
-    /// A result is waiting for this sender.
-    Sender(String),
-    /// Anything (repairs, retry scans, expiries, other instances): every waiter re-checks.
-    Everyone,
 }
 
 /// What a write answers: its outcome, whether it created something (a task, a result) or
@@ -180,9 +170,9 @@ pub struct Mailbox {
 impl Mailbox {
     /// Must be called inside the Tokio runtime that serves it.
     pub fn new(store: Store, cfg: MailboxConfig, metrics: Arc<Metrics>) -> Mailbox {
-        let wakeups = Arc::new(Wakeups::new());
-        let all = wakeups.clone();
-        store.on_peer_commit(move || all.all.notify_waiters());
+        let wakeups = Arc::new(Wakeups::new(cfg.waiting, metrics.clone()));
+        let peers = wakeups.clone();
+        store.on_peer_commit(move |note: &str| peers.heard_from_peer(note));
         Mailbox {
             store,
             cfg: Arc::new(cfg),
@@ -282,15 +272,16 @@ impl Mailbox {
         Ok(outcome)
     }
 
-    /// A commit made a task or a result available: wake the long-polls of this instance that
-    /// wait for it now, and the other instances'.
+    /// A commit made a task or a result available: wake the requests of this instance that
+    /// wait for it, and tell the other instances whom it concerns.
     pub(crate) fn woke(&self, wake: &Wake) {
-        match wake {
-            Wake::Nobody => return,
-            Wake::Recipient(who) => self.wakeups.key(WaitFor::Task, who).notify_waiters(),
-            Wake::Sender(who) => self.wakeups.key(WaitFor::Result, who).notify_waiters(),
-            Wake::Everyone => self.wakeups.all.notify_waiters(),
+        if *wake == Wake::Nobody {
+            return;
         }
-        self.store.notify_peers();
+        let mut others = Vec::new();
+        self.wakeups.wake(wake, &mut others);
+        if !others.is_empty() {
+            self.store.notify_peers(Wakeups::peer_note(&others));
+        }
     }
 }

@@ -98,6 +98,10 @@ impl Mailbox {
             ));
         }
         let attempt = row.attempt as u32;
+        let wake = match &req.command {
+            RepairCommand::Requeue { .. } => Wake::Recipient(row.recipient.clone()),
+            RepairCommand::ForceError { .. } => Wake::Sender(row.sender.clone()),
+        };
         let outcome = match &req.command {
             RepairCommand::Requeue { .. } => {
                 tx.requeue(&row, now).await?;
@@ -137,7 +141,7 @@ impl Mailbox {
         }
         .record(tx, now, caller.sub.as_str())
         .await?;
-        Ok(Done::changed(outcome).waking(Wake::Everyone))
+        Ok(Done::changed(outcome).waking(wake))
     }
 
     /// `POST /a2a/tasks/{id}/heartbeat`: the lessee refreshes its lease.

@@ -93,8 +93,15 @@ impl Mailbox {
         if stored.is_some() {
             self.metrics.inc(&self.metrics.results_posted);
         }
-        Ok(stored.map(|sender| {
-            Done::created(ResultPosted::new(input.task_id)).waking(Wake::Sender(sender))
+        Ok(stored.map(|stored| {
+            // A waiting drain took a result of the sender in the same commit: only the
+            // sender's watchers are left to wake.
+            let wake = if stored.handed {
+                Wake::Watchers(stored.made)
+            } else {
+                Wake::Sender(stored.made)
+            };
+            Done::created(ResultPosted::new(input.task_id)).waking(wake)
         }))
     }
 
@@ -214,9 +221,11 @@ impl Mailbox {
         wait: Duration,
     ) -> Result<ResultOpt, MailboxError> {
         let result = self
-            .long_poll(wait, (WaitFor::Result, caller.sub.as_str()), || {
-                self.drain_once(caller)
-            })
+            .long_poll(
+                wait,
+                (WaitFor::Result, caller.sub.as_str(), caller.sub.as_str()),
+                || self.drain_once(caller),
+            )
             .await?;
         Ok(ResultOpt {
             kind: ResultOptKind::Tag,

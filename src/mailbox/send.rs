@@ -172,15 +172,21 @@ impl Mailbox {
         if accepted.cache_key.is_some() {
             return Ok(None);
         }
-        let inserted = self
+        let Some(sent) = self
             .store
             .send_fast(accepted.stored(), super::audit::bounded(checked))
-            .await?;
-        if !inserted {
+            .await?
+        else {
             return Ok(None);
-        }
+        };
         self.metrics.inc(&self.metrics.tasks_sent);
-        Ok(Some(queued(accepted.task.id, None, &accepted.task)))
+        let done = queued(accepted.task.id, None, &accepted.task);
+        // A waiting worker leased it in the same commit: nobody else is woken.
+        Ok(Some(if sent.handed {
+            done.waking(Wake::Nobody)
+        } else {
+            done
+        }))
     }
 
     pub(super) async fn send_in(&self, cx: Cx<'_>, raw: &Value) -> Written<TaskQueued> {

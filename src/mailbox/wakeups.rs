@@ -1,70 +1,338 @@
-//! The wake-up signals long-polls sleep on: what a waiter waits for, and the signals a commit
-//! fires for it.
+//! Where waiting requests park (docs/contract.md#waiting), and whom a commit wakes: a registry of
+//! the parked requests of this instance by what they wait for, bounded per caller and in all.
+//!
+//! A parked request holds a registration here and nothing else: no connection, transaction or
+//! thread. A commit names whom it concerns ([`Wake`]): a queued task wakes ONE request waiting
+//! for its recipient's tasks, a stored result ONE drain of its sender and every watcher of the
+//! sender's tasks; nobody else is woken, and every other instance sharing the database is told
+//! whom the commit concerns (see [`Wakeups::peer_note`]).
 
-use std::pin::Pin;
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use tokio::sync::futures::Notified;
 use tokio::sync::Notify;
 
-/// What a long-poll waits for.
+use crate::error::{ErrorCode, MailboxError};
+use crate::metrics::Metrics;
+
+/// What a parked request waits for, with the agent it names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum WaitFor {
-    /// A task queued for the recipient named with it.
+    /// A task queued for the recipient named with it (a lease): one task wakes one.
     Task,
-    /// A result for the sender named with it.
+    /// A result for the sender named with it (a drain): one result wakes one.
     Result,
+    /// Any settling of a task of the sender named with it (a blocking send waiting for its
+    /// task): every such watcher wakes.
+    Watch,
 }
 
-/// The signals one waiter listens to: everyone's, and its own shard's.
-pub(crate) struct Woken<'a> {
-    anything: Pin<Box<Notified<'a>>>,
-    for_me: Pin<Box<Notified<'a>>>,
-}
-
-impl Woken<'_> {
-    /// Returns once either signal fires or `nap` has passed.
-    pub(crate) async fn wait(&mut self, nap: Duration) {
-        tokio::select! {
-            _ = &mut self.anything => {}
-            _ = &mut self.for_me => {}
-            _ = tokio::time::sleep(nap) => {}
+impl WaitFor {
+    fn letter(self) -> char {
+        match self {
+            WaitFor::Task => 't',
+            WaitFor::Result => 'r',
+            WaitFor::Watch => 'w',
+        }
+    }
+    fn from_letter(c: &str) -> Option<WaitFor> {
+        match c {
+            "t" => Some(WaitFor::Task),
+            "r" => Some(WaitFor::Result),
+            "w" => Some(WaitFor::Watch),
+            _ => None,
         }
     }
 }
 
-/// The wake-up signals of this instance's long-polls: one for everyone, and a fixed set of
-/// shards that a recipient's or sender's waiters share by hash, so a commit wakes the waiters
-/// it concerns (and the rare waiter that shares their shard) rather than all of them.
-pub struct Wakeups {
-    pub all: Notify,
-    shards: Box<[Notify]>,
+/// Whose parked requests a commit may have made work available to.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Wake {
+    #[default]
+    Nobody,
+    /// A task was queued for this recipient.
+    Recipient(String),
+    /// A result is waiting for this sender (its drains and its watchers).
+    Sender(String),
+    /// A task of this sender settled without a result to drain (a cancel): its watchers.
+    Watchers(String),
+    /// Several of the above (a batch, a retry scan).
+    Many(Vec<Wake>),
+    /// Anything may have changed (another instance's listener reconnected): everyone re-checks.
+    Everyone,
 }
 
-const WAKE_SHARDS: usize = 256;
+/// The limits of [`Wakeups`]: parked requests per caller and in all (docs/contract.md#waiting).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaitingLimits {
+    pub per_caller: usize,
+    pub total: usize,
+}
+
+impl Default for WaitingLimits {
+    fn default() -> Self {
+        WaitingLimits {
+            per_caller: 1000,
+            total: 50_000,
+        }
+    }
+}
+
+/// One parked request's signal: set when it is woken, cleared before each look.
+#[derive(Default)]
+struct Signal {
+    woken: AtomicBool,
+    notify: Notify,
+}
+
+impl Signal {
+    /// Sets the signal; `false` if it was already set (the request has not looked since).
+    fn set(&self) -> bool {
+        let first = !self.woken.swap(true, Ordering::AcqRel);
+        self.notify.notify_one();
+        first
+    }
+}
+
+type Key = (WaitFor, Box<str>);
+
+#[derive(Default)]
+struct Registry {
+    /// The parked requests of each key, the longest parked first.
+    slots: HashMap<Key, VecDeque<Arc<Signal>>>,
+    /// Parked requests per caller (`sub`).
+    callers: HashMap<Box<str>, usize>,
+    total: usize,
+}
+
+/// The parked requests of this instance.
+pub struct Wakeups {
+    registry: Mutex<Registry>,
+    limits: WaitingLimits,
+    metrics: Arc<Metrics>,
+}
 
 impl Wakeups {
-    pub(crate) fn new() -> Wakeups {
+    pub(crate) fn new(limits: WaitingLimits, metrics: Arc<Metrics>) -> Wakeups {
         Wakeups {
-            all: Notify::new(),
-            shards: (0..WAKE_SHARDS).map(|_| Notify::new()).collect(),
+            registry: Mutex::default(),
+            limits,
+            metrics,
         }
     }
 
-    /// Starts listening for what wakes a waiter for `(kind, who)`: from now on, no signal is
-    /// missed until [`Woken::wait`] returns.
-    pub(crate) fn listen(&self, kind: WaitFor, who: &str) -> Woken<'_> {
-        let mut anything = Box::pin(self.all.notified());
-        let mut for_me = Box::pin(self.key(kind, who).notified());
-        anything.as_mut().enable();
-        for_me.as_mut().enable();
-        Woken { anything, for_me }
+    fn registry(&self) -> MutexGuard<'_, Registry> {
+        self.registry.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub(crate) fn key(&self, kind: WaitFor, who: &str) -> &Notify {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        (kind, who).hash(&mut h);
-        &self.shards[(h.finish() as usize) % WAKE_SHARDS]
+    /// Parks a request of `caller` waiting for `(kind, who)`, or refuses it at once: 429
+    /// `too_many_waiting` past the caller's limit, 503 `overloaded` past the instance's.
+    pub(crate) fn park(
+        &self,
+        kind: WaitFor,
+        who: &str,
+        caller: &str,
+    ) -> Result<Parked<'_>, MailboxError> {
+        let signal = Arc::new(Signal::default());
+        let mut r = self.registry();
+        if r.total >= self.limits.total {
+            return Err(MailboxError::new(
+                ErrorCode::Overloaded,
+                format!(
+                    "this instance already holds {} waiting requests, its limit; retry in a second",
+                    self.limits.total
+                ),
+            )
+            .retry_after(Duration::from_secs(1)));
+        }
+        let mine = r.callers.entry(caller.into()).or_default();
+        if *mine >= self.limits.per_caller {
+            return Err(MailboxError::new(
+                ErrorCode::TooManyWaiting,
+                format!(
+                    "{caller} already has {} waiting requests on this instance, its limit; \
+                     retry in a second or wait in fewer requests",
+                    self.limits.per_caller
+                ),
+            )
+            .retry_after(Duration::from_secs(1)));
+        }
+        *mine += 1;
+        r.total += 1;
+        let key: Key = (kind, who.into());
+        r.slots
+            .entry(key.clone())
+            .or_default()
+            .push_back(signal.clone());
+        self.metrics
+            .waiters
+            .store(r.total as u64, Ordering::Relaxed);
+        Ok(Parked {
+            wakeups: self,
+            key,
+            caller: caller.into(),
+            signal,
+        })
+    }
+
+    /// Wakes what a commit concerns on this instance. Answers what the other instances must be
+    /// told: the targets that woke nobody here (a task) and every result's sender (its
+    /// watchers may be anywhere).
+    pub(crate) fn wake(&self, wake: &Wake, out: &mut Vec<(WaitFor, String)>) {
+        match wake {
+            Wake::Nobody => {}
+            Wake::Recipient(who) => {
+                if !self.wake_one(WaitFor::Task, who) {
+                    out.push((WaitFor::Task, who.clone()));
+                }
+            }
+            Wake::Sender(who) => {
+                self.wake_one(WaitFor::Result, who);
+                self.wake_all(WaitFor::Watch, who);
+                out.push((WaitFor::Result, who.clone()));
+            }
+            Wake::Watchers(who) => {
+                self.wake_all(WaitFor::Watch, who);
+                out.push((WaitFor::Watch, who.clone()));
+            }
+            Wake::Many(all) => all.iter().for_each(|w| self.wake(w, out)),
+            Wake::Everyone => self.wake_everyone(),
+        }
+    }
+
+    /// Wakes the longest-parked request of the key that is not woken already; whether one was.
+    fn wake_one(&self, kind: WaitFor, who: &str) -> bool {
+        let mut r = self.registry();
+        let Some(queue) = r.slots.get_mut(&(kind, who.into())) else {
+            return false;
+        };
+        let Some(at) = queue.iter().position(|s| !s.woken.load(Ordering::Acquire)) else {
+            // Every one of them is about to look again: one of them finds it.
+            return true;
+        };
+        if let Some(signal) = queue.remove(at) {
+            signal.set();
+            // The next task goes to another one.
+            queue.push_back(signal);
+            self.metrics.inc(&self.metrics.wakeups);
+        }
+        true
+    }
+
+    fn wake_all(&self, kind: WaitFor, who: &str) {
+        let r = self.registry();
+        if let Some(queue) = r.slots.get(&(kind, who.into())) {
+            let n = queue.iter().filter(|s| s.set()).count();
+            self.metrics.add(&self.metrics.wakeups, n as u64);
+        }
+    }
+
+    fn wake_everyone(&self) {
+        let r = self.registry();
+        let n = r.slots.values().flatten().filter(|s| s.set()).count();
+        self.metrics.add(&self.metrics.wakeups, n as u64);
+    }
+
+    /// A parked request answered by the very commit that made its work (a hand-off in the
+    /// engine's lane) is woken too.
+    pub(crate) fn handed(&self) {
+        self.metrics.inc(&self.metrics.wakeups);
+    }
+
+    /// The note that tells the other instances whom `targets` concern: one line each.
+    pub(crate) fn peer_note(targets: &[(WaitFor, String)]) -> String {
+        let mut note = String::new();
+        for (kind, who) in targets {
+            note.push(kind.letter());
+            note.push(' ');
+            note.push_str(who);
+            note.push('\n');
+        }
+        note
+    }
+
+    /// Wakes what another instance's note names (`*`: everyone).
+    pub(crate) fn heard_from_peer(&self, note: &str) {
+        for line in note.lines() {
+            if line == "*" {
+                self.wake_everyone();
+                continue;
+            }
+            let Some((kind, who)) = line.split_once(' ') else {
+                continue;
+            };
+            match WaitFor::from_letter(kind) {
+                Some(WaitFor::Task) => {
+                    self.wake_one(WaitFor::Task, who);
+                }
+                Some(WaitFor::Result) => {
+                    self.wake_one(WaitFor::Result, who);
+                    self.wake_all(WaitFor::Watch, who);
+                }
+                Some(WaitFor::Watch) => self.wake_all(WaitFor::Watch, who),
+                None => {}
+            }
+        }
+    }
+}
+
+/// A parked request's registration; dropping it unparks the request.
+pub(crate) struct Parked<'a> {
+    wakeups: &'a Wakeups,
+    key: Key,
+    caller: Box<str>,
+    signal: Arc<Signal>,
+}
+
+impl Parked<'_> {
+    /// Before each look: a wake-up from now on is not missed.
+    pub(crate) fn arm(&self) {
+        self.signal.woken.store(false, Ordering::Release);
+    }
+
+    /// Returns once the request is woken (since its last [`Parked::arm`]) or `nap` has passed.
+    pub(crate) async fn wait(&self, nap: Duration) {
+        let sleep = tokio::time::sleep(nap);
+        tokio::pin!(sleep);
+        loop {
+            let notified = self.signal.notify.notified();
+            if self.signal.woken.load(Ordering::Acquire) {
+                return;
+            }
+            tokio::select! {
+                () = notified => {}
+                () = &mut sleep => return,
+            }
+        }
+    }
+}
+
+impl Drop for Parked<'_> {
+    fn drop(&mut self) {
+        let w = self.wakeups;
+        let forward = {
+            let mut r = w.registry();
+            if let Some(queue) = r.slots.get_mut(&self.key) {
+                queue.retain(|s| !Arc::ptr_eq(s, &self.signal));
+                if queue.is_empty() {
+                    r.slots.remove(&self.key);
+                }
+            }
+            if let Some(n) = r.callers.get_mut(&self.caller) {
+                *n -= 1;
+                if *n == 0 {
+                    r.callers.remove(&self.caller);
+                }
+            }
+            r.total -= 1;
+            w.metrics.waiters.store(r.total as u64, Ordering::Relaxed);
+            // Woken for a task or result it may not have taken: pass it on to the next one.
+            self.key.0 != WaitFor::Watch && self.signal.woken.load(Ordering::Acquire)
+        };
+        if forward {
+            w.wake_one(self.key.0, &self.key.1);
+        }
     }
 }

@@ -10,7 +10,7 @@ use futures_util::future::BoxFuture;
 
 use super::new_task::NewTask;
 use super::ops::StoredResult;
-use super::records::{Drained, TaskRow};
+use super::records::{Committed, Drained, TaskRow};
 use super::runner::{Rows, Val};
 use super::statements::Statements;
 use super::unit::Unit;
@@ -104,8 +104,12 @@ pub(crate) trait Backend: Send + Sync + 'static {
     ) -> BoxFuture<'a, std::result::Result<String, sqlx::Error>>;
 
     /// Inserts a queued task and its `capability_check` audit row (`audit_body`), unless the id
-    /// exists: whether it was inserted.
-    fn send_fast(&self, task: NewTask, audit_body: String) -> BoxFuture<'_, Result<bool>>;
+    /// exists: `None` when the id exists.
+    fn send_fast(
+        &self,
+        task: NewTask,
+        audit_body: String,
+    ) -> BoxFuture<'_, Result<Option<Committed<()>>>>;
     /// Stores the result of task `id` if it is still in flight, leased to `caller` (under
     /// `lease_guard` when given) and without a cache key, with its `capability_check` audit
     /// row, whose body is `audit_halves.0 + the task's sender + audit_halves.1`. Answers the
@@ -117,7 +121,7 @@ pub(crate) trait Backend: Send + Sync + 'static {
         caller: &'a str,
         lease_guard: Option<&'a str>,
         audit_halves: (String, String),
-    ) -> BoxFuture<'a, Result<Option<String>>>;
+    ) -> BoxFuture<'a, Result<Option<Committed<String>>>>;
     /// Leases the head of the recipient's queue in the engine's lane when it is live; if it
     /// finds nothing, the claim stays parked for a later send. An engine without a lane tries
     /// nothing (`Ok(None)`, no ticket): the mailbox's own transaction claims.
@@ -140,11 +144,13 @@ pub(crate) trait Backend: Send + Sync + 'static {
     fn lane_gauges(&self) -> Vec<(&'static str, usize, usize)> {
         Vec::new()
     }
-    /// After a commit that made work available: wakes the other instances' long-polls (an
-    /// engine shared by several instances).
-    fn notify_peers(&self) {}
-    /// Calls `woken` whenever another instance may have made work available.
-    fn on_peer_commit(&self, woken: Box<dyn Fn() + Send + 'static>) {
+    /// After a commit that made work available: tells the other instances sharing the
+    /// database `note` (whom it concerns; the mailbox writes and reads it).
+    fn notify_peers(&self, note: String) {
+        drop(note);
+    }
+    /// Calls `woken` with each note another instance sent (`"*"`: anything may have changed).
+    fn on_peer_commit(&self, woken: Box<dyn Fn(&str) + Send + 'static>) {
         drop(woken);
     }
 }

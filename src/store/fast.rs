@@ -9,15 +9,15 @@ use super::backend::LaneTicket;
 use super::facade::Store;
 use super::new_task::NewTask;
 use super::ops::StoredResult;
-use super::records::{Drained, TaskRow};
+use super::records::{Committed, Drained, TaskRow};
 use crate::error::MailboxError;
 
 type Result<T> = std::result::Result<T, MailboxError>;
 
 impl Store {
     /// Inserts a queued task and its `capability_check` audit row (`audit_body`), unless the id
-    /// exists: whether it was inserted.
-    pub async fn send_fast(&self, t: NewTask, audit_body: String) -> Result<bool> {
+    /// exists: `None` when the id exists.
+    pub async fn send_fast(&self, t: NewTask, audit_body: String) -> Result<Option<Committed<()>>> {
         self.backend().send_fast(t, audit_body).await
     }
 
@@ -32,7 +32,7 @@ impl Store {
         caller: &str,
         lease_guard: Option<&str>,
         audit_halves: (String, String),
-    ) -> Result<Option<String>> {
+    ) -> Result<Option<Committed<String>>> {
         self.backend()
             .result_fast(id, r, caller, lease_guard, audit_halves)
             .await
@@ -69,14 +69,15 @@ impl Store {
         self.backend().lane_gauges()
     }
 
-    /// After a commit that made work available: wakes the other instances' long-polls (one
-    /// coalesced `NOTIFY` on PostgreSQL; SQLite serves one process).
-    pub fn notify_peers(&self) {
-        self.backend().notify_peers();
+    /// After a commit that made work available: tells the other instances whom it concerns
+    /// (`note`, one line per recipient or sender; `NOTIFY` on PostgreSQL, folded while one is
+    /// on its way; SQLite serves one process).
+    pub fn notify_peers(&self, note: String) {
+        self.backend().notify_peers(note);
     }
 
-    /// Calls `woken` whenever another instance may have made work available (PostgreSQL).
-    pub fn on_peer_commit(&self, woken: impl Fn() + Send + 'static) {
+    /// Calls `woken` with each note of another instance (PostgreSQL).
+    pub fn on_peer_commit(&self, woken: impl Fn(&str) + Send + 'static) {
         self.backend().on_peer_commit(Box::new(woken));
     }
 }

@@ -195,7 +195,17 @@ pub struct CacheHit {
 #[derive(Debug, FromRow)]
 pub struct QueueHead {
     pub id: String,
+    pub sender: String,
     pub deadline_ms: Option<i64>,
+}
+
+/// A fast write that committed what it made (a task; a result, named by its task's sender), and
+/// whether the same commit handed it to a long-poll parked in the engine's lane: then nobody
+/// else needs waking for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Committed<T> {
+    pub made: T,
+    pub handed: bool,
 }
 
 /// A drained result.

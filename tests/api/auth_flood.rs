@@ -25,12 +25,8 @@ async fn failure_rows(app: &TestApp) -> Vec<Value> {
     r.expect(200)["events"].as_array().unwrap().clone()
 }
 
-/// The value of one sample line of `/metrics` (`name{labels}`), 0 when absent.
 async fn metric(app: &TestApp, sample: &str) -> u64 {
-    let text = app.get_anon("/metrics").await.text;
-    text.lines()
-        .find_map(|l| l.strip_prefix(sample)?.strip_prefix(' ')?.parse().ok())
-        .unwrap_or(0)
+    app.metric(sample).await as u64
 }
 
 /// A burst must not straddle two minutes (it would rightly be two rows): start it early in one.

@@ -34,12 +34,8 @@ async fn a_lock_wait(db_url: &str) {
     }
 }
 
-/// The value of one sample line of `/metrics` (`name{labels}`), 0 when absent.
 async fn metric(api: &Api, sample: &str) -> f64 {
-    let text = api.get_anon("/metrics").await.text;
-    text.lines()
-        .find_map(|l| l.strip_prefix(sample)?.strip_prefix(' ')?.parse().ok())
-        .unwrap_or(0.0)
+    api.metric(sample).await
 }
 
 /// Runs `body` on PostgreSQL only; with `two_http_workers`, on a server with two HTTP workers,

@@ -251,6 +251,30 @@ impl Api {
         self.raw(Method::GET, path, None, None, None).await
     }
 
+    /// The value of one sample line of `/metrics` (`name{labels}`), 0 when absent.
+    pub async fn metric(&self, sample: &str) -> f64 {
+        let text = self.get_anon("/metrics").await.text;
+        text.lines()
+            .find_map(|l| l.strip_prefix(sample)?.strip_prefix(' ')?.parse().ok())
+            .unwrap_or(0.0)
+    }
+
+    /// Waits until the sample reads `want` (at most 15 s, re-reading every 10 ms).
+    pub async fn until_metric(&self, sample: &str, want: f64) {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let now = self.metric(sample).await;
+            if now == want {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{sample} reads {now}, waited 15 s for {want}"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     pub async fn post(&self, path: &str, token: &str, body: &Value) -> Resp {
         self.raw(
             Method::POST,

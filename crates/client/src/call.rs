@@ -229,6 +229,8 @@ mod tests {
             (transport(true), true, true),
             (api(503, ErrorCode::StorageUnavailable), true, true),
             (api(409, ErrorCode::IdempotencyInFlight), true, true),
+            (api(429, ErrorCode::TooManyWaiting), true, true),
+            (api(503, ErrorCode::Overloaded), true, true),
             (transport(false), true, false),
             (gateway(502), true, false),
             (gateway(503), true, false),

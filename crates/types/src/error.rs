@@ -38,6 +38,10 @@ pub enum ErrorCode {
     UnsupportedMediaType,
     IdempotencyKeyReused,
     MethodNotAllowed,
+    /// The caller already has as many requests waiting on this instance as it may.
+    TooManyWaiting,
+    /// This instance already holds as many waiting requests as it may, from everyone.
+    Overloaded,
     StorageUnavailable,
     Internal,
 }
@@ -50,7 +54,7 @@ impl std::fmt::Display for ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order of the contract's table.
-    pub const ALL: [ErrorCode; 24] = [
+    pub const ALL: [ErrorCode; 26] = [
         ErrorCode::InvalidRequest,
         ErrorCode::Unauthenticated,
         ErrorCode::SenderMismatch,
@@ -73,6 +77,8 @@ impl ErrorCode {
         ErrorCode::UnsupportedMediaType,
         ErrorCode::IdempotencyKeyReused,
         ErrorCode::MethodNotAllowed,
+        ErrorCode::TooManyWaiting,
+        ErrorCode::Overloaded,
         ErrorCode::StorageUnavailable,
         ErrorCode::Internal,
     ];
@@ -103,6 +109,8 @@ impl ErrorCode {
             UnsupportedMediaType => "unsupported_media_type",
             IdempotencyKeyReused => "idempotency_key_reused",
             MethodNotAllowed => "method_not_allowed",
+            TooManyWaiting => "too_many_waiting",
+            Overloaded => "overloaded",
             StorageUnavailable => "storage_unavailable",
             Internal => "internal",
         }
@@ -112,14 +120,20 @@ impl ErrorCode {
     pub fn retriable(self) -> bool {
         matches!(
             self,
-            ErrorCode::StorageUnavailable | ErrorCode::IdempotencyInFlight
+            ErrorCode::StorageUnavailable
+                | ErrorCode::IdempotencyInFlight
+                | ErrorCode::TooManyWaiting
+                | ErrorCode::Overloaded
         )
     }
 
     /// A refusal of the request (the caller's mistake or a rule), as opposed to a failure of the
     /// server or its storage. A refused write changes nothing but may keep its audit rows.
     pub fn is_refusal(self) -> bool {
-        !matches!(self, ErrorCode::StorageUnavailable | ErrorCode::Internal)
+        !matches!(
+            self,
+            ErrorCode::StorageUnavailable | ErrorCode::Overloaded | ErrorCode::Internal
+        )
     }
 }
 
@@ -137,7 +151,7 @@ pub struct ErrorBody {
     /// Human-readable; free text, never internal detail.
     pub message: String,
     /// `true` when the same request may succeed later (`storage_unavailable`,
-    /// `idempotency_in_flight`).
+    /// `idempotency_in_flight`, `too_many_waiting`, `overloaded`).
     pub retriable: bool,
     /// In a batch (`POST /a2a/tasks/batch`), the position of the item that was refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -83,6 +83,13 @@ pub(crate) fn example_message(code: ErrorCode) -> &'static str {
         UnsupportedMediaType => "the request body must be application/json",
         IdempotencyKeyReused => "this Idempotency-Key was already used for a different request",
         MethodNotAllowed => "this path answers POST only",
+        TooManyWaiting => {
+            "worker-7 already has 1000 waiting requests on this instance, its limit; retry in a \
+             second or wait in fewer requests"
+        }
+        Overloaded => {
+            "this instance already holds 50000 waiting requests, its limit; retry in a second"
+        }
         StorageUnavailable => "the database is unreachable or busy; retry later",
         Internal => "internal error",
     }
@@ -133,7 +140,7 @@ const REPLAYED_DESCRIPTION: &str = "`true` when this answer is a replay: the sto
 earlier request with the same `Idempotency-Key` (any status it had), or of the same task id / \
 result posted again. Absent otherwise.";
 const RETRY_AFTER_DESCRIPTION: &str = "Seconds to wait before retrying; sent with \
-`idempotency_in_flight`.";
+`idempotency_in_flight`, `too_many_waiting`, `overloaded` and `storage_unavailable`.";
 
 impl Conventions {
     fn apply(&self, path: &str, method: &str, op: &mut Operation) {
@@ -144,6 +151,11 @@ impl Conventions {
             .request_body
             .as_ref()
             .is_some_and(|b| b.content.contains_key("application/json"));
+        // A long-poll: parked while it waits, within the instance's limits on waiting requests.
+        let waits = op
+            .parameters
+            .as_ref()
+            .is_some_and(|ps| ps.iter().any(|p| p.name == "wait_ms"));
         let responses = &mut op.responses.responses;
 
         if !public {
@@ -217,6 +229,30 @@ impl Conventions {
                 "`idempotency_key_reused`: this `Idempotency-Key` was already used by the \
                  caller for a different request.",
             );
+        }
+        if waits {
+            for (status, description) in [
+                (
+                    "429",
+                    "`too_many_waiting`: with `wait_ms` above 0, the caller already has as many \
+                     requests parked on this instance as it may \
+                     (`A2A_MAILBOX_MAX_WAITING_PER_CALLER`, default 1000); nothing was leased or \
+                     drained; `retriable: true`, retry after `Retry-After` seconds.",
+                ),
+                (
+                    "503",
+                    "`storage_unavailable`: the database is unreachable or busy past its timeout; \
+                     `retriable: true`, with `Retry-After` (seconds).\n\n`overloaded`: with \
+                     `wait_ms` above 0, this instance already parks as many requests as it may \
+                     (`A2A_MAILBOX_MAX_WAITING`, default 50000); nothing was leased or drained; \
+                     `retriable: true`, retry after `Retry-After` seconds.",
+                ),
+            ] {
+                if let RefOr::T(r) = documented(responses, status, description) {
+                    r.headers
+                        .insert("Retry-After".into(), header(RETRY_AFTER_DESCRIPTION));
+                }
+            }
         }
         documented(
             responses,

@@ -90,11 +90,12 @@ impl Mailbox {
             // Scans of other instances on the same database (manual ones included).
             coalesced = coalesced || !tx.try_scan_lock().await?;
         }
-        let report = if cap_error.is_some() || coalesced {
-            RetryReport {
+        let (report, wake) = if cap_error.is_some() || coalesced {
+            let report = RetryReport {
                 coalesced,
                 ..fresh_report(policy, 0)
-            }
+            };
+            (report, Wake::Nobody)
         } else {
             self.scan(tx, caller, policy, now).await?
         };
@@ -108,11 +109,6 @@ impl Mailbox {
         if let Some(e) = cap_error {
             return Err(e);
         }
-        let wake = if report.requeued.is_empty() {
-            Wake::Nobody
-        } else {
-            Wake::Everyone
-        };
         Ok(Done::changed(report).waking(wake))
     }
 
@@ -153,9 +149,11 @@ impl Mailbox {
         caller: &Caller,
         policy: &RetryPolicy,
         now: i64,
-    ) -> Result<RetryReport, MailboxError> {
+    ) -> Result<(RetryReport, Wake), MailboxError> {
         let rows = tx.in_flight_by_age(policy.scan_limit as i64).await?;
         let mut report = fresh_report(policy, rows.len());
+        // The recipients of the requeued tasks: whom the scan's commit wakes.
+        let mut woken = Vec::new();
         for row in rows {
             let attempt = row.attempt as u32;
             let task_id = parse_uuid(&row.id)?;
@@ -208,6 +206,7 @@ impl Mailbox {
             .record(tx, now, caller.sub.as_str())
             .await?;
             self.metrics.inc(&self.metrics.requeues_auto);
+            woken.push(Wake::Recipient(row.recipient.clone()));
             report.requeued.push(Requeued {
                 task_id,
                 lease_id: parse_uuid(&lease_id)?,
@@ -215,7 +214,7 @@ impl Mailbox {
                 idempotency_key: key,
             });
         }
-        Ok(report)
+        Ok((report, Wake::Many(woken)))
     }
 }
 

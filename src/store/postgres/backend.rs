@@ -13,7 +13,7 @@ use crate::error::MailboxError;
 use crate::store::backend::{Backend, Engine, LaneOutcome, LaneTicket, Waiting};
 use crate::store::new_task::NewTask;
 use crate::store::ops::StoredResult;
-use crate::store::records::{Drained, TaskRow};
+use crate::store::records::{Committed, Drained, TaskRow};
 use crate::store::runner::{bind_all, Rows, Tx, Val};
 use crate::store::statements::Statements;
 use crate::store::unit::Unit;
@@ -105,7 +105,11 @@ impl Backend for Postgres {
         })
     }
 
-    fn send_fast(&self, task: NewTask, audit_body: String) -> BoxFuture<'_, Result<bool>> {
+    fn send_fast(
+        &self,
+        task: NewTask,
+        audit_body: String,
+    ) -> BoxFuture<'_, Result<Option<Committed<()>>>> {
         Box::pin(self.lane.send(SendArgs { task, audit_body }))
     }
 
@@ -116,7 +120,7 @@ impl Backend for Postgres {
         caller: &'a str,
         lease_guard: Option<&'a str>,
         audit_halves: (String, String),
-    ) -> BoxFuture<'a, Result<Option<String>>> {
+    ) -> BoxFuture<'a, Result<Option<Committed<String>>>> {
         Box::pin(self.lane.result(ResultArgs {
             task_id: id.to_owned(),
             status: r.status.to_owned(),
@@ -167,14 +171,14 @@ impl Backend for Postgres {
         self.lane.waiting().to_vec()
     }
 
-    /// Asks for one coalesced `NOTIFY` to the other instances.
-    fn notify_peers(&self) {
-        let _ = self.peers.try_send(());
+    /// Queues `note` for the next `NOTIFY` to the other instances.
+    fn notify_peers(&self, note: String) {
+        self.peers.post(&note);
     }
 
     /// Calls `woken` whenever another instance's commit may have made work available (and after
     /// the listener reconnects, since anything may have happened meanwhile).
-    fn on_peer_commit(&self, woken: Box<dyn Fn() + Send + 'static>) {
+    fn on_peer_commit(&self, woken: Box<dyn Fn(&str) + Send + 'static>) {
         tokio::spawn(peers::listen(
             self.pool.clone(),
             self.instance.clone(),

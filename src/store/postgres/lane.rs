@@ -70,6 +70,8 @@ pub trait Element: Send + Sync + Sized + 'static {
     fn kind(&self) -> usize;
     /// Whether the outcome found something; a riding element that found nothing stays parked.
     fn found(outcome: &Self::Outcome) -> bool;
+    /// Marks, once a batch has run, the outcomes of the elements whose work a rider took.
+    fn handed(batch: &[Self], outcomes: &mut [Self::Outcome]);
     /// Makes a parked element a rider: in a batch, it runs only if that batch made work for it.
     fn ride(&mut self);
     /// Which of the `parked` elements (oldest first) ride along in a batch of `batch`.

@@ -59,8 +59,8 @@ fn open<'a>(
 pub(crate) struct Postgres {
     pool: PgPool,
     lane: PgBatches,
-    /// Asks the notifier task to wake the long-polls of other instances.
-    peers: tokio::sync::mpsc::Sender<()>,
+    /// The notes for the other instances, sent by the notifier task.
+    peers: Arc<peers::Outbox>,
     /// This process's name in the wake-up payload, so it ignores its own.
     instance: String,
 }
@@ -85,9 +85,8 @@ impl Postgres {
             .connect_with(opts)
             .await?;
         let instance = uuid::Uuid::new_v4().to_string();
-        // Capacity one: while a NOTIFY is waiting to be sent, further wake-ups fold into it.
-        let (peers, asks) = tokio::sync::mpsc::channel(1);
-        tokio::spawn(peers::notify(pool.clone(), asks, instance.clone()));
+        let peers = Arc::new(peers::Outbox::default());
+        tokio::spawn(peers::notify(pool.clone(), peers.clone(), instance.clone()));
         Ok(Postgres {
             lane: PgBatches::new(pool.clone(), metrics),
             pool,

@@ -15,7 +15,8 @@ pub(crate) static STATEMENTS: Statements = Statements {
         " RETURNING ",
         task_cols!()
     ),
-    queue_head: "SELECT id, deadline_ms FROM tasks WHERE state = 'queued' AND recipient = $1 \
+    queue_head:
+        "SELECT id, sender, deadline_ms FROM tasks WHERE state = 'queued' AND recipient = $1 \
                  ORDER BY queue_seq LIMIT 1 FOR UPDATE SKIP LOCKED",
     expire: expire!("nextval('a2a_result_seq')"),
     insert_task: insert_task!(
@@ -120,8 +121,10 @@ pub(crate) const STEP_MANY: &str =
      $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, \
      $21, $22, $23, $24, $25, $26, $27)";
 
-/// Wakes the long-polls of the other instances on this database.
-pub(crate) const NOTIFY_PEERS: &str = "SELECT pg_notify('a2a_mailbox', $1)";
+/// Tells the other instances on this database whom commits concerned: one notification per
+/// payload of `$1`, committed without waiting for its WAL flush (nothing durable rides on it).
+pub(crate) const NOTIFY_PEERS: &str = "SELECT pg_notify('a2a_mailbox', p) \
+     FROM set_config('synchronous_commit', 'off', true) AS s, unnest($1::text[]) AS p";
 /// The channel of [`NOTIFY_PEERS`].
 pub(crate) const PEER_CHANNEL: &str = "a2a_mailbox";
 /// Held while `step_many.sql` is installed, so instances starting together take turns.

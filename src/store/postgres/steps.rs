@@ -12,7 +12,7 @@ use super::statements::{LANE_CLAIM, LANE_DRAIN, LANE_SEND, LANE_STORED, STEP_MAN
 use crate::error::MailboxError;
 use crate::metrics::{Metrics, BATCH_KINDS};
 use crate::store::new_task::NewTask;
-use crate::store::records::{Drained, TaskRow};
+use crate::store::records::{Committed, Drained, TaskRow};
 use crate::store::runner::Column;
 
 #[cfg(test)]
@@ -119,6 +119,10 @@ impl Element for Step {
         !matches!(outcome, Outcome::Claimed(None) | Outcome::Drained(None))
     }
 
+    fn handed(batch: &[Step], outcomes: &mut [Outcome]) {
+        mark_handoffs(batch, outcomes);
+    }
+
     fn ride(&mut self) {
         match self {
             Step::Claim(a) => a.if_sent = true,
@@ -169,12 +173,14 @@ impl Element for Step {
 
 /// What an element did.
 pub enum Outcome {
-    /// Whether the task was inserted (`false`: its id exists).
-    Sent(bool),
+    /// The task inserted (`None`: its id exists), and whether a parked claim riding in the
+    /// same batch took a task of its recipient.
+    Sent(Option<Committed<()>>),
     /// The leased row, or `None` when the head was missing, expired or locked.
     Claimed(Option<Box<TaskRow>>),
-    /// The task's sender when the result was stored.
-    Stored(Option<String>),
+    /// The task's sender when the result was stored, and whether a parked drain riding in the
+    /// same batch took a result of that sender.
+    Stored(Option<Committed<String>>),
     /// The result drained, if any.
     Drained(Option<Drained>),
     /// The element's answer could not be read (a server bug): only its request fails.
@@ -223,7 +229,7 @@ impl PgBatches {
         self.lane.run_on_the_http_worker();
     }
 
-    pub async fn send(&self, a: SendArgs) -> Result<bool, MailboxError> {
+    pub async fn send(&self, a: SendArgs) -> Result<Option<Committed<()>>, MailboxError> {
         match self.lane.call(Step::Send(a)).await? {
             Outcome::Sent(b) => Ok(b),
             other => Err(mismatch(other)),
@@ -237,7 +243,7 @@ impl PgBatches {
         (outcome.and_then(Outcome::claimed), ticket)
     }
 
-    pub async fn result(&self, a: ResultArgs) -> Result<Option<String>, MailboxError> {
+    pub async fn result(&self, a: ResultArgs) -> Result<Option<Committed<String>>, MailboxError> {
         match self.lane.call(Step::Result(a)).await? {
             Outcome::Stored(r) => Ok(r),
             other => Err(mismatch(other)),
@@ -327,6 +333,37 @@ fn step_many<'c>(
     })
 }
 
+/// Marks the sends and results whose work a riding claim or drain of the same batch took: one
+/// send per claim that took a task of its recipient, one result per drain that took a result of
+/// its sender. Their requests then wake nobody else.
+fn mark_handoffs(steps: &[Step], out: &mut [Outcome]) {
+    let mut claimed: Vec<&str> = Vec::new();
+    let mut drained: Vec<&str> = Vec::new();
+    for (step, outcome) in steps.iter().zip(out.iter()) {
+        match (step, outcome) {
+            (Step::Claim(a), Outcome::Claimed(Some(_))) if a.if_sent => claimed.push(&a.recipient),
+            (Step::Drain(a), Outcome::Drained(Some(_))) if a.if_stored => drained.push(&a.sender),
+            _ => {}
+        }
+    }
+    let take = |taken: &mut Vec<&str>, who: &str| match taken.iter().position(|t| *t == who) {
+        Some(at) => {
+            taken.swap_remove(at);
+            true
+        }
+        None => false,
+    };
+    for (step, outcome) in steps.iter().zip(out.iter_mut()) {
+        match (step, outcome) {
+            (Step::Send(a), Outcome::Sent(Some(c))) => {
+                c.handed = take(&mut claimed, &a.task.recipient)
+            }
+            (Step::Result(_), Outcome::Stored(Some(c))) => c.handed = take(&mut drained, &c.made),
+            _ => {}
+        }
+    }
+}
+
 /// Maps the rows `a2a_step_many` answered to the batch's elements (`kinds`, in batch order): a
 /// row names its kind and its 1-based position among that kind's elements; an element without a
 /// row did nothing.
@@ -338,7 +375,7 @@ fn place(kinds: &[usize], rows: Vec<StepRow>) -> Vec<Outcome> {
     let mut out: Vec<Outcome> = kinds
         .iter()
         .map(|k| match k {
-            0 => Outcome::Sent(false),
+            0 => Outcome::Sent(None),
             1 => Outcome::Claimed(None),
             2 => Outcome::Stored(None),
             _ => Outcome::Drained(None),
@@ -358,13 +395,19 @@ fn place(kinds: &[usize], rows: Vec<StepRow>) -> Vec<Outcome> {
             continue;
         };
         out[i] = match kind {
-            0 => Outcome::Sent(true),
+            0 => Outcome::Sent(Some(Committed {
+                made: (),
+                handed: false,
+            })),
             1 => match serde_json::from_str::<TaskRow>(row.o_text.as_deref().unwrap_or("")) {
                 Ok(task) => Outcome::Claimed(Some(Box::new(task))),
                 // The lease is committed; only this request can be told it went wrong.
                 Err(e) => Outcome::Failed(format!("the leased row could not be read: {e}")),
             },
-            2 => Outcome::Stored(row.o_text),
+            2 => Outcome::Stored(row.o_text.map(|sender| Committed {
+                made: sender,
+                handed: false,
+            })),
             _ => Outcome::Drained(row.o_text.map(|id| Drained {
                 id,
                 result_status: row.o_status,

@@ -12,7 +12,7 @@ use crate::error::MailboxError;
 use crate::store::backend::{Backend, Engine, LaneTicket};
 use crate::store::new_task::NewTask;
 use crate::store::ops::StoredResult;
-use crate::store::records::{Drained, TaskRow};
+use crate::store::records::{Committed, Drained, TaskRow};
 use crate::store::runner::{args, bind_all, Rows, Val};
 use crate::store::statements::{Statements, ANY_PENDING};
 use crate::store::unit::{transact, Op, Unit};
@@ -98,7 +98,11 @@ impl Backend for Sqlite {
         })
     }
 
-    fn send_fast(&self, t: NewTask, audit_body: String) -> BoxFuture<'_, Result<bool>> {
+    fn send_fast(
+        &self,
+        t: NewTask,
+        audit_body: String,
+    ) -> BoxFuture<'_, Result<Option<Committed<()>>>> {
         Box::pin(async move {
             let mut a = t.columns();
             a.extend_from_slice(args![crate::clock::now_ms(), audit_body.as_str()]);
@@ -107,7 +111,11 @@ impl Backend for Sqlite {
                     Box::pin(async move { Ok(tx.fetch_all(SEND_FAST, &a).await?) })
                 }))
                 .await?;
-            Ok(changed.first().is_some_and(|r| r.0 > 0))
+            let inserted = changed.first().is_some_and(|r| r.0 > 0);
+            Ok(inserted.then_some(Committed {
+                made: (),
+                handed: false,
+            }))
         })
     }
 
@@ -118,7 +126,7 @@ impl Backend for Sqlite {
         caller: &'a str,
         lease_guard: Option<&'a str>,
         audit_halves: (String, String),
-    ) -> BoxFuture<'a, Result<Option<String>>> {
+    ) -> BoxFuture<'a, Result<Option<Committed<String>>>> {
         let a = args![
             id,
             r.status,
@@ -137,7 +145,10 @@ impl Backend for Sqlite {
                     Box::pin(async move { Ok(tx.fetch_all(RESULT_FAST, &a).await?) })
                 }))
                 .await?;
-            Ok(stored.into_iter().next().map(|(sender,)| sender))
+            Ok(stored.into_iter().next().map(|(sender,)| Committed {
+                made: sender,
+                handed: false,
+            }))
         })
     }
 

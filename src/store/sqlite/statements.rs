@@ -25,7 +25,8 @@ pub(crate) static STATEMENTS: Statements = Statements {
         " RETURNING ",
         task_cols!()
     ),
-    queue_head: "SELECT id, deadline_ms FROM tasks WHERE state = 'queued' AND recipient = $1 \
+    queue_head:
+        "SELECT id, sender, deadline_ms FROM tasks WHERE state = 'queued' AND recipient = $1 \
                  ORDER BY queue_seq LIMIT 1",
     expire: expire!(next_result_seq!()),
     insert_task: insert_task!(

@@ -239,7 +239,10 @@ impl<A: Element> Lane<A> {
                 PgConnection::connect_with(&self.pool.connect_options()).await?
             }
         };
-        let outcome = (self.exec)(&mut conn, args).await;
+        let mut outcome = (self.exec)(&mut conn, args).await;
+        if let Ok(outcomes) = outcome.as_mut() {
+            A::handed(args, outcomes);
+        }
         if matches!(outcome, Ok(_) | Err(sqlx::Error::Database(_))) {
             if let Ok(mut idle) = self.idle.lock() {
                 idle.push((conn, home, Instant::now()));

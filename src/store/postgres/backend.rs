@@ -182,6 +182,7 @@ impl Backend for Postgres {
         tokio::spawn(peers::listen(
             self.pool.clone(),
             self.instance.clone(),
+            self.peers.clone(),
             woken,
         ));
     }

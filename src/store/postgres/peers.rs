@@ -5,9 +5,15 @@
 //! `mailbox/wakeups.rs`); here it is only carried. Each `NOTIFY` payload starts with the line
 //! naming the instance that sent it, so an instance ignores its own (its waiters were woken
 //! directly).
+//!
+//! An instance alone on its database sends no notes: every instance says hello once it listens
+//! (and the others answer at once that they are here), says it is here every [`HERE_EVERY`],
+//! and sends notes only while another instance was heard within [`PEER_GONE_AFTER`]. One
+//! instance serving alone thus pays nothing for them.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use sqlx::PgPool;
 use tokio::sync::Notify;
@@ -21,17 +27,68 @@ const MAX_PAYLOAD: usize = 7_000;
 const MAX_PENDING: usize = 1 << 20;
 /// The note that wakes every waiter of an instance.
 const EVERYONE: &str = "*";
+/// The note of an instance that has just started listening: the others answer [`HERE`]. Neither
+/// wakes anybody.
+const HELLO: &str = "hello";
+/// The note that says an instance is there.
+const HERE: &str = "here";
+/// How often an instance says it is there.
+const HERE_EVERY: Duration = Duration::from_secs(10);
+/// Notes stop this long after the last word heard from another instance.
+const PEER_GONE_AFTER: Duration = Duration::from_secs(35);
 
-/// The notes waiting for the notifier task.
-#[derive(Default)]
+/// The notes waiting for the notifier task, and when another instance was last heard.
 pub(super) struct Outbox {
     pending: Mutex<String>,
     kick: Notify,
+    started: Instant,
+    /// Milliseconds after `started` when another instance was last heard; 0: never.
+    peer_heard_ms: AtomicU64,
+}
+
+impl Default for Outbox {
+    fn default() -> Self {
+        Outbox {
+            pending: Mutex::default(),
+            kick: Notify::new(),
+            started: Instant::now(),
+            peer_heard_ms: AtomicU64::new(0),
+        }
+    }
 }
 
 impl Outbox {
-    /// Queues `note` for the next `NOTIFY`.
+    fn since_start_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64 + 1
+    }
+
+    /// Another instance spoke.
+    fn heard_a_peer(&self) {
+        self.peer_heard_ms
+            .store(self.since_start_ms(), Ordering::Relaxed);
+    }
+
+    /// Queues a line for the other instances whether or not any was heard.
+    fn say(&self, line: &str) {
+        {
+            let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+            pending.push_str(line);
+            pending.push('\n');
+        }
+        self.kick.notify_one();
+    }
+
+    /// Whether another instance was heard recently enough to be told anything.
+    fn has_peers(&self) -> bool {
+        let heard = self.peer_heard_ms.load(Ordering::Relaxed);
+        heard > 0 && self.since_start_ms() - heard < PEER_GONE_AFTER.as_millis() as u64
+    }
+
+    /// Queues `note` for the next `NOTIFY` (dropped while no other instance is there).
     pub(super) fn post(&self, note: &str) {
+        if !self.has_peers() {
+            return;
+        }
         {
             let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
             if pending.len() + note.len() > MAX_PENDING {
@@ -77,9 +134,13 @@ fn payloads(instance: &str, notes: &str) -> Vec<String> {
 /// statement per round trip; the statement commits without waiting for its WAL flush (nothing
 /// durable rides on it).
 pub(super) async fn notify(pool: PgPool, outbox: std::sync::Arc<Outbox>, instance: String) {
+    let mut here = tokio::time::interval(HERE_EVERY);
+    here.tick().await;
     loop {
-        outbox.kick.notified().await;
-        let notes = outbox.take();
+        let notes = tokio::select! {
+            () = outbox.kick.notified() => outbox.take(),
+            _ = here.tick() => format!("{HERE}\n"),
+        };
         let payloads = payloads(&instance, &notes);
         if payloads.is_empty() {
             continue;
@@ -96,19 +157,34 @@ pub(super) async fn notify(pool: PgPool, outbox: std::sync::Arc<Outbox>, instanc
 
 /// Listens for the other instances' notes, reconnecting after a second when the connection
 /// drops; after a reconnect every waiter re-checks, since anything may have happened meanwhile.
-pub(super) async fn listen(pool: PgPool, instance: String, woken: Box<dyn Fn(&str) + Send>) {
+pub(super) async fn listen(
+    pool: PgPool,
+    instance: String,
+    outbox: std::sync::Arc<Outbox>,
+    woken: Box<dyn Fn(&str) + Send>,
+) {
     loop {
         match sqlx::postgres::PgListener::connect_with(&pool).await {
             Ok(mut listener) => {
                 if let Err(e) = listener.listen(PEER_CHANNEL).await {
                     tracing::warn!(error = %e, "LISTEN a2a_mailbox failed");
                 } else {
+                    outbox.say(HELLO);
                     while let Ok(note) = listener.recv().await {
                         match note.payload().split_once('\n') {
                             Some((from, _)) if from == instance => {}
-                            Some((_, lines)) => woken(lines),
+                            Some((_, lines)) => {
+                                outbox.heard_a_peer();
+                                if lines.lines().any(|l| l == HELLO) {
+                                    outbox.say(HERE);
+                                }
+                                woken(lines);
+                            }
                             // A payload naming whom it is for in no line: everyone re-checks.
-                            None if note.payload() != instance => woken(EVERYONE),
+                            None if note.payload() != instance => {
+                                outbox.heard_a_peer();
+                                woken(EVERYONE);
+                            }
                             None => {}
                         }
                     }
@@ -143,8 +219,19 @@ mod tests {
     }
 
     #[test]
+    fn an_instance_alone_keeps_no_notes() {
+        let outbox = Outbox::default();
+        outbox.post("t bob\n");
+        assert_eq!(outbox.take(), "");
+        outbox.heard_a_peer();
+        outbox.post("t bob\n");
+        assert_eq!(outbox.take(), "t bob\n");
+    }
+
+    #[test]
     fn too_many_pending_notes_fold_into_one_that_wakes_everyone() {
         let outbox = Outbox::default();
+        outbox.heard_a_peer();
         let line = format!("t {}\n", "w".repeat(1000));
         for _ in 0..(2 * MAX_PENDING / line.len()) {
             outbox.post(&line);

@@ -16,3 +16,4 @@ pub mod metrics;
 pub mod server;
 pub mod store;
 pub mod transport;
+pub mod trim;

@@ -74,6 +74,7 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
     let a2a_namespace = mailbox.secret_namespace(A2A_TASK_IDS).await?;
     tokio::spawn(crate::mailbox::auth_failures::flush(mailbox.clone()));
     tokio::spawn(sample_throughput(mailbox.metrics.clone()));
+    tokio::spawn(crate::trim::after_bursts(mailbox.metrics.clone()));
     if let Some(every) = s.scheduler.interval_ms.filter(|ms| *ms > 0) {
         tokio::spawn(scheduler_timer(
             mailbox.clone(),

@@ -6,7 +6,8 @@
 #     bash .ci/bench-smoke.sh
 # Needs PostgreSQL at $A2A_BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres,
 # trust auth); it creates and drops its own databases there. Takes about 30-60 s when the
-# debug build is warm (only the bench target itself is compiled).
+# debug build is warm (only the bench target itself is compiled), and about 60 s more for the
+# scale phases' run (waiting, handoff, parked, openloop, instances).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -160,6 +160,7 @@ pub async fn handoffs(
     v["warmup"] = json!(warmup);
     v["lease_before_send_answer"] = json!(early);
     v["from_send_start"] = from_start.summary();
+    v["note"] = json!("hand-off = the lease answer read minus the send's 201 read; the lease answer may be read first (counted in lease_before_send_answer; such a sample is 0); from_send_start: the same lease answer from the moment the send's request began");
     v["parked_agents"] = json!(2 * pairs);
     v["a2a_waiters_seen"] = json!(parked_seen);
     v["wakeups_per_handoff"] = json!(wakeups.map(|w| round3(w / n.max(1) as f64)));

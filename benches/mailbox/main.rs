@@ -14,10 +14,16 @@ mod authflood;
 mod batch;
 mod dashboard;
 mod db;
+mod handoff;
+mod instances;
 mod load;
+mod openloop;
+mod parked;
 mod peer;
 mod progress;
 mod report;
+mod scale;
+mod scale_report;
 mod server;
 mod stats;
 
@@ -60,6 +66,9 @@ pub struct Args {
     /// (at least 1, at most `--depth-ops`).
     #[arg(long)]
     pub depth_rounds: Option<usize>,
+    /// Sender/worker pairs of the `waiting` and `handoff` phases (default 512: 1,024 agents).
+    #[arg(long)]
+    pub waiting_pairs: Option<usize>,
     /// Seconds each raw-commit and /healthz baseline runs.
     #[arg(long)]
     pub baseline_secs: Option<f64>,
@@ -84,7 +93,11 @@ pub struct Args {
     /// Phases to run, comma-separated: baselines,lifecycle,agents,batch,authflood,depth,peer
     /// (`agents`: the lifecycle again, with waiting agents; `batch`: 500 single sends against one
     /// batch of 500; `authflood`: a sender's latency during a burst of bad tokens; `dashboard`:
-    /// the operator's overview with a million tasks).
+    /// the operator's overview with a million tasks). Not run by default, the scale phases:
+    /// `waiting` (1,024 waiting agents against the closed loop), `handoff` (send to a waiting
+    /// worker's lease, 1,024 agents parked), `parked` (10,000 parked long-polls: memory, CPU,
+    /// wake-ups per send), `openloop` (Poisson arrivals at 50 % and 80 % of the closed-loop
+    /// rate), `instances` (PostgreSQL: three servers on one database).
     #[arg(
         long,
         value_delimiter = ',',
@@ -138,6 +151,7 @@ pub struct Settings {
     pub python: String,
     pub keep: bool,
     pub run_id: String,
+    pub scale: scale::Config,
 }
 
 impl Settings {
@@ -203,6 +217,7 @@ impl Settings {
             python: a.python.clone(),
             keep: a.keep,
             run_id: format!("{}_{}", std::process::id(), stats::unix_secs()),
+            scale: scale::Config::new(smoke, a.waiting_pairs),
         })
     }
 
@@ -218,6 +233,9 @@ impl Settings {
 fn main() -> Result<()> {
     let args = Args::parse();
     let settings = Settings::from_args(args)?;
+    // 10,000 parked long-polls need as many sockets here and in the server (which inherits it).
+    let nofile = scale::raise_nofile();
+    eprintln!("open files limit: {nofile}");
     // One single-threaded runtime: the load generator, the baselines' database clients and the
     // progress display share one core at most.
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -294,6 +312,7 @@ async fn run(s: Settings) -> Result<()> {
             "baseline_secs": s.baseline.as_secs_f64(),
             "vacuum_analyze_after_load": s.vacuum_analyze_after_load,
             "phases": s.phases,
+            "scale": format!("{:?}", s.scale),
             "generator": "one process, one current-thread tokio runtime, reqwest 0.12 keep-alive, one client (pool) per agent",
         },
         "engines": Value::Object(engines),
@@ -415,6 +434,9 @@ fn smoke_check(s: &Settings, summary: &Value) -> Result<()> {
             }
         }
     }
+    for e in &s.engines {
+        scale::smoke_checks(s, e.name(), &back["engines"][e.name()], &mut check);
+    }
     let passed = checks - failed.len();
     // A plain closing line: CI logs read it as the smoke run's verdict.
     println!("bench-smoke: {passed} passed, {} failed", failed.len());
@@ -472,6 +494,21 @@ async fn run_engine(s: &Settings, engine: Engine) -> Result<Value> {
     }
     if s.phase("dashboard") {
         out["dashboard"] = dashboard::dashboard(s, engine).await?;
+    }
+    if s.phase("waiting") {
+        out["waiting"] = scale::waiting(s, engine, &out).await?;
+    }
+    if s.phase("handoff") {
+        out["handoff"] = handoff::handoff(s, engine).await?;
+    }
+    if s.phase("parked") {
+        out["parked"] = parked::parked(s, engine).await?;
+    }
+    if s.phase("openloop") {
+        out["openloop"] = openloop::openloop(s, engine, &out).await?;
+    }
+    if s.phase("instances") && engine == Engine::Postgres {
+        out["instances"] = instances::instances(s, engine).await?;
     }
     report::ratios(&mut out);
     Ok(out)

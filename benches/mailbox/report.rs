@@ -125,7 +125,7 @@ pub fn ratios(e: &mut Value) {
     }
 }
 
-fn target(
+pub(crate) fn target(
     name: &str,
     engine: &str,
     value: Option<f64>,
@@ -240,6 +240,7 @@ pub fn targets(sum: &Value) -> Value {
                 ));
             }
         }
+        crate::scale_report::targets(name, e, caveat, &mut out);
     }
     if sum["peer"].is_object() {
         let ours = f(&sum["engines"]["postgres"]["lifecycle"]["tasks_per_s"]);
@@ -265,7 +266,7 @@ fn ms(v: &Value) -> String {
     }
 }
 
-fn num(v: &Value) -> String {
+pub(crate) fn num(v: &Value) -> String {
     match v.as_f64() {
         Some(x) if x >= 100.0 => format!("{x:.0}"),
         Some(x) => format!("{x:.2}"),
@@ -273,7 +274,7 @@ fn num(v: &Value) -> String {
     }
 }
 
-fn pp(s: &Value) -> String {
+pub(crate) fn pp(s: &Value) -> String {
     format!("{} / {}", ms(&s["p50_ms"]), ms(&s["p99_ms"]))
 }
 
@@ -541,6 +542,8 @@ pub fn markdown(sum: &Value) -> String {
             ))
         );
     }
+
+    crate::scale_report::markdown(&mut m, &engines);
 
     let _ = writeln!(m, "\n### Targets\n");
     let _ = writeln!(m, "| target | engine | value | threshold | met |");

@@ -35,6 +35,18 @@ pub struct Server {
 
 impl Server {
     pub async fn start(s: &Settings, engine: Engine, store: &Store, phase: &str) -> Result<Server> {
+        Server::start_env(s, engine, store, phase, &[]).await
+    }
+
+    /// [`Server::start`] with extra environment variables for the server (its log file is
+    /// named after `phase`, so each server of a phase needs its own).
+    pub async fn start_env(
+        s: &Settings,
+        engine: Engine,
+        store: &Store,
+        phase: &str,
+        env: &[(&str, &str)],
+    ) -> Result<Server> {
         let log = std::fs::File::create(
             s.out
                 .join("logs")
@@ -46,6 +58,7 @@ impl Server {
             .env("A2A_MAILBOX_BIND", "127.0.0.1:0")
             .env("A2A_MAILBOX_JWT_SECRET", JWT_SECRET)
             .env("RUST_LOG", "warn")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::from(log))
@@ -76,12 +89,18 @@ impl Server {
 
     /// SIGTERM (graceful: pools close, PostgreSQL backends flush their statistics), SIGKILL
     /// after 10 s.
-    pub async fn stop(mut self) -> Result<()> {
+    pub async fn stop(self) -> Result<()> {
+        self.stop_within(Duration::from_secs(10)).await
+    }
+
+    /// SIGTERM, SIGKILL after `grace` (a server still holding parked long-polls may wait for
+    /// them to end before it exits).
+    pub async fn stop_within(mut self, grace: Duration) -> Result<()> {
         let _ = std::process::Command::new("kill")
             .arg("-TERM")
             .arg(self.pid.to_string())
             .status();
-        match tokio::time::timeout(Duration::from_secs(10), self.child.wait()).await {
+        match tokio::time::timeout(grace, self.child.wait()).await {
             Ok(r) => {
                 r?;
             }

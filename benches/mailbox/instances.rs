@@ -1,0 +1,236 @@
+//! `instances` (PostgreSQL): three servers on one database. The closed loop with every pair's
+//! worker and sender on different instances, against the same loop on one instance; and
+//! hand-offs across instances against hand-offs within one.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use futures_util::future::join_all;
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+use crate::db::Store;
+use crate::progress::Progress;
+use crate::scale::{self, Caller};
+use crate::server::{Engine, Server};
+use crate::stats::{round1, round3};
+use crate::Settings;
+
+/// What one pair's chain of task lives counted.
+#[derive(Default)]
+struct Tally {
+    sent: usize,
+    drained: HashSet<String>,
+    duplicates: usize,
+    lost: usize,
+    foreign: usize,
+}
+
+/// Polls `path` until it answers something at `field`, for at most 30 s.
+async fn next(c: &Caller, path: &str, field: &str) -> Result<Option<Value>> {
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(30) {
+        let (v, _) = c.must(path, None, 200).await?;
+        if v[field].is_object() {
+            return Ok(Some(v));
+        }
+    }
+    Ok(None)
+}
+
+/// `n` task lives back to back: send (sender's instance) → lease (worker's instance) → result
+/// → drain (sender's instance); every drained result counted once.
+async fn chain(
+    a: &Caller,
+    me: &str,
+    w: &Caller,
+    worker: &str,
+    n: usize,
+    p: &Progress,
+) -> Result<Tally> {
+    let mut t = Tally::default();
+    for _ in 0..n {
+        let id = Uuid::new_v4().to_string();
+        a.must("/a2a/tasks", Some(&scale::task(&id, me, worker)), 201)
+            .await?;
+        t.sent += 1;
+        let Some(leased) = next(w, "/a2a/tasks/next?wait_ms=1000", "task").await? else {
+            t.lost += 1;
+            continue;
+        };
+        w.must("/a2a/results", Some(&scale::result_of(&leased)), 201)
+            .await?;
+        loop {
+            let Some(got) = next(a, "/a2a/results/next?wait_ms=1000", "result").await? else {
+                t.lost += 1;
+                break;
+            };
+            let got = got["result"]["task_id"].as_str().unwrap_or("").to_owned();
+            if !t.drained.insert(got.clone()) {
+                t.duplicates += 1;
+            } else if got != id {
+                t.foreign += 1;
+            } else {
+                break;
+            }
+        }
+        p.inc(1);
+    }
+    // Nothing may be left: no second copy of a result, no task still queued.
+    let (left, _) = a.must("/a2a/results/next?wait_ms=0", None, 200).await?;
+    t.duplicates += usize::from(left["result"].is_object());
+    let (left, _) = w.must("/a2a/tasks/next?wait_ms=0", None, 200).await?;
+    t.lost += usize::from(left["task"].is_object());
+    Ok(t)
+}
+
+/// The closed loop of `s.pairs` pairs; pair i's worker on `bases[worker(i)]`, its sender on
+/// `bases[sender(i)]`.
+async fn closed(
+    s: &Settings,
+    bases: &[String],
+    cross: bool,
+    tag: &str,
+    label: &str,
+) -> Result<Value> {
+    let k = bases.len();
+    let mut pairs = Vec::new();
+    for i in 0..s.pairs {
+        let (wi, ai) = if cross { (i % k, (i + 1) % k) } else { (0, 0) };
+        let (wsub, asub) = (format!("{tag}-worker-{i}"), format!("{tag}-alice-{i}"));
+        let w = Caller::new(&bases[wi], &wsub, &["a2a.respond.*"])?;
+        let a = Caller::new(&bases[ai], &asub, &["a2a.send.*"])?;
+        pairs.push((a, asub, w, wsub));
+    }
+    let quiet = Progress::start(
+        format!("{label} warm-up"),
+        (s.pairs * s.warmup_tasks) as u64,
+    );
+    let warm = join_all(
+        pairs
+            .iter()
+            .map(|(a, me, w, wk)| chain(a, me, w, wk, s.warmup_tasks, &quiet)),
+    )
+    .await;
+    quiet.finish();
+    let shares: Vec<usize> = (0..s.pairs)
+        .map(|i| s.tasks / s.pairs + usize::from(i < s.tasks % s.pairs))
+        .collect();
+    let p = Progress::start(label.to_owned(), s.tasks as u64);
+    let t0 = Instant::now();
+    let measured = join_all(
+        pairs
+            .iter()
+            .enumerate()
+            .map(|(i, (a, me, w, wk))| chain(a, me, w, wk, shares[i], &p)),
+    )
+    .await;
+    let secs = t0.elapsed().as_secs_f64();
+    p.finish();
+    let mut all = Tally::default();
+    for t in warm.into_iter().chain(measured) {
+        let t = t?;
+        all.sent += t.sent;
+        all.duplicates += t.duplicates;
+        all.lost += t.lost;
+        all.foreign += t.foreign;
+        all.drained.extend(t.drained);
+    }
+    Ok(json!({
+        "instances": if cross { k } else { 1 },
+        "pairs": s.pairs,
+        "tasks": s.tasks,
+        "secs": round3(secs),
+        "tasks_per_s": round1(s.tasks as f64 / secs),
+        "sent": all.sent,
+        "drained": all.drained.len(),
+        "lost": all.lost,
+        "duplicates": all.duplicates,
+        "drained_out_of_order": all.foreign,
+        "counts_include_warmup": s.warmup_tasks * s.pairs,
+    }))
+}
+
+/// The `instances` phase (PostgreSQL only).
+pub async fn instances(s: &Settings, engine: Engine) -> Result<Value> {
+    let store = Store::fresh(s, engine, "instances").await?;
+    let env = [("A2A_MAILBOX_HTTP_WORKERS", "1")];
+    let mut servers = Vec::new();
+    let mut r = Ok(Value::Null);
+    for k in 0..3 {
+        match Server::start_env(s, engine, &store, &format!("instances-{k}"), &env).await {
+            Ok(srv) => servers.push(srv),
+            Err(e) => {
+                r = Err(e);
+                break;
+            }
+        }
+    }
+    if r.is_ok() {
+        r = run(s, engine, &servers).await;
+    }
+    for srv in servers {
+        srv.stop_within(Duration::from_secs(2)).await?;
+    }
+    store.drop_it(s).await?;
+    r
+}
+
+async fn run(s: &Settings, engine: Engine, servers: &[Server]) -> Result<Value> {
+    let e = engine.name();
+    let bases: Vec<String> = servers.iter().map(|x| x.base.clone()).collect();
+    let one = closed(
+        s,
+        &bases,
+        false,
+        "one",
+        &format!("{e} closed loop, 1 instance"),
+    )
+    .await?;
+    let three = closed(
+        s,
+        &bases,
+        true,
+        "three",
+        &format!("{e} closed loop, 3 instances"),
+    )
+    .await?;
+    let (n, waiting) = (s.scale.instances_handoffs, s.scale.instances_waiting);
+    let within = crate::handoff::handoffs(
+        &servers[0],
+        "in",
+        &bases[0],
+        &bases[0],
+        waiting,
+        n,
+        &format!("{e} hand-off within one instance"),
+    )
+    .await?;
+    let cross = crate::handoff::handoffs(
+        &servers[1],
+        "x",
+        &bases[1],
+        &bases[0],
+        waiting,
+        n,
+        &format!("{e} hand-off across instances"),
+    )
+    .await?;
+    let div = |a: &Value, b: &Value| match (a.as_f64(), b.as_f64()) {
+        (Some(a), Some(b)) if b > 0.0 => json!(round3(a / b)),
+        _ => Value::Null,
+    };
+    Ok(json!({
+        "servers": servers.len(),
+        "server_env": "A2A_MAILBOX_HTTP_WORKERS=1 on each server (2 cores shared by 3 servers, PostgreSQL and the harness)",
+        "one": one,
+        "three": three,
+        "three_over_one": div(&three["tasks_per_s"], &one["tasks_per_s"]),
+        "lost_or_duplicated": three["lost"].as_u64().unwrap_or(0) + three["duplicates"].as_u64().unwrap_or(0) + one["lost"].as_u64().unwrap_or(0) + one["duplicates"].as_u64().unwrap_or(0),
+        "handoff_within": within,
+        "handoff_cross": cross,
+        "cross_p99_over_within_p99": div(&cross["p99_ms"], &within["p99_ms"]),
+        "shape": format!("closed loop of {} pairs, first every agent on instance 0 (the other two running idle), then pair i's worker on instance i%3 and its sender on (i+1)%3, on the same database; hand-offs: {waiting} workers parked on instance 1 and their senders on instance 0 (across), or all on instance 0 (within), serially", s.pairs),
+    }))
+}

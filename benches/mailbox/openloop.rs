@@ -1,0 +1,196 @@
+//! `openloop`: Poisson arrivals at 50 % and 80 % of this run's closed-loop rate; each task's
+//! life measured from its scheduled arrival to its result drained (no coordinated omission).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+use crate::db::Store;
+use crate::progress::Progress;
+use crate::scale::{self, Caller, Rng};
+use crate::server::{Engine, Server};
+use crate::stats::{round1, round3, Samples};
+use crate::Settings;
+
+/// The tasks of the rate being measured: when each was due, and the lives that ended.
+#[derive(Default)]
+struct State {
+    due: HashMap<String, Instant>,
+    lives: Samples,
+    failed: Vec<String>,
+}
+
+type Shared = Arc<Mutex<State>>;
+
+fn fail(st: &Shared, what: String) {
+    st.lock().expect("state").failed.push(what);
+}
+
+/// A worker: waits for its next task and answers it, again and again.
+async fn work(w: Caller, me: String, st: Shared) {
+    loop {
+        let r = async {
+            let (leased, _) = w.must("/a2a/tasks/next?wait_ms=30000", None, 200).await?;
+            if leased["task"].is_object() {
+                w.must("/a2a/results", Some(&scale::result_of(&leased)), 201)
+                    .await?;
+            }
+            Ok::<_, anyhow::Error>(())
+        };
+        if let Err(e) = r.await {
+            return fail(&st, format!("{me}: {e:#}"));
+        }
+    }
+}
+
+/// A sender's drain: waits for its results; each ends a task's life.
+async fn drain(a: Caller, me: String, st: Shared) {
+    loop {
+        match a.must("/a2a/results/next?wait_ms=30000", None, 200).await {
+            Ok((got, at)) => {
+                if let Some(id) = got["result"]["task_id"].as_str() {
+                    let mut s = st.lock().expect("state");
+                    match s.due.remove(id) {
+                        Some(due) => s.lives.push(at.saturating_duration_since(due)),
+                        None => s.failed.push(format!("{me} drained {id}, not due")),
+                    }
+                }
+            }
+            Err(e) => return fail(&st, format!("{me}: {e:#}")),
+        }
+    }
+}
+
+/// `n` Poisson arrivals at `rate` a second, spread round-robin over the senders; waits until
+/// every one was drained and answers their lives.
+async fn arrivals(
+    senders: &[(Caller, String, String)],
+    st: &Shared,
+    rate: f64,
+    n: usize,
+    seed: u64,
+    label: &str,
+) -> Result<(Samples, f64)> {
+    let mut rng = Rng::new(seed);
+    let p = Progress::start(label.to_owned(), n as u64);
+    let t0 = Instant::now();
+    let mut at = 0.0;
+    for k in 0..n {
+        at += rng.exp(rate);
+        let due = t0 + Duration::from_secs_f64(at);
+        tokio::time::sleep_until(due.into()).await;
+        let (a, me, worker) = &senders[k % senders.len()];
+        let id = Uuid::new_v4().to_string();
+        st.lock().expect("state").due.insert(id.clone(), due);
+        let (a, t, st) = (a.clone(), scale::task(&id, me, worker), st.clone());
+        // The send runs on its own, so a slow answer delays no later arrival.
+        tokio::spawn(async move {
+            if let Err(e) = a.must("/a2a/tasks", Some(&t), 201).await {
+                fail(&st, format!("send: {e:#}"));
+            }
+        });
+        p.inc(1);
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        {
+            let s = st.lock().expect("state");
+            if !s.failed.is_empty() {
+                bail!("{label}: {:?}", &s.failed[..s.failed.len().min(5)]);
+            }
+            if s.lives.0.len() >= n {
+                break;
+            }
+            if Instant::now() > deadline {
+                bail!(
+                    "{label}: {} of {n} tasks not drained within 60 s of the last arrival",
+                    n - s.lives.0.len()
+                );
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    p.finish();
+    let lives = std::mem::take(&mut st.lock().expect("state").lives);
+    Ok((lives, secs))
+}
+
+/// The `openloop` phase of one engine.
+pub async fn openloop(s: &Settings, engine: Engine, out: &Value) -> Result<Value> {
+    let (closed, reused, life) = scale::closed_loop_rate(s, engine, out).await?;
+    if closed <= 0.0 {
+        bail!(
+            "{} open loop: no closed-loop rate to start from",
+            engine.name()
+        );
+    }
+    let store = Store::fresh(s, engine, "openloop").await?;
+    let server = Server::start(s, engine, &store, "openloop").await?;
+    let r = run(s, engine, &server, closed).await;
+    server.stop_within(Duration::from_secs(2)).await?;
+    store.drop_it(s).await?;
+    let rates = r?;
+    Ok(json!({
+        "closed_loop_tasks_per_s": closed,
+        "closed_loop_reused_from_this_run": reused,
+        "closed_loop": if reused { Value::Null } else { life },
+        "pairs": s.pairs,
+        "rates": rates,
+        "shape": format!("{} pairs: each worker long-polls its own recipient (wait_ms=30000) and answers what it leases; each sender's drain long-polls its results (wait_ms=30000); arrivals are Poisson (exponential gaps, xorshift64* seeded per rate), round-robin over the senders, each send on its own; a life runs from the arrival's scheduled time to its result's drain answer read", s.pairs),
+    }))
+}
+
+async fn run(s: &Settings, engine: Engine, server: &Server, closed: f64) -> Result<Value> {
+    let st: Shared = Arc::default();
+    let mut senders = Vec::new();
+    let mut handles = Vec::new();
+    for i in 0..s.pairs {
+        let (wsub, asub) = (format!("ol-worker-{i}"), format!("ol-alice-{i}"));
+        let w = Caller::new(&server.base, &wsub, &["a2a.respond.*"])?;
+        let a = Caller::new(&server.base, &asub, &["a2a.send.*"])?;
+        handles.push(tokio::spawn(work(w, wsub.clone(), st.clone())));
+        handles.push(tokio::spawn(drain(a.clone(), asub.clone(), st.clone())));
+        senders.push((a, asub, wsub));
+    }
+    let run = async {
+        // Warm-up (not recorded): connections opened, statements prepared.
+        let label = format!("{} open loop warm-up", engine.name());
+        arrivals(&senders, &st, 0.5 * closed, 4 * s.pairs, 1, &label).await?;
+        let mut rows = Vec::new();
+        for (k, fraction) in [0.5, 0.8].into_iter().enumerate() {
+            let rate = fraction * closed;
+            let n = s.scale.openloop_tasks;
+            let label = format!(
+                "{} open loop {:.0} % ({rate:.0}/s)",
+                engine.name(),
+                fraction * 100.0
+            );
+            let (lives, secs) = arrivals(&senders, &st, rate, n, 42 + k as u64, &label).await?;
+            let life = lives.summary();
+            let ratio = match (life["p99_ms"].as_f64(), life["p50_ms"].as_f64()) {
+                (Some(a), Some(b)) if b > 0.0 => json!(round3(a / b)),
+                _ => Value::Null,
+            };
+            rows.push(json!({
+                "fraction": fraction,
+                "rate_per_s": round1(rate),
+                "tasks": n,
+                "secs": round3(secs),
+                "achieved_per_s": round1(n as f64 / secs),
+                "life": life,
+                "p99_over_p50": ratio,
+            }));
+        }
+        Ok::<_, anyhow::Error>(Value::Array(rows))
+    };
+    let r = run.await;
+    for h in &handles {
+        h.abort();
+    }
+    r
+}

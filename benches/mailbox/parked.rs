@@ -180,6 +180,17 @@ async fn run(s: &Settings, engine: Engine, server: &Server) -> Result<Value> {
     tokio::time::sleep(Duration::from_millis(200)).await;
     let fds_closed = scale::open_fds(pid);
     let tcp_closed = scale::tcp_states(&server.base);
+    // The server learns that a client left only when that poll's wait ends (HTTP/1.1 gives it
+    // no word before it writes): the waits end when the server's gauge reads 0, at the latest
+    // when the last poll's `wait_ms` runs out. The memory is read `window` after that.
+    let t_end = Instant::now();
+    let deadline = t_end + Duration::from_secs(45);
+    while scale::metric(&scale::metrics(server).await, "a2a_waiters").is_some_and(|w| w > 0.0)
+        && Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let waits_ended_in = t_end.elapsed().as_secs_f64();
     tokio::time::sleep(window).await;
     let rss_after = scale::rss_kib(pid);
     let fds_after = scale::open_fds(pid);
@@ -205,6 +216,8 @@ async fn run(s: &Settings, engine: Engine, server: &Server) -> Result<Value> {
         "connections_closed": closed,
         "connections_closed_note": "closed by the harness: its open files back to idle; a close-wait socket on the server's side is one the server has not noticed yet",
         "closed_within_secs": round3(closed_in),
+        "server_waits_ended_secs_after_close": round3(waits_ended_in),
+        "rss_after_note": "read a cpu window's length after the server's parked count fell to 0 (its waits ended)",
     });
     let mut v = json!({
         "callers": callers,

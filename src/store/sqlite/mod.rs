@@ -65,7 +65,9 @@ pub const SQLITE_WAL_AUTOCHECKPOINT: u32 = 300;
 // key, the queue's and the listing's indexes, its audit row and that row's indexes), which is
 // past 64 KiB, so nearly every group spilled: more writes per task than the WAL itself. Kept in
 // memory, the journal is dropped when its unit's savepoint is released. It is never read for
-// recovery (the WAL is): durability is unchanged.
+// recovery (the WAL is): durability is unchanged. What it costs: while a unit runs, the writer
+// holds a copy of each page that unit changed, in memory rather than in a temporary file; a
+// compaction of a very large backlog holds the pages it deletes from.
 
 pub(crate) struct Sqlite {
     /// One writer connection (SQLite has one writer at a time anyway; queueing in the pool is

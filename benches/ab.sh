@@ -5,8 +5,10 @@
 #   bash benches/ab.sh OLD [ROUNDS] [TASKS] [ENGINES]
 #   bash benches/ab.sh 039e0d1 4 10000 postgres,sqlite
 #
-# OLD is built in a git worktree under target/ab/ with a target directory of its own; the bench
-# harness and the new server are the work tree's release builds. Writes
+# OLD is built in a git worktree outside the repository, ${A2A_AB_DIR:-/work/ab-old}/tree-<old>,
+# with a target directory of its own beside it (cargo refuses a tree that lands inside this
+# workspace, as target/ does); the bench harness and the new server are the work tree's release
+# builds, in ${CARGO_TARGET_DIR:-target}. Writes
 # benches/results/<date>-ab-<old>-<new>.json (every round's tasks/s, and per engine the ratio
 # new ÷ old of each round, its median and range, and the means) and prints the summary.
 set -euo pipefail
@@ -21,18 +23,21 @@ old=$(git rev-parse --short "$old_arg")
 new=$(git rev-parse --short HEAD)
 git diff --quiet HEAD -- src crates Cargo.toml Cargo.lock || new="$new-dirty"
 
-work="target/ab"
+work="${A2A_AB_DIR:-/work/ab-old}"
 mkdir -p "$work"
+work=$(cd "$work" && pwd)
+target="${CARGO_TARGET_DIR:-target}"
 tree="$work/tree-$old"
 if [ ! -d "$tree" ]; then
+    git worktree prune
     git worktree add --detach -f "$tree" "$old" >/dev/null
 fi
 echo "building the server at $old (in $tree)"
-(cd "$tree" && CARGO_TARGET_DIR="$PWD/../target-old" cargo build --release --quiet --bin a2a-mailbox)
+(cd "$tree" && CARGO_TARGET_DIR="$work/target-old" cargo build --release --quiet --bin a2a-mailbox)
 old_bin="$work/target-old/release/a2a-mailbox"
 echo "building the server and the harness from the work tree ($new)"
 cargo build --release --quiet --bin a2a-mailbox
-cp target/release/a2a-mailbox "$work/a2a-mailbox-new"
+cp "$target/release/a2a-mailbox" "$work/a2a-mailbox-new"
 new_bin="$work/a2a-mailbox-new"
 
 out="benches/results/$(date -u +%F)-ab-$old-$new.json"

@@ -57,6 +57,18 @@ fn open<'a>(
 /// (BENCHMARKS.md: the lease p99 at a depth of 1M stays within 1.2x of that at 1k).
 pub const SQLITE_WAL_AUTOCHECKPOINT: u32 = 300;
 
+// The writer's `temp_store` is `memory`. Each write unit runs inside its own savepoint
+// (`writer.rs`), and SQLite copies every page a unit changes into the savepoint's sub-journal
+// so that the unit alone can be rolled back. That journal lives in memory up to 64 KiB and, past
+// that, spills to a temporary file for the rest of the group's transaction: one `pwrite` per
+// page changed by every later unit. A send changes about sixteen pages (its row, the primary
+// key, the queue's and the listing's indexes, its audit row and that row's indexes), which is
+// past 64 KiB, so nearly every group spilled: more writes per task than the WAL itself. Kept in
+// memory, the journal is dropped when its unit's savepoint is released. It is never read for
+// recovery (the WAL is): durability is unchanged. What it costs: while a unit runs, the writer
+// holds a copy of each page that unit changed, in memory rather than in a temporary file; a
+// compaction of a very large backlog holds the pages it deletes from.
+
 pub(crate) struct Sqlite {
     /// One writer connection (SQLite has one writer at a time anyway; queueing in the pool is
     /// cheaper than `SQLITE_BUSY` retries).
@@ -88,7 +100,8 @@ impl Sqlite {
             .acquire_timeout(settings.acquire_timeout)
             .connect_with(
                 opts.clone()
-                    .pragma("wal_autocheckpoint", SQLITE_WAL_AUTOCHECKPOINT.to_string()),
+                    .pragma("wal_autocheckpoint", SQLITE_WAL_AUTOCHECKPOINT.to_string())
+                    .pragma("temp_store", "memory"),
             )
             .await?;
         let read = SqlitePoolOptions::new()

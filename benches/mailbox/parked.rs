@@ -86,8 +86,32 @@ async fn run(s: &Settings, engine: Engine, server: &Server) -> Result<Value> {
         warm.must("/a2a/tasks/next?wait_ms=1000", None, 200).await?;
     }
     drop(warm);
-    let before_start = scale::metrics(server).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
+    let rss_fresh = scale::rss_kib(pid);
+    // A server that has served: a burst of concurrent waits (3 s, so the server's 2-second look
+    // at its parked count sees it) fills the HTTP layer's pools of request and response heads
+    // (128 per HTTP worker, kept for good); then the memory the burst freed goes back.
+    let burst = total.min(512);
+    let mut warm_polls = Vec::with_capacity(burst);
+    for c in 0..burst.div_ceil(8) {
+        let caller = Caller::new(&server.base, &format!("parked-warm-{c}"), &[])?;
+        for _ in 0..8 {
+            let caller = caller.clone();
+            warm_polls.push(tokio::spawn(async move {
+                caller.call("/a2a/tasks/next?wait_ms=3000", None).await
+            }));
+        }
+    }
+    for p in warm_polls {
+        let _ = p.await;
+    }
+    tokio::time::sleep(if s.smoke {
+        Duration::from_secs(1)
+    } else {
+        Duration::from_secs(12)
+    })
+    .await;
+    let before_start = scale::metrics(server).await;
     let rss_idle = scale::rss_kib(pid);
     let fds_idle = scale::open_fds(pid);
     let me = std::process::id();
@@ -229,7 +253,9 @@ async fn run(s: &Settings, engine: Engine, server: &Server) -> Result<Value> {
         "a2a_waiters_after": scale::metric(&end, "a2a_waiters"),
         "a2a_waiters_before": scale::metric(&before_start, "a2a_waiters"),
         "park_secs": round3(park_secs),
+        "rss_fresh_kib": rss_fresh,
         "rss_idle_kib": rss_idle,
+        "rss_idle_note": "rss_fresh: after 20 serial sends and leases; rss_idle: after that and a burst of concurrent 3-second waits (up to 512), 12 s later: the HTTP layer's pools of request and response heads (bounded, 128 per HTTP worker) are full from then on",
         "rss_parked_kib": rss_parked,
         "rss_after_kib": rss_after,
         "rss_idle_mib": mib(rss_idle),

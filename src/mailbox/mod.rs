@@ -278,8 +278,11 @@ impl Mailbox {
         if *wake == Wake::Nobody {
             return;
         }
+        if !self.store.has_peers() {
+            return self.wakeups.wake(wake, None);
+        }
         let mut others = Vec::new();
-        self.wakeups.wake(wake, &mut others);
+        self.wakeups.wake(wake, Some(&mut others));
         if !others.is_empty() {
             self.store.notify_peers(Wakeups::peer_note(&others));
         }

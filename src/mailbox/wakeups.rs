@@ -21,7 +21,7 @@ use crate::metrics::Metrics;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum WaitFor {
     /// A task queued for the recipient named with it (a lease): one task wakes one.
-    Task,
+    Task = 0,
     /// A result for the sender named with it (a drain): one result wakes one.
     Result,
     /// Any settling of a task of the sender named with it (a blocking send waiting for its
@@ -98,10 +98,20 @@ impl Signal {
 
 type Key = (WaitFor, Box<str>);
 
+/// The parked requests waiting on one agent, by what they wait for, the longest parked first.
+#[derive(Default)]
+struct Slots([VecDeque<Arc<Signal>>; 3]);
+
+impl Slots {
+    fn of(&mut self, kind: WaitFor) -> &mut VecDeque<Arc<Signal>> {
+        &mut self.0[kind as usize]
+    }
+}
+
 #[derive(Default)]
 struct Registry {
-    /// The parked requests of each key, the longest parked first.
-    slots: HashMap<Key, VecDeque<Arc<Signal>>>,
+    /// The parked requests of each agent (looked up by name, without a copy of it).
+    slots: HashMap<Box<str>, Slots>,
     /// Parked requests per caller (`sub`).
     callers: HashMap<Box<str>, usize>,
     total: usize,
@@ -163,8 +173,9 @@ impl Wakeups {
         r.total += 1;
         let key: Key = (kind, who.into());
         r.slots
-            .entry(key.clone())
+            .entry(key.1.clone())
             .or_default()
+            .of(kind)
             .push_back(signal.clone());
         self.metrics
             .waiters
@@ -180,24 +191,30 @@ impl Wakeups {
     /// Wakes what a commit concerns on this instance. Answers what the other instances must be
     /// told: the targets that woke nobody here (a task) and every result's sender (its
     /// watchers may be anywhere).
-    pub(crate) fn wake(&self, wake: &Wake, out: &mut Vec<(WaitFor, String)>) {
+    /// (`out` is `None` when no other instance is there to tell.)
+    pub(crate) fn wake(&self, wake: &Wake, mut out: Option<&mut Vec<(WaitFor, String)>>) {
+        let mut tell = |kind: WaitFor, who: &String| {
+            if let Some(out) = out.as_deref_mut() {
+                out.push((kind, who.clone()));
+            }
+        };
         match wake {
             Wake::Nobody => {}
             Wake::Recipient(who) => {
                 if !self.wake_one(WaitFor::Task, who) {
-                    out.push((WaitFor::Task, who.clone()));
+                    tell(WaitFor::Task, who);
                 }
             }
             Wake::Sender(who) => {
                 self.wake_one(WaitFor::Result, who);
                 self.wake_all(WaitFor::Watch, who);
-                out.push((WaitFor::Result, who.clone()));
+                tell(WaitFor::Result, who);
             }
             Wake::Watchers(who) => {
                 self.wake_all(WaitFor::Watch, who);
-                out.push((WaitFor::Watch, who.clone()));
+                tell(WaitFor::Watch, who);
             }
-            Wake::Many(all) => all.iter().for_each(|w| self.wake(w, out)),
+            Wake::Many(all) => all.iter().for_each(|w| self.wake(w, out.as_deref_mut())),
             Wake::Everyone => self.wake_everyone(),
         }
     }
@@ -205,7 +222,7 @@ impl Wakeups {
     /// Wakes the longest-parked request of the key that is not woken already; whether one was.
     fn wake_one(&self, kind: WaitFor, who: &str) -> bool {
         let mut r = self.registry();
-        let Some(queue) = r.slots.get_mut(&(kind, who.into())) else {
+        let Some(queue) = r.slots.get_mut(who).map(|s| s.of(kind)) else {
             return false;
         };
         let Some(at) = queue.iter().position(|s| !s.woken.load(Ordering::Acquire)) else {
@@ -223,7 +240,7 @@ impl Wakeups {
 
     fn wake_all(&self, kind: WaitFor, who: &str) {
         let r = self.registry();
-        if let Some(queue) = r.slots.get(&(kind, who.into())) {
+        if let Some(queue) = r.slots.get(who).map(|s| &s.0[kind as usize]) {
             let n = queue.iter().filter(|s| s.set()).count();
             self.metrics.add(&self.metrics.wakeups, n as u64);
         }
@@ -231,7 +248,12 @@ impl Wakeups {
 
     fn wake_everyone(&self) {
         let r = self.registry();
-        let n = r.slots.values().flatten().filter(|s| s.set()).count();
+        let n = r
+            .slots
+            .values()
+            .flat_map(|s| s.0.iter().flatten())
+            .filter(|s| s.set())
+            .count();
         self.metrics.add(&self.metrics.wakeups, n as u64);
     }
 
@@ -314,10 +336,12 @@ impl Drop for Parked<'_> {
         let w = self.wakeups;
         let forward = {
             let mut r = w.registry();
-            if let Some(queue) = r.slots.get_mut(&self.key) {
-                queue.retain(|s| !Arc::ptr_eq(s, &self.signal));
-                if queue.is_empty() {
-                    r.slots.remove(&self.key);
+            if let Some(slots) = r.slots.get_mut(&self.key.1) {
+                slots
+                    .of(self.key.0)
+                    .retain(|s| !Arc::ptr_eq(s, &self.signal));
+                if slots.0.iter().all(VecDeque::is_empty) {
+                    r.slots.remove(&self.key.1);
                 }
             }
             if let Some(n) = r.callers.get_mut(&self.caller) {

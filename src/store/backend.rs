@@ -149,6 +149,10 @@ pub(crate) trait Backend: Send + Sync + 'static {
     fn notify_peers(&self, note: String) {
         drop(note);
     }
+    /// Whether another instance was heard lately (an engine shared by several instances).
+    fn has_peers(&self) -> bool {
+        false
+    }
     /// Calls `woken` with each note another instance sent (`"*"`: anything may have changed).
     fn on_peer_commit(&self, woken: Box<dyn Fn(&str) + Send + 'static>) {
         drop(woken);

@@ -76,6 +76,12 @@ impl Store {
         self.backend().notify_peers(note);
     }
 
+    /// Whether another instance shares the database now (then commits tell it whom they
+    /// concern; see [`Store::notify_peers`]).
+    pub fn has_peers(&self) -> bool {
+        self.backend().has_peers()
+    }
+
     /// Calls `woken` with each note of another instance (PostgreSQL).
     pub fn on_peer_commit(&self, woken: impl Fn(&str) + Send + 'static) {
         self.backend().on_peer_commit(Box::new(woken));

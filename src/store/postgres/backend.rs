@@ -171,6 +171,10 @@ impl Backend for Postgres {
         self.lane.waiting().to_vec()
     }
 
+    fn has_peers(&self) -> bool {
+        self.peers.has_peers()
+    }
+
     /// Queues `note` for the next `NOTIFY` to the other instances.
     fn notify_peers(&self, note: String) {
         self.peers.post(&note);

@@ -79,7 +79,7 @@ impl Outbox {
     }
 
     /// Whether another instance was heard recently enough to be told anything.
-    fn has_peers(&self) -> bool {
+    pub(super) fn has_peers(&self) -> bool {
         let heard = self.peer_heard_ms.load(Ordering::Relaxed);
         heard > 0 && self.since_start_ms() - heard < PEER_GONE_AFTER.as_millis() as u64
     }

@@ -29,24 +29,6 @@ pub(crate) enum WaitFor {
     Watch,
 }
 
-impl WaitFor {
-    fn letter(self) -> char {
-        match self {
-            WaitFor::Task => 't',
-            WaitFor::Result => 'r',
-            WaitFor::Watch => 'w',
-        }
-    }
-    fn from_letter(c: &str) -> Option<WaitFor> {
-        match c {
-            "t" => Some(WaitFor::Task),
-            "r" => Some(WaitFor::Result),
-            "w" => Some(WaitFor::Watch),
-            _ => None,
-        }
-    }
-}
-
 /// Whose parked requests a commit may have made work available to.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Wake {
@@ -62,6 +44,34 @@ pub enum Wake {
     Many(Vec<Wake>),
     /// Anything may have changed (another instance's listener reconnected): everyone re-checks.
     Everyone,
+}
+
+impl Wake {
+    /// The line that tells another instance of a single target (`t bob`, `r alice`, `w alice`;
+    /// `*` for everyone), read back by [`Wake::from_line`].
+    fn line(&self) -> Option<String> {
+        match self {
+            Wake::Recipient(who) => Some(format!("t {who}")),
+            Wake::Sender(who) => Some(format!("r {who}")),
+            Wake::Watchers(who) => Some(format!("w {who}")),
+            Wake::Everyone => Some("*".to_owned()),
+            Wake::Nobody | Wake::Many(_) => None,
+        }
+    }
+
+    fn from_line(line: &str) -> Option<Wake> {
+        if line == "*" {
+            return Some(Wake::Everyone);
+        }
+        let (kind, who) = line.split_once(' ')?;
+        let who = who.to_owned();
+        match kind {
+            "t" => Some(Wake::Recipient(who)),
+            "r" => Some(Wake::Sender(who)),
+            "w" => Some(Wake::Watchers(who)),
+            _ => None,
+        }
+    }
 }
 
 /// The limits of [`Wakeups`]: parked requests per caller and in all (docs/contract.md#waiting).
@@ -188,34 +198,34 @@ impl Wakeups {
         })
     }
 
-    /// Wakes what a commit concerns on this instance. Answers what the other instances must be
-    /// told: the targets that woke nobody here (a task) and every result's sender (its
+    /// Wakes what a commit concerns on this instance, and adds to `out` (`None` when no other
+    /// instance is there) the lines the other instances must be told: a task's recipient when
+    /// nobody here took it, every result's sender and watched sender (their drains and
     /// watchers may be anywhere).
-    /// (`out` is `None` when no other instance is there to tell.)
-    pub(crate) fn wake(&self, wake: &Wake, mut out: Option<&mut Vec<(WaitFor, String)>>) {
-        let mut tell = |kind: WaitFor, who: &String| {
-            if let Some(out) = out.as_deref_mut() {
-                out.push((kind, who.clone()));
+    pub(crate) fn wake(&self, wake: &Wake, mut out: Option<&mut Vec<String>>) {
+        let told = match wake {
+            Wake::Nobody => false,
+            Wake::Everyone => {
+                self.wake_everyone();
+                false
             }
-        };
-        match wake {
-            Wake::Nobody => {}
-            Wake::Recipient(who) => {
-                if !self.wake_one(WaitFor::Task, who) {
-                    tell(WaitFor::Task, who);
-                }
-            }
+            Wake::Recipient(who) => !self.wake_one(WaitFor::Task, who),
             Wake::Sender(who) => {
                 self.wake_one(WaitFor::Result, who);
                 self.wake_all(WaitFor::Watch, who);
-                tell(WaitFor::Result, who);
+                true
             }
             Wake::Watchers(who) => {
                 self.wake_all(WaitFor::Watch, who);
-                tell(WaitFor::Watch, who);
+                true
             }
-            Wake::Many(all) => all.iter().for_each(|w| self.wake(w, out.as_deref_mut())),
-            Wake::Everyone => self.wake_everyone(),
+            Wake::Many(all) => {
+                all.iter().for_each(|w| self.wake(w, out.as_deref_mut()));
+                false
+            }
+        };
+        if let (true, Some(out), Some(line)) = (told, out, wake.line()) {
+            out.push(line);
         }
     }
 
@@ -263,39 +273,15 @@ impl Wakeups {
         self.metrics.inc(&self.metrics.wakeups);
     }
 
-    /// The note that tells the other instances whom `targets` concern: one line each.
-    pub(crate) fn peer_note(targets: &[(WaitFor, String)]) -> String {
-        let mut note = String::new();
-        for (kind, who) in targets {
-            note.push(kind.letter());
-            note.push(' ');
-            note.push_str(who);
-            note.push('\n');
-        }
-        note
+    /// The note that tells the other instances the targets `wake` collected: a line each.
+    pub(crate) fn peer_note(lines: &[String]) -> String {
+        lines.iter().map(|l| format!("{l}\n")).collect()
     }
 
-    /// Wakes what another instance's note names (`*`: everyone).
+    /// Wakes what another instance's note names, as that instance's commits would have here.
     pub(crate) fn heard_from_peer(&self, note: &str) {
-        for line in note.lines() {
-            if line == "*" {
-                self.wake_everyone();
-                continue;
-            }
-            let Some((kind, who)) = line.split_once(' ') else {
-                continue;
-            };
-            match WaitFor::from_letter(kind) {
-                Some(WaitFor::Task) => {
-                    self.wake_one(WaitFor::Task, who);
-                }
-                Some(WaitFor::Result) => {
-                    self.wake_one(WaitFor::Result, who);
-                    self.wake_all(WaitFor::Watch, who);
-                }
-                Some(WaitFor::Watch) => self.wake_all(WaitFor::Watch, who),
-                None => {}
-            }
+        for wake in note.lines().filter_map(Wake::from_line) {
+            self.wake(&wake, None);
         }
     }
 }
@@ -358,5 +344,26 @@ impl Drop for Parked<'_> {
         if forward {
             w.wake_one(self.key.0, &self.key.1);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Wake;
+
+    #[test]
+    fn a_note_line_names_the_same_target_on_every_instance() {
+        for wake in [
+            Wake::Recipient("bob@acme".into()),
+            Wake::Sender("alice".into()),
+            Wake::Watchers("alice".into()),
+            Wake::Everyone,
+        ] {
+            let line = wake.line().expect("a single target has a line");
+            assert_eq!(Wake::from_line(&line), Some(wake));
+        }
+        assert_eq!(Wake::Many(vec![]).line(), None);
+        assert_eq!(Wake::from_line("hello"), None);
+        assert_eq!(Wake::from_line("x bob"), None);
     }
 }

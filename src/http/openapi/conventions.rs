@@ -139,6 +139,8 @@ const REPLAYED_HEADER: &str = "Idempotent-Replayed";
 const REPLAYED_DESCRIPTION: &str = "`true` when this answer is a replay: the stored answer of an \
 earlier request with the same `Idempotency-Key` (any status it had), or of the same task id / \
 result posted again. Absent otherwise.";
+const STORAGE_UNAVAILABLE: &str = "`storage_unavailable`: the database is unreachable or busy \
+past its timeout; `retriable: true`, with `Retry-After` (seconds).";
 const RETRY_AFTER_DESCRIPTION: &str = "Seconds to wait before retrying; sent with \
 `idempotency_in_flight`, `too_many_waiting`, `overloaded` and `storage_unavailable`.";
 
@@ -231,23 +233,17 @@ impl Conventions {
             );
         }
         if waits {
-            for (status, description) in [
-                (
-                    "429",
-                    "`too_many_waiting`: with `wait_ms` above 0, the caller already has as many \
-                     requests parked on this instance as it may \
-                     (`A2A_MAILBOX_MAX_WAITING_PER_CALLER`, default 1000); nothing was leased or \
-                     drained; `retriable: true`, retry after `Retry-After` seconds.",
-                ),
-                (
-                    "503",
-                    "`storage_unavailable`: the database is unreachable or busy past its timeout; \
-                     `retriable: true`, with `Retry-After` (seconds).\n\n`overloaded`: with \
-                     `wait_ms` above 0, this instance already parks as many requests as it may \
-                     (`A2A_MAILBOX_MAX_WAITING`, default 50000); nothing was leased or drained; \
-                     `retriable: true`, retry after `Retry-After` seconds.",
-                ),
-            ] {
+            let overloaded = format!(
+                "{STORAGE_UNAVAILABLE}\n\n`overloaded`: with `wait_ms` above 0, this instance \
+                 already parks as many requests as it may (`A2A_MAILBOX_MAX_WAITING`, default \
+                 50000); nothing was leased or drained; `retriable: true`, retry after `Retry-After` \
+                 seconds."
+            );
+            let too_many = "`too_many_waiting`: with `wait_ms` above 0, the caller already has as \
+                many requests parked on this instance as it may \
+                (`A2A_MAILBOX_MAX_WAITING_PER_CALLER`, default 1000); nothing was leased or \
+                drained; `retriable: true`, retry after `Retry-After` seconds.";
+            for (status, description) in [("429", too_many), ("503", overloaded.as_str())] {
                 if let RefOr::T(r) = documented(responses, status, description) {
                     r.headers
                         .insert("Retry-After".into(), header(RETRY_AFTER_DESCRIPTION));
@@ -290,12 +286,7 @@ impl Conventions {
                 "500",
                 "`internal`: a bug. The body never carries internal detail.",
             );
-            documented(
-                responses,
-                "503",
-                "`storage_unavailable`: the database is unreachable or busy past its timeout; \
-                 `retriable: true`, with `Retry-After` (seconds).",
-            );
+            documented(responses, "503", STORAGE_UNAVAILABLE);
         }
         for (status, response) in responses.iter_mut() {
             let RefOr::T(response) = response else {

@@ -15,6 +15,7 @@ use crate::store::new_task::NewTask;
 use crate::store::records::{Committed, Drained, TaskRow};
 use crate::store::runner::Column;
 
+mod handoffs;
 #[cfg(test)]
 mod tests;
 
@@ -120,7 +121,7 @@ impl Element for Step {
     }
 
     fn handed(batch: &[Step], outcomes: &mut [Outcome]) {
-        mark_handoffs(batch, outcomes);
+        handoffs::mark(batch, outcomes);
     }
 
     fn ride(&mut self) {
@@ -331,37 +332,6 @@ fn step_many<'c>(
         let rows: Vec<StepRow> = query.fetch_all(&mut *conn).await?;
         Ok(place(&kinds, rows))
     })
-}
-
-/// Marks the sends and results whose work a riding claim or drain of the same batch took: one
-/// send per claim that took a task of its recipient, one result per drain that took a result of
-/// its sender. Their requests then wake nobody else.
-fn mark_handoffs(steps: &[Step], out: &mut [Outcome]) {
-    let mut claimed: Vec<&str> = Vec::new();
-    let mut drained: Vec<&str> = Vec::new();
-    for (step, outcome) in steps.iter().zip(out.iter()) {
-        match (step, outcome) {
-            (Step::Claim(a), Outcome::Claimed(Some(_))) if a.if_sent => claimed.push(&a.recipient),
-            (Step::Drain(a), Outcome::Drained(Some(_))) if a.if_stored => drained.push(&a.sender),
-            _ => {}
-        }
-    }
-    let take = |taken: &mut Vec<&str>, who: &str| match taken.iter().position(|t| *t == who) {
-        Some(at) => {
-            taken.swap_remove(at);
-            true
-        }
-        None => false,
-    };
-    for (step, outcome) in steps.iter().zip(out.iter_mut()) {
-        match (step, outcome) {
-            (Step::Send(a), Outcome::Sent(Some(c))) => {
-                c.handed = take(&mut claimed, &a.task.recipient)
-            }
-            (Step::Result(_), Outcome::Stored(Some(c))) => c.handed = take(&mut drained, &c.made),
-            _ => {}
-        }
-    }
 }
 
 /// Maps the rows `a2a_step_many` answered to the batch's elements (`kinds`, in batch order): a

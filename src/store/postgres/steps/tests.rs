@@ -1,6 +1,8 @@
 use crate::store::new_task::NewTask;
 
-use super::{place, ClaimArgs, DrainArgs, Element, Outcome, SendArgs, Step, StepRow};
+use crate::store::records::Committed;
+
+use super::{handoffs, place, ClaimArgs, DrainArgs, Element, Outcome, SendArgs, Step, StepRow};
 
 fn send(to: &str) -> Step {
     Step::Send(SendArgs {
@@ -90,6 +92,13 @@ fn parked_drains_ride_with_any_result() {
     assert!(Step::found(&Outcome::Failed("x".into())));
 }
 
+/// A leased row as `a2a_step_many` answers it.
+const LEASED: &str = r#"{"id":"t1","sender":"a","recipient":"b","body":"{}","state":"in_flight",
+    "attempt":1,"lease_id":"l2","leased_to":"b","leased_at_ms":5,"heartbeat_at_ms":5,
+    "deadline_ms":null,"duplicate_safety":null,"idem_key":null,"cache_key":null,
+    "replayed_from":null,"result_status":null,"result_content":null,"result_error":null,
+    "result_by":null,"created_at_ms":1,"updated_at_ms":5,"queue_seq":7,"result_seq":null}"#;
+
 fn row(kind: i32, ord: i32, text: Option<&str>) -> StepRow {
     StepRow {
         o_kind: kind,
@@ -105,11 +114,7 @@ fn row(kind: i32, ord: i32, text: Option<&str>) -> StepRow {
 fn rows_reach_their_elements_by_kind_and_position() {
     // Batch order: send, drain, send, result, claim, claim.
     let kinds = [0, 3, 0, 2, 1, 1];
-    let task = r#"{"id":"t1","sender":"a","recipient":"b","body":"{}","state":"in_flight",
-        "attempt":1,"lease_id":"l2","leased_to":"b","leased_at_ms":5,"heartbeat_at_ms":5,
-        "deadline_ms":null,"duplicate_safety":null,"idem_key":null,"cache_key":null,
-        "replayed_from":null,"result_status":null,"result_content":null,"result_error":null,
-        "result_by":null,"created_at_ms":1,"updated_at_ms":5,"queue_seq":7,"result_seq":null}"#;
+    let task = LEASED;
     let out = place(
         &kinds,
         vec![
@@ -151,4 +156,36 @@ fn step_many_is_installed_with_every_mark_written_in() {
     for shared in [LANE_CLAIM, LANE_SEND, LANE_STORED, LANE_DRAIN] {
         assert!(source.contains(shared), "{shared}");
     }
+}
+
+#[test]
+fn a_send_whose_task_a_riding_claim_took_wakes_nobody_else() {
+    let sent = || {
+        Outcome::Sent(Some(Committed {
+            made: (),
+            handed: false,
+        }))
+    };
+    let mut not_riding = claim("b");
+    if let Step::Claim(a) = &mut not_riding {
+        a.if_sent = false;
+    }
+    let batch = [
+        send("b"),
+        send("b"),
+        send("c"),
+        claim("b"),
+        not_riding,
+        claim("c"),
+    ];
+    let row = || Outcome::Claimed(Some(Box::new(serde_json::from_str(LEASED).unwrap())));
+    let mut out = vec![sent(), sent(), sent(), row(), row(), Outcome::Claimed(None)];
+    handoffs::mark(&batch, &mut out);
+    let handed: Vec<bool> = out[..3]
+        .iter()
+        .map(|o| matches!(o, Outcome::Sent(Some(c)) if c.handed))
+        .collect();
+    // One of bob's two sends: one riding claim of bob's took a task; the claim that was not
+    // riding and carol's claim that found nothing hand nothing over.
+    assert_eq!(handed, [true, false, false]);
 }

@@ -46,11 +46,11 @@ grep -q '"schema": "a2a-mailbox-bench/1"' "$summary" || {
 echo "bench-smoke: summary written in $(( $(date +%s) - started )) s: $summary, $OUT/summary.md"
 
 # The scale phases, which the default run leaves out: waiting agents, hand-off, parked
-# long-polls, open loop, three instances (PostgreSQL); both engines, small numbers.
+# long-polls, open loop, three instances (PostgreSQL), A2A streams; both engines, small numbers.
 scale_started=$(date +%s)
 set +e
 timeout --signal=TERM --kill-after=10 "$SCALE_LIMIT_SECS" \
-    cargo test --bench mailbox -- --smoke --phases waiting,handoff,parked,openloop,instances \
+    cargo test --bench mailbox -- --smoke --phases waiting,handoff,parked,openloop,instances,streams \
     --out "$OUT/scale" 2>&1 | tee "$OUT/smoke-scale.log"
 status=${PIPESTATUS[0]}
 set -e

@@ -83,6 +83,14 @@ struct ServeArgs {
     /// How long an A2A SendMessage without returnImmediately waits for its task to be answered.
     #[arg(long, env = "A2A_MAILBOX_A2A_BLOCK_MS", default_value_t = 30_000)]
     a2a_block_ms: u64,
+    /// How long an A2A stream (SendStreamingMessage, SubscribeToTask) lasts at most.
+    #[arg(long, env = "A2A_MAILBOX_A2A_STREAM_MS", default_value_t = 600_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    a2a_stream_ms: u64,
+    /// The longest an A2A stream stays silent: a keep-alive comment line goes out then.
+    #[arg(long, env = "A2A_MAILBOX_A2A_KEEP_ALIVE_MS", default_value_t = 15_000,
+          value_parser = clap::value_parser!(u64).range(1..=15_000))]
+    a2a_keep_alive_ms: u64,
     /// Development mode: without a configured secret, generate one, keep it next to the
     /// database and print a ready-to-use operator token.
     #[arg(long)]
@@ -234,6 +242,8 @@ async fn run_serve(a: ServeArgs) -> anyhow::Result<()> {
         a2a: a2a_mailbox::http::a2a::Settings {
             public_url: a.public_url.clone(),
             block: Duration::from_millis(a.a2a_block_ms),
+            stream: Duration::from_millis(a.a2a_stream_ms),
+            keep_alive: Duration::from_millis(a.a2a_keep_alive_ms),
         },
     })
     .await

@@ -14,4 +14,6 @@ mod a2a {
     pub mod rpc;
     mod sdk;
     mod send;
+    mod sse;
+    mod stream;
 }

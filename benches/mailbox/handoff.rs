@@ -61,6 +61,21 @@ async fn drain(a: Caller, me: String, tx: mpsc::UnboundedSender<Event>) {
     }
 }
 
+/// Waits until no request is parked on the server any more (the server's `a2a_waiters`), at
+/// most `patience`. Answers the gauge's last reading.
+pub async fn wait_parked_down(server: &Server, patience: Duration) -> Option<f64> {
+    let deadline = Instant::now() + patience;
+    loop {
+        let w = scale::metric(&scale::metrics(server).await, "a2a_waiters");
+        match w {
+            Some(w) if w > 0.0 && Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await
+            }
+            _ => return w,
+        }
+    }
+}
+
 /// Waits until `parked` long-polls are parked (the server's `a2a_waiters`), or, without that
 /// metric, `fallback` after the last poll went out. Answers the gauge's reading.
 pub async fn wait_parked(server: &Server, parked: usize, fallback: Duration) -> Option<f64> {

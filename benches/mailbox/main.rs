@@ -26,6 +26,7 @@ mod scale;
 mod scale_report;
 mod server;
 mod stats;
+mod streams;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -97,7 +98,8 @@ pub struct Args {
     /// `waiting` (1,024 waiting agents against the closed loop), `handoff` (send to a waiting
     /// worker's lease, 1,024 agents parked), `parked` (10,000 parked long-polls: memory, CPU,
     /// wake-ups per send), `openloop` (Poisson arrivals at 50 % and 80 % of the closed-loop
-    /// rate), `instances` (PostgreSQL: three servers on one database).
+    /// rate), `instances` (PostgreSQL: three servers on one database), `streams` (1,000 A2A
+    /// streams open at once, one event each: commit to event, memory per stream).
     #[arg(
         long,
         value_delimiter = ',',
@@ -436,6 +438,7 @@ fn smoke_check(s: &Settings, summary: &Value) -> Result<()> {
     }
     for e in &s.engines {
         scale::smoke_checks(s, e.name(), &back["engines"][e.name()], &mut check);
+        streams::smoke_check(s, e.name(), &back["engines"][e.name()], &mut check);
     }
     let passed = checks - failed.len();
     // A plain closing line: CI logs read it as the smoke run's verdict.
@@ -506,6 +509,9 @@ async fn run_engine(s: &Settings, engine: Engine) -> Result<Value> {
     }
     if s.phase("openloop") {
         out["openloop"] = openloop::openloop(s, engine, &out).await?;
+    }
+    if s.phase("streams") {
+        out["streams"] = streams::streams(s, engine).await?;
     }
     if s.phase("instances") && engine == Engine::Postgres {
         out["instances"] = instances::instances(s, engine).await?;

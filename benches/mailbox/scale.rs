@@ -30,6 +30,8 @@ pub struct Config {
     /// Hand-off samples and waiting workers of the `instances` phase.
     pub instances_handoffs: usize,
     pub instances_waiting: usize,
+    /// Open A2A streams of the `streams` phase.
+    pub streams: usize,
 }
 
 impl Config {
@@ -43,6 +45,7 @@ impl Config {
             openloop_tasks: if smoke { 100 } else { 10_000 },
             instances_handoffs: if smoke { 30 } else { 500 },
             instances_waiting: if smoke { 8 } else { 64 },
+            streams: if smoke { 40 } else { 1_000 },
         }
     }
 }

@@ -154,6 +154,7 @@ pub fn targets(name: &str, e: &Value, caveat: &str, out: &mut Vec<Value>) {
 
 /// The scale phases' tables, when any ran.
 pub fn markdown(m: &mut String, engines: &Map<String, Value>) {
+    crate::streams::markdown(m, engines);
     let has = |k: &str| engines.values().any(|e| e[k].is_object());
     if has("waiting") {
         let _ = writeln!(

@@ -2,9 +2,10 @@
 
     python sdk_e2e.py BASE_URL BINDING SENDER_TOKEN RECIPIENT_TOKEN RECIPIENT
 
-BINDING is JSONRPC or HTTP+JSON. The sender uses only the A2A client; the recipient works
-through the mailbox's native API (lease, then result). Exits non-zero on the first broken
-expectation, printing what was expected and what came back.
+BINDING is JSONRPC or HTTP+JSON. The sender uses only the A2A client, in its default
+configuration (streaming on); the recipient works through the mailbox's native API (lease,
+then result). Exits non-zero on the first broken expectation, printing what was expected and
+what came back.
 """
 
 import asyncio
@@ -22,6 +23,7 @@ from a2a.types import (
     Role,
     SendMessageConfiguration,
     SendMessageRequest,
+    SubscribeToTaskRequest,
     TaskState,
 )
 from a2a.utils.errors import InvalidParamsError, TaskNotFoundError
@@ -46,24 +48,100 @@ def message(text, message_id=None, key=None):
 
 
 async def send(client, msg):
+    """Sends and answers the task as the first event shows it (the stream is then closed)."""
     request = SendMessageRequest(
         message=msg, configuration=SendMessageConfiguration(return_immediately=True)
     )
-    async for event in client.send_message(request):
-        return event.task
+    stream = client.send_message(request)
+    try:
+        async for event in stream:
+            return event.task
+    finally:
+        await stream.aclose()
     raise AssertionError("SendMessage answered nothing")
 
 
-async def work(native, recipient, outcome):
-    """The recipient, natively: lease the next task and post a result for it."""
+async def lease(native, recipient):
+    """The recipient, natively: lease the next task."""
     r = await native.get("/a2a/tasks/next", params={"recipient": recipient, "wait_ms": 5000})
     r.raise_for_status()
     leased = r.json()
     check(leased["task"] is not None, "the recipient leased the task natively")
+    return leased
+
+
+async def answer(native, leased, outcome):
+    """The recipient, natively: post a result for the task it leased."""
     body = {"task_id": leased["task"]["id"], "lease_id": leased["lease"]["lease_id"], **outcome}
     r = await native.post("/a2a/results", json=body)
     check(r.status_code == 201, f"the recipient posted its result natively ({r.status_code})")
+
+
+async def work(native, recipient, outcome):
+    """The recipient, natively: lease the next task and post a result for it."""
+    leased = await lease(native, recipient)
+    await answer(native, leased, outcome)
     return leased["task"]["id"]
+
+
+async def next_event(events, what):
+    try:
+        return await asyncio.wait_for(anext(events), 20)
+    except StopAsyncIteration:
+        raise AssertionError(f"the stream ended before {what}")
+
+
+async def ended(events, what):
+    try:
+        event = await asyncio.wait_for(anext(events), 20)
+    except StopAsyncIteration:
+        check(True, f"the stream ended after {what}")
+        return
+    raise AssertionError(f"the stream went on after {what}: {event}")
+
+
+async def streams(client, canceler, native, recipient):
+    """The default client streams: every change of the task arrives as it happens."""
+    events = client.send_message(SendMessageRequest(message=message("stream order 55")))
+    first = await next_event(events, "the task")
+    check(first.task.status.state == TaskState.TASK_STATE_SUBMITTED, "a stream opens SUBMITTED")
+    leased = await lease(native, recipient)
+    check(leased["task"]["id"] == first.task.id, "the recipient leased the streamed task")
+    working = await next_event(events, "WORKING")
+    check(working.status_update.status.state == TaskState.TASK_STATE_WORKING,
+          "the lease showed WORKING on the stream")
+    await answer(native, leased, {"status": "ok", "content": [{"type": "text", "text": "sent"}]})
+    artifact = await next_event(events, "the artifact")
+    check(artifact.artifact_update.artifact.parts[0].text == "sent",
+          "the result came as an artifactUpdate")
+    done = await next_event(events, "COMPLETED")
+    check(done.status_update.status.state == TaskState.TASK_STATE_COMPLETED,
+          "then COMPLETED")
+    await ended(events, "COMPLETED")
+
+    # Canceled from another connection while a subscriber follows it.
+    doomed = await send(client, message("cancel me while streaming"))
+    events = client.subscribe(SubscribeToTaskRequest(id=doomed.id))
+    first = await next_event(events, "the task")
+    check(first.task.id == doomed.id, "SubscribeToTask opens with the task")
+    await canceler.cancel_task(CancelTaskRequest(id=doomed.id))
+    canceled = await next_event(events, "CANCELED")
+    check(canceled.status_update.status.state == TaskState.TASK_STATE_CANCELED,
+          "a cancel from another connection ended the stream with CANCELED")
+    await ended(events, "CANCELED")
+
+    # An error result: FAILED with its text.
+    events = client.send_message(SendMessageRequest(message=message("charge card 77")))
+    await next_event(events, "the task")
+    await work(native, recipient, {"status": "error", "error_message": "card expired"})
+    while True:
+        event = await next_event(events, "FAILED")
+        if event.status_update.status.state != TaskState.TASK_STATE_WORKING:
+            break
+    check(event.status_update.status.state == TaskState.TASK_STATE_FAILED, "FAILED on the stream")
+    check(event.status_update.status.message.parts[0].text == "card expired",
+          "FAILED carries the error text")
+    await ended(events, "FAILED")
 
 
 async def poll(client, task_id, until):
@@ -85,15 +163,24 @@ async def main(base, binding, sender_token, recipient_token, recipient):
     check(card.name == recipient, f"the card of {recipient} resolved")
     bindings = {i.protocol_binding for i in card.supported_interfaces}
     check(bindings == {"JSONRPC", "HTTP+JSON"}, f"the card names both bindings: {bindings}")
-    factory = ClientFactory(
+    check(card.capabilities.streaming, "the card says it streams")
+    config = ClientConfig(
+        httpx_client=sender_http,
+        supported_protocol_bindings=[binding],
+        use_client_preference=True,
+    )
+    check(config.streaming, "the client's default configuration streams")
+    client = ClientFactory(config).create(card)
+    canceler_http = httpx.AsyncClient(
+        headers={"Authorization": f"Bearer {sender_token}"}, timeout=30
+    )
+    canceler = ClientFactory(
         ClientConfig(
-            httpx_client=sender_http,
-            streaming=False,
+            httpx_client=canceler_http,
             supported_protocol_bindings=[binding],
             use_client_preference=True,
         )
-    )
-    client = factory.create(card)
+    ).create(card)
 
     # Send, the recipient works natively, poll to COMPLETED with the result as an artifact.
     first = message("refund order 1234")
@@ -149,7 +236,9 @@ async def main(base, binding, sender_token, recipient_token, recipient):
     check(all(TaskState.Name(t.status.state).startswith("TASK_STATE_") for t in listed.tasks),
           "every listed state is a TASK_STATE_* name")
     json_format.MessageToDict(listed)
+    await streams(client, canceler, native, recipient)
     await client.close()
+    await canceler.close()
     await native.aclose()
     print(f"A2A SDK end-to-end over {binding}: passed")
 

@@ -95,7 +95,10 @@ where
         .keep_alive(KeepAlive::default())
         .client_request_timeout(REQUEST_HEAD_TIMEOUT)
         .client_disconnect_timeout(DISCONNECT_TIMEOUT)
-        .h1_allow_half_closed(true)
+        // A client that closes its side of the connection is gone: its request ends at once
+        // (a parked long-poll or an open stream frees its place) instead of running on until
+        // a write fails. No HTTP/1.1 client half-closes and waits for the answer.
+        .h1_allow_half_closed(false)
         .graceful_shutdown_signal(move || {
             let stopping = stopping.clone();
             async move { stopping.notified().await }

@@ -117,7 +117,7 @@ impl Mailbox {
                 )
                 .await?;
                 // Whoever waits for the task to settle.
-                Ok(Done::changed(canceled).waking(Wake::Watchers(row.sender.clone())))
+                Ok(Done::changed(canceled).waking(Wake::Changed(row.id.clone())))
             }
             TaskState::Canceled => Ok(Done::replay(canceled(&row, task_id)?)),
             TaskState::ResultPending | TaskState::Resolved => Err(MailboxError::new(

@@ -46,7 +46,7 @@ impl Mailbox {
 
     /// The task as [`Mailbox::task_status`] reads it, once it is settled or `wait` has passed,
     /// whichever comes first. Parked while it waits (docs/contract.md#waiting), as a watcher of
-    /// its sender's tasks: it reads the task again only when a commit settles one of them.
+    /// the task: it reads the task again only when a commit changes it.
     pub async fn await_settled(
         &self,
         caller: &Caller,
@@ -58,10 +58,9 @@ impl Mailbox {
         if status.state.is_settled() || wait.is_zero() {
             return Ok(status);
         }
-        let sender = status.task.sender.to_string();
         let me = self
             .wakeups
-            .park(WaitFor::Watch, &sender, caller.sub.as_str())?;
+            .park(WaitFor::Watch, &id.to_string(), caller.sub.as_str())?;
         loop {
             me.arm();
             let status = self.task_status(caller, id).await?;

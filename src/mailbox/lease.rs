@@ -89,31 +89,38 @@ impl Mailbox {
             }))
             .await?;
         // The senders of the tasks it expired have an error result to drain.
-        self.woke(&Wake::Many(expired.into_iter().map(Wake::Sender).collect()));
+        self.woke(&Wake::Many(
+            expired
+                .iter()
+                .map(|(sender, task)| Wake::result(sender, task))
+                .collect(),
+        ));
         Ok(match leased {
             Some(row) => Polled::Found(self.leased(row)?),
             None => Polled::Empty,
         })
     }
 
-    /// A leased row: the task and its lease, counted.
+    /// A leased row: the task and its lease, counted; whoever follows the sender's tasks is
+    /// told.
     fn leased(&self, row: TaskRow) -> Result<(A2ATask, Lease), MailboxError> {
         let lease = row
             .lease()?
             .ok_or_else(|| MailboxError::internal("claimed row has no lease"))?;
         self.metrics.inc(&self.metrics.leases);
+        self.woke(&Wake::leased(&row.id));
         Ok((row.task()?, lease))
     }
 }
 
 /// One claim transaction: walks the head of the recipient's queue, resolving tasks whose
 /// deadline has passed (docs/contract.md#deadlines), and leases the first live one. Answers the leased row and the
-/// senders of the tasks it expired.
+/// sender and id of each task it expired.
 async fn lease_in(
     tx: &mut Tx,
     caller: &Caller,
     recipient: &str,
-) -> Result<(Option<TaskRow>, Vec<String>), MailboxError> {
+) -> Result<(Option<TaskRow>, Vec<(String, String)>), MailboxError> {
     let now = now_ms();
     let me = caller.sub.as_str();
     // The head of the queue is live and becomes the lease.
@@ -129,7 +136,7 @@ async fn lease_in(
         };
         if head.deadline_ms.is_some_and(|d| d < now) {
             tx.expire(&head.id, now).await?;
-            expired.push(head.sender);
+            expired.push((head.sender, head.id));
             continue;
         }
         let lease_id = Uuid::new_v4().to_string();

@@ -11,6 +11,7 @@ pub mod auth_failures;
 pub mod batch;
 pub mod cancel;
 mod deliver;
+mod follow;
 mod idempotency;
 mod lease;
 pub mod listing;
@@ -39,6 +40,7 @@ use crate::metrics::Metrics;
 use crate::store::{Store, Tx};
 
 pub use crate::clock::now_ms;
+pub use follow::Follow;
 pub use wakeups::{WaitingLimits, Wake, Wakeups};
 pub use writer::{IdemRequest, Writer};
 

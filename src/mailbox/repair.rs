@@ -99,8 +99,8 @@ impl Mailbox {
         }
         let attempt = row.attempt as u32;
         let wake = match &req.command {
-            RepairCommand::Requeue { .. } => Wake::Recipient(row.recipient.clone()),
-            RepairCommand::ForceError { .. } => Wake::Sender(row.sender.clone()),
+            RepairCommand::Requeue { .. } => Wake::requeued(&row.recipient, &row.id),
+            RepairCommand::ForceError { .. } => Wake::result(&row.sender, &row.id),
         };
         let outcome = match &req.command {
             RepairCommand::Requeue { .. } => {

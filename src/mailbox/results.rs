@@ -94,12 +94,12 @@ impl Mailbox {
             self.metrics.inc(&self.metrics.results_posted);
         }
         Ok(stored.map(|stored| {
-            // A waiting drain took a result of the sender in the same commit: only the
-            // sender's watchers are left to wake.
+            // A waiting drain took the result in the same commit: only the task's watchers
+            // are left to wake.
             let wake = if stored.handed {
-                Wake::Watchers(stored.made)
+                Wake::Changed(id)
             } else {
-                Wake::Sender(stored.made)
+                Wake::result(&stored.made, &id)
             };
             Done::created(ResultPosted::new(input.task_id)).waking(wake)
         }))
@@ -189,7 +189,7 @@ impl Mailbox {
                     self.cache_result(tx, &row, cache_key, &stored, now).await?;
                 }
                 self.metrics.inc(&self.metrics.results_posted);
-                Ok(Done::created(posted).waking(Wake::Sender(row.sender.clone())))
+                Ok(Done::created(posted).waking(Wake::result(&row.sender, &row.id)))
             }
         }
     }

@@ -230,7 +230,7 @@ impl Mailbox {
                 self.metrics.inc(&self.metrics.cache_hits);
                 let source = parse_uuid(&hit.source_task_id)?;
                 return Ok(Done::created(TaskQueued::new(task.id, Some(source)))
-                    .waking(Wake::Sender(task.sender.to_string())));
+                    .waking(Wake::result(task.sender.as_str(), &task.id.to_string())));
             }
         }
         // 6. Queued, unless the id exists.

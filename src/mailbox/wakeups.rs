@@ -3,8 +3,8 @@
 //!
 //! A parked request holds a registration here and nothing else: no connection, transaction or
 //! thread. A commit names whom it concerns ([`Wake`]): a queued task wakes ONE request waiting
-//! for its recipient's tasks, a stored result ONE drain of its sender and every watcher of the
-//! sender's tasks; nobody else is woken, and every other instance sharing the database is told
+//! for its recipient's tasks, a stored result ONE drain of its sender, and any change of a task
+//! every request following that task; nobody else is woken, and every other instance sharing the database is told
 //! whom the commit concerns (see [`Wakeups::peer_note`]).
 
 use std::collections::{HashMap, VecDeque};
@@ -17,29 +17,31 @@ use tokio::sync::Notify;
 use crate::error::{ErrorCode, MailboxError};
 use crate::metrics::Metrics;
 
-/// What a parked request waits for, with the agent it names.
+/// What a parked request waits for, with the agent or task it names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum WaitFor {
     /// A task queued for the recipient named with it (a lease): one task wakes one.
     Task = 0,
     /// A result for the sender named with it (a drain): one result wakes one.
     Result,
-    /// Any settling of a task of the sender named with it (a blocking send waiting for its
-    /// task): every such watcher wakes.
+    /// Any change of the task named with it (a blocking send waiting for its task, a stream
+    /// following it): every such watcher wakes.
     Watch,
 }
 
-/// Whose parked requests a commit may have made work available to.
+/// Whose parked requests a commit may have made work available to, or whose task it changed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Wake {
     #[default]
     Nobody,
-    /// A task was queued for this recipient.
+    /// A task was queued for this recipient: one of its leases.
     Recipient(String),
-    /// A result is waiting for this sender (its drains and its watchers).
-    Sender(String),
-    /// A task of this sender settled without a result to drain (a cancel): its watchers.
-    Watchers(String),
+    /// A result of `task` is waiting for `sender`: one of the sender's drains, and every
+    /// request following the task.
+    Result { sender: String, task: String },
+    /// This task changed with no result to drain (a lease, a requeue, a cancel, a result a
+    /// waiting drain took in the same commit): every request following it.
+    Changed(String),
     /// Several of the above (a batch, a retry scan).
     Many(Vec<Wake>),
     /// Anything may have changed (another instance's listener reconnected): everyone re-checks.
@@ -47,13 +49,35 @@ pub enum Wake {
 }
 
 impl Wake {
-    /// The line that tells another instance of a single target (`t bob`, `r alice`, `w alice`;
-    /// `*` for everyone), read back by [`Wake::from_line`].
+    /// A result of `task` waits for `sender`.
+    pub fn result(sender: &str, task: &str) -> Wake {
+        Wake::Result {
+            sender: sender.to_owned(),
+            task: task.to_owned(),
+        }
+    }
+
+    /// A task was leased (a stream shows it working).
+    pub fn leased(task: &str) -> Wake {
+        Wake::Changed(task.to_owned())
+    }
+
+    /// A task is back in its recipient's queue: one of the recipient's leases, and whoever
+    /// follows the task (a stream shows it submitted again).
+    pub fn requeued(recipient: &str, task: &str) -> Wake {
+        Wake::Many(vec![
+            Wake::Recipient(recipient.to_owned()),
+            Wake::Changed(task.to_owned()),
+        ])
+    }
+
+    /// The line that tells another instance of a single target (`t bob`, `r alice <task>`,
+    /// `w <task>`; `*` for everyone), read back by [`Wake::from_line`].
     fn line(&self) -> Option<String> {
         match self {
             Wake::Recipient(who) => Some(format!("t {who}")),
-            Wake::Sender(who) => Some(format!("r {who}")),
-            Wake::Watchers(who) => Some(format!("w {who}")),
+            Wake::Result { sender, task } => Some(format!("r {sender} {task}")),
+            Wake::Changed(task) => Some(format!("w {task}")),
             Wake::Everyone => Some("*".to_owned()),
             Wake::Nobody | Wake::Many(_) => None,
         }
@@ -63,12 +87,14 @@ impl Wake {
         if line == "*" {
             return Some(Wake::Everyone);
         }
-        let (kind, who) = line.split_once(' ')?;
-        let who = who.to_owned();
+        let (kind, rest) = line.split_once(' ')?;
         match kind {
-            "t" => Some(Wake::Recipient(who)),
-            "r" => Some(Wake::Sender(who)),
-            "w" => Some(Wake::Watchers(who)),
+            "t" => Some(Wake::Recipient(rest.to_owned())),
+            "r" => {
+                let (sender, task) = rest.split_once(' ')?;
+                Some(Wake::result(sender, task))
+            }
+            "w" => Some(Wake::Changed(rest.to_owned())),
             _ => None,
         }
     }
@@ -200,7 +226,7 @@ impl Wakeups {
 
     /// Wakes what a commit concerns on this instance, and adds to `out` (`None` when no other
     /// instance is there) the lines the other instances must be told: a task's recipient when
-    /// nobody here took it, every result's sender and watched sender (their drains and
+    /// nobody here took it, every result's sender and every changed task (their drains and
     /// watchers may be anywhere).
     pub(crate) fn wake(&self, wake: &Wake, mut out: Option<&mut Vec<String>>) {
         let told = match wake {
@@ -210,13 +236,13 @@ impl Wakeups {
                 false
             }
             Wake::Recipient(who) => !self.wake_one(WaitFor::Task, who),
-            Wake::Sender(who) => {
-                self.wake_one(WaitFor::Result, who);
-                self.wake_all(WaitFor::Watch, who);
+            Wake::Result { sender, task } => {
+                self.wake_one(WaitFor::Result, sender);
+                self.wake_all(WaitFor::Watch, task);
                 true
             }
-            Wake::Watchers(who) => {
-                self.wake_all(WaitFor::Watch, who);
+            Wake::Changed(task) => {
+                self.wake_all(WaitFor::Watch, task);
                 true
             }
             Wake::Many(all) => {
@@ -353,10 +379,11 @@ mod tests {
 
     #[test]
     fn a_note_line_names_the_same_target_on_every_instance() {
+        let task = "6f1c2b8e-0d1a-4c3b-9e8f-2a1b3c4d5e6f";
         for wake in [
             Wake::Recipient("bob@acme".into()),
-            Wake::Sender("alice".into()),
-            Wake::Watchers("alice".into()),
+            Wake::result("alice", task),
+            Wake::leased(task),
             Wake::Everyone,
         ] {
             let line = wake.line().expect("a single target has a line");
@@ -365,5 +392,6 @@ mod tests {
         assert_eq!(Wake::Many(vec![]).line(), None);
         assert_eq!(Wake::from_line("hello"), None);
         assert_eq!(Wake::from_line("x bob"), None);
+        assert_eq!(Wake::from_line("r alice"), None);
     }
 }

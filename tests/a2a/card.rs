@@ -30,7 +30,7 @@ async fn a_card_names_both_bindings_under_the_public_url(app: TestApp) {
         );
         assert_eq!(
             card["capabilities"],
-            json!({"streaming": false, "pushNotifications": false})
+            json!({"streaming": true, "pushNotifications": false})
         );
         let modes = json!(["text/plain", "application/json"]);
         assert_eq!(card["defaultInputModes"], modes);

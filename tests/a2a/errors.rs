@@ -76,17 +76,13 @@ async fn every_json_rpc_error_code_has_its_reason(app: TestApp) {
             -32003,
             "PUSH_NOTIFICATION_NOT_SUPPORTED",
         ),
-        (
-            "SendStreamingMessage",
-            json!({}),
-            -32004,
-            "UNSUPPORTED_OPERATION",
-        ),
+        ("SendStreamingMessage", json!({}), -32602, "INVALID_PARAMS"),
+        ("SubscribeToTask", json!({}), -32602, "INVALID_PARAMS"),
         (
             "SubscribeToTask",
-            json!({}),
-            -32004,
-            "UNSUPPORTED_OPERATION",
+            json!({"id": uuid::Uuid::new_v4()}),
+            -32001,
+            "TASK_NOT_FOUND",
         ),
         (
             "SendMessage",
@@ -242,8 +238,8 @@ async fn http_json_errors_carry_their_status_and_reason(app: TestApp) {
             "/message:stream".into(),
             Some(json!({})),
             400,
-            "FAILED_PRECONDITION",
-            "UNSUPPORTED_OPERATION",
+            "INVALID_ARGUMENT",
+            "INVALID_PARAMS",
         ),
         (
             Method::GET,

@@ -152,3 +152,18 @@ async fn the_limits_on_waiting_requests_refuse_at_once_and_change_nothing(app: T
         p.abort();
     }
 }
+
+both_engines!(a_long_poll_whose_client_goes_away_frees_its_place_and_takes_nothing);
+async fn a_long_poll_whose_client_goes_away_frees_its_place_and_takes_nothing(app: TestApp) {
+    let bob = app.bob();
+    let poll = parked(&app, &bob, LEASE);
+    app.until_metric("a2a_waiters", 1.0).await;
+    // The client goes away (its connection closes) long before the poll's 20 s are up.
+    poll.abort();
+    let _ = poll.await;
+    app.until_metric("a2a_waiters", 0.0).await;
+    // A task sent now is not taken by the gone poll: it waits for the next lease.
+    let t = app.send_ok(&app.alice(), &task("alice", "bob")).await;
+    let (leased, _) = app.lease_some(&bob).await;
+    assert_eq!(leased, t);
+}

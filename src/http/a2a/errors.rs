@@ -21,6 +21,8 @@ pub enum Kind {
     InvalidRequest,
     MethodNotFound,
     InvalidParams,
+    /// A fault of the server's storage after a stream began (its HTTP status is already sent).
+    Unavailable,
 }
 
 impl Kind {
@@ -42,6 +44,7 @@ impl Kind {
             InvalidRequest => (-32600, 400, "INVALID_ARGUMENT", "INVALID_REQUEST"),
             MethodNotFound => (-32601, 404, "NOT_FOUND", "METHOD_NOT_FOUND"),
             InvalidParams => (-32602, 400, "INVALID_ARGUMENT", "INVALID_PARAMS"),
+            Unavailable => (-32603, 503, "UNAVAILABLE", "UNAVAILABLE"),
         }
     }
 
@@ -93,17 +96,37 @@ impl A2aError {
         json!({"code": self.kind.code(), "message": self.message, "data": self.details()})
     }
 
-    /// The HTTP+JSON answer: the error's status and `{"error": {code, status, message, details}}`.
-    pub fn rest_response(&self) -> HttpResponse {
+    /// The HTTP+JSON error body: `{"error": {code, status, message, details}}`.
+    pub fn rest_body(&self) -> Value {
         let (_, status, name, _) = self.kind.row();
-        let body = json!({"error": {
+        json!({"error": {
             "code": status,
             "status": name,
             "message": self.message,
             "details": self.details(),
-        }});
+        }})
+    }
+
+    /// The HTTP+JSON answer: the error's status and its body.
+    pub fn rest_response(&self) -> HttpResponse {
+        let status = self.kind.row().1;
         HttpResponse::build(StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST))
-            .json(body)
+            .json(self.rest_body())
+    }
+}
+
+impl Fault {
+    /// The fault as an event of a stream already under way, whose HTTP status is sent: an A2A
+    /// error as it is, a native one as UNAVAILABLE naming the mailbox's code.
+    pub fn in_stream(self) -> A2aError {
+        match self {
+            Fault::A2a(e) => e,
+            Fault::Native(e) => {
+                let code = serde_json::to_value(e.code).unwrap_or_default();
+                let named = code.as_str().unwrap_or("internal").to_owned();
+                A2aError::new(Kind::Unavailable, e.message).naming(&named)
+            }
+        }
     }
 }
 

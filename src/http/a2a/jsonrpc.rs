@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use super::errors::{A2aError, Fault, Kind};
 use super::methods::Call;
+use super::stream::{self, Framing, Opens};
 use super::{check_version, key_header, recipient};
 use crate::auth::Caller;
 use crate::error::MailboxError;
@@ -45,6 +46,25 @@ pub async fn endpoint(
         Ok(k) => k,
         Err(e) => return Ok(reply(id, Err(e))),
     };
+    let opens = match method {
+        "SendStreamingMessage" => Some(Opens::Send),
+        "SubscribeToTask" => Some(Opens::Subscribe),
+        _ => None,
+    };
+    if let Some(opens) = opens {
+        let request = stream::Request {
+            state,
+            caller,
+            recipient,
+            key_header: key,
+            params,
+        };
+        return match stream::respond(request, opens, Framing::Rpc(id.clone())).await {
+            Ok(response) => Ok(response),
+            Err(Fault::A2a(e)) => Ok(reply(id, Err(e))),
+            Err(Fault::Native(e)) => Err(e),
+        };
+    }
     let call = Call {
         state: &state,
         caller: &caller,
@@ -103,10 +123,6 @@ fn envelope(request: &Value) -> Result<(Value, &str, Value), (Value, A2aError)> 
 /// The answer to a method the facade does not serve.
 fn refused_method(method: &str) -> A2aError {
     match method {
-        "SendStreamingMessage" | "SubscribeToTask" => A2aError::new(
-            Kind::UnsupportedOperation,
-            format!("{method} is not supported: this agent does not stream; poll with GetTask"),
-        ),
         "CreateTaskPushNotificationConfig"
         | "GetTaskPushNotificationConfig"
         | "ListTaskPushNotificationConfigs"
@@ -116,7 +132,10 @@ fn refused_method(method: &str) -> A2aError {
         ),
         other => A2aError::new(
             Kind::MethodNotFound,
-            format!("no method {other:?}: use SendMessage, GetTask, CancelTask or ListTasks"),
+            format!(
+                "no method {other:?}: use SendMessage, SendStreamingMessage, GetTask, \
+                 SubscribeToTask, CancelTask or ListTasks"
+            ),
         ),
     }
 }

@@ -14,7 +14,7 @@ use crate::error::ErrorCode;
 use crate::http::state::AppState;
 use crate::http::time::parse_ms;
 use crate::mailbox::listing::{ListRequest, Role};
-use crate::mailbox::Writer;
+use crate::mailbox::{Follow, Writer};
 
 /// One call: who makes it, to which recipient's agent, and the `Idempotency-Key` header.
 pub struct Call<'a> {
@@ -26,6 +26,15 @@ pub struct Call<'a> {
 
 /// What a method of the facade answers: its JSON result, or the A2A error.
 type Reply = Result<Value, Fault>;
+
+/// A message checked and ready to queue: its task id and key, and how the answer is wanted.
+struct Prepared {
+    id: Uuid,
+    key: String,
+    incoming: Incoming,
+    immediately: bool,
+    view: View,
+}
 
 impl Call<'_> {
     /// The task, if the caller sees it and it is this agent's: else TaskNotFound, as for a
@@ -44,7 +53,9 @@ impl Call<'_> {
         Ok(tasks)
     }
 
-    pub async fn send_message(&self, params: &Value) -> Reply {
+    /// SendMessage's `params`, checked: the message to queue, its task id and how the answer
+    /// is wanted. Nothing is written yet.
+    fn prepare(&self, params: &Value) -> Result<Prepared, Fault> {
         let p = object(params)?;
         let config = match field(p, "configuration") {
             None => &Map::new(),
@@ -65,14 +76,32 @@ impl Call<'_> {
         let key = incoming.key(self.key_header)?;
         let (sender, recipient) = (self.caller.sub.as_str(), self.recipient.as_str());
         let id = wire::task_id(&self.state.a2a_namespace, sender, recipient, &key);
-        let raw = incoming.native_task(id, sender, recipient);
+        Ok(Prepared {
+            id,
+            key,
+            incoming,
+            immediately,
+            view: View {
+                history_length,
+                artifacts: true,
+            },
+        })
+    }
+
+    /// Queues a prepared message, or finds the task an earlier identical message queued.
+    async fn queue(&self, prepared: &Prepared) -> Result<(), Fault> {
+        let Prepared {
+            id, key, incoming, ..
+        } = prepared;
+        let (sender, recipient) = (self.caller.sub.as_str(), self.recipient.as_str());
+        let raw = incoming.native_task(*id, sender, recipient);
         let mailbox = &self.state.mailbox;
         match mailbox.send(Writer::from(self.caller), &raw).await {
-            Ok(_) => {}
+            Ok(_) => Ok(()),
             // The key's task exists with another body: the same message again replays it. It
             // is the same message only if the caller sent it to this agent.
             Err(e) if e.code == ErrorCode::TaskIdConflict => {
-                let first = mailbox.task_status(self.caller, id).await.ok();
+                let first = mailbox.task_status(self.caller, *id).await.ok();
                 let first = first.filter(|s| {
                     s.task.sender == self.caller.sub && s.task.recipient == *self.recipient
                 });
@@ -91,21 +120,62 @@ impl Call<'_> {
                     .naming("IDEMPOTENCY_CONFLICT")
                     .into());
                 }
+                Ok(())
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => Err(e.into()),
         }
-        let status = if immediately {
+    }
+
+    pub async fn send_message(&self, params: &Value) -> Reply {
+        let prepared = self.prepare(params)?;
+        self.queue(&prepared).await?;
+        let (id, mailbox) = (prepared.id, &self.state.mailbox);
+        let status = if prepared.immediately {
             mailbox.task_status(self.caller, id).await?
         } else {
             let block = self.state.a2a.block;
             mailbox.await_settled(self.caller, id, block).await?
         };
         let tasks = self.delivered(vec![status]).await?;
+        Ok(json!({"task": wire::task(&tasks[0], prepared.view)}))
+    }
+
+    /// SendStreamingMessage: takes its place among the caller's waiting requests, then queues
+    /// as SendMessage does (`returnImmediately` has no meaning on a stream); a refusal of the
+    /// waiting limits thus queues nothing.
+    pub async fn stream_message(&self, params: &Value) -> Result<(Follow<'_>, View), Fault> {
+        let prepared = self.prepare(params)?;
+        let follow = self.state.mailbox.follow(self.caller, prepared.id)?;
+        self.queue(&prepared).await?;
+        Ok((follow, prepared.view))
+    }
+
+    /// SubscribeToTask: the task to follow, unless it is invisible (TaskNotFound) or already
+    /// in a terminal state (UnsupportedOperation: there is nothing left to stream).
+    pub async fn subscribe(&self, params: &Value) -> Result<(Follow<'_>, View), Fault> {
+        let id = task_id(object(params)?)?;
+        let status = self.visible(id).await?;
+        if status.state.is_settled() {
+            return Err(A2aError::new(
+                Kind::UnsupportedOperation,
+                format!(
+                    "task {id} is already {}: there is nothing to stream; read it with GetTask",
+                    wire::state_of(&status)
+                ),
+            )
+            .into());
+        }
         let view = View {
-            history_length,
+            history_length: None,
             artifacts: true,
         };
-        Ok(json!({"task": wire::task(&tasks[0], view)}))
+        Ok((self.state.mailbox.follow(self.caller, id)?, view))
+    }
+
+    /// The task as the caller reads it now: answered, it is delivered if the caller sent it.
+    pub async fn deliver_one(&self, status: TaskStatus) -> Result<TaskStatus, Fault> {
+        let mut tasks = self.delivered(vec![status]).await?;
+        Ok(tasks.remove(0))
     }
 
     pub async fn get_task(&self, params: &Value) -> Reply {

@@ -12,6 +12,7 @@ mod jsonrpc;
 mod methods;
 mod rest;
 pub(crate) mod settings;
+mod stream;
 mod wire;
 
 use actix_web::{web, HttpRequest};
@@ -31,10 +32,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         "/a2a/agents/{recipient}/.well-known/agent.json" => GET card::card;
         "/a2a/agents/{recipient}/jsonrpc" => POST jsonrpc::endpoint;
         "/a2a/agents/{recipient}/message:send" => POST rest::send_message;
-        "/a2a/agents/{recipient}/message:stream" => POST rest::unsupported;
+        "/a2a/agents/{recipient}/message:stream" => POST rest::stream_message;
         "/a2a/agents/{recipient}/tasks" => GET rest::list_tasks;
         "/a2a/agents/{recipient}/tasks/{id}:cancel" => POST rest::cancel_task;
-        "/a2a/agents/{recipient}/tasks/{id}:subscribe" => GET rest::unsupported, POST rest::unsupported;
+        "/a2a/agents/{recipient}/tasks/{id}:subscribe" => GET rest::subscribe, POST rest::subscribe;
         "/a2a/agents/{recipient}/tasks/{id}/pushNotificationConfigs" =>
             GET rest::no_push, POST rest::no_push;
         "/a2a/agents/{recipient}/tasks/{id}/pushNotificationConfigs/{config}" =>

@@ -1,5 +1,6 @@
-//! The HTTP+JSON binding: `POST /message:send`, `GET /tasks/{id}`, `POST /tasks/{id}:cancel`
-//! and `GET /tasks` under the agent's base URL. A2A errors answer their HTTP status with
+//! The HTTP+JSON binding: `POST /message:send`, `GET /tasks/{id}`, `POST /tasks/{id}:cancel`,
+//! `GET /tasks`, and the streams `POST /message:stream` and `GET`/`POST /tasks/{id}:subscribe`
+//! under the agent's base URL. A2A errors answer their HTTP status with
 //! `{"error": {code, status, message, details}}`; refusals of the transport stay native.
 
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -7,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::errors::{A2aError, Fault, Kind};
 use super::methods::Call;
+use super::stream::{self, Framing, Opens};
 use super::{check_version, key_header, recipient};
 use crate::auth::Caller;
 use crate::http::extract::{parse_json, BodyFault, JsonBytes, NUL_REFUSED};
@@ -32,9 +34,7 @@ async fn run(
 ) -> Answer {
     let recipient = recipient(req)?;
     let outcome = async {
-        check_version(req)?;
-        let params = params?;
-        let key = key_header(req)?;
+        let (params, key) = checked(req, params)?;
         let call = Call {
             state,
             caller,
@@ -53,6 +53,16 @@ async fn run(
         Err(Fault::A2a(e)) => Ok(e.rest_response()),
         Err(Fault::Native(e)) => Err(e),
     }
+}
+
+/// What every route checks before its method runs: the A2A version, its params, and the
+/// `Idempotency-Key` header.
+fn checked(
+    req: &HttpRequest,
+    params: Result<Value, A2aError>,
+) -> Result<(Value, Option<String>), A2aError> {
+    check_version(req)?;
+    Ok((params?, key_header(req)?))
 }
 
 /// The body as params: a JSON object (an empty body is `{}`).
@@ -125,13 +135,54 @@ pub async fn list_tasks(state: State, caller: Caller, req: HttpRequest) -> Answe
     run(&state, &caller, &req, Method::List, query_params(&req)).await
 }
 
-/// Streaming routes: this agent does not stream.
-pub async fn unsupported(_: Caller, req: HttpRequest) -> Answer {
-    refuse(
-        &req,
-        Kind::UnsupportedOperation,
-        "streaming is not supported: poll with GetTask",
-    )
+/// `POST /message:stream`: SendStreamingMessage.
+pub async fn stream_message(
+    state: State,
+    caller: Caller,
+    req: HttpRequest,
+    body: JsonBytes,
+) -> Answer {
+    let params = body_params(&body).map(Value::Object);
+    run_stream(state, caller, &req, Opens::Send, params).await
+}
+
+/// `GET /tasks/{id}:subscribe` (the query's params) and `POST` (the body's): SubscribeToTask.
+pub async fn subscribe(state: State, caller: Caller, req: HttpRequest, body: JsonBytes) -> Answer {
+    let params = if body.0.is_some() {
+        body_params(&body).map(|mut p| {
+            with_path_id(&req, &mut p);
+            Value::Object(p)
+        })
+    } else {
+        query_params(&req)
+    };
+    run_stream(state, caller, &req, Opens::Subscribe, params).await
+}
+
+async fn run_stream(
+    state: State,
+    caller: Caller,
+    req: &HttpRequest,
+    opens: Opens,
+    params: Result<Value, A2aError>,
+) -> Answer {
+    let recipient = recipient(req)?;
+    let opened = async {
+        let (params, key_header) = checked(req, params)?;
+        let request = stream::Request {
+            state,
+            caller,
+            recipient,
+            key_header,
+            params,
+        };
+        stream::respond(request, opens, Framing::Rest).await
+    };
+    match opened.await {
+        Ok(response) => Ok(response),
+        Err(Fault::A2a(e)) => Ok(e.rest_response()),
+        Err(Fault::Native(e)) => Err(e),
+    }
 }
 
 /// Push-notification routes.

@@ -11,4 +11,9 @@ pub struct Settings {
     /// How long a SendMessage without `returnImmediately` waits for its task to be answered
     /// (`A2A_MAILBOX_A2A_BLOCK_MS`).
     pub block: Duration,
+    /// How long a stream lasts at most (`A2A_MAILBOX_A2A_STREAM_MS`).
+    pub stream: Duration,
+    /// The longest a stream stays silent: a keep-alive comment goes out then
+    /// (`A2A_MAILBOX_A2A_KEEP_ALIVE_MS`).
+    pub keep_alive: Duration,
 }

@@ -256,18 +256,33 @@ pub struct View {
     pub artifacts: bool,
 }
 
-/// A mailbox task as an A2A Task.
-pub fn task(s: &TaskStatus, view: View) -> Value {
+/// A task's context id: the one it was sent with, else the one derived from its id.
+fn context(s: &TaskStatus) -> String {
+    s.task
+        .context_id
+        .clone()
+        .unwrap_or_else(|| context_of(s.task.id))
+}
+
+/// A task's A2A state name.
+pub fn state_of(s: &TaskStatus) -> &'static str {
+    a2a_state(s.state, s.result.as_ref().map(|r| r.status))
+}
+
+/// A task's A2A `TaskStatus`: its state, when it last changed, and the error text of a failed
+/// task or the reason of a canceled one.
+pub fn status(s: &TaskStatus) -> Value {
     let id = s.task.id;
-    let context = s.task.context_id.clone().unwrap_or_else(|| context_of(id));
-    let result = s.result.as_ref();
-    let state = a2a_state(s.state, result.map(|r| r.status));
     let agent_says = |text: String| {
         json!({"messageId": format!("{id}-status"), "role": "ROLE_AGENT",
-            "parts": [{"text": text}], "contextId": context, "taskId": id})
+            "parts": [{"text": text}], "contextId": context(s), "taskId": id})
     };
-    let mut status = json!({"state": state, "timestamp": format_ms(s.updated_at_ms)});
-    if let Some(r) = result.filter(|r| r.status == ResultStatus::Error) {
+    let mut status = json!({"state": state_of(s), "timestamp": format_ms(s.updated_at_ms)});
+    if let Some(r) = s
+        .result
+        .as_ref()
+        .filter(|r| r.status == ResultStatus::Error)
+    {
         let text = r
             .error_message
             .clone()
@@ -277,14 +292,44 @@ pub fn task(s: &TaskStatus, view: View) -> Value {
     if let Some(reason) = s.cancellation.as_ref().and_then(|c| c.reason.clone()) {
         status["message"] = agent_says(reason);
     }
-    let mut task = json!({"id": id, "contextId": context, "status": status});
-    let answer = result.filter(|r| r.status != ResultStatus::Error);
-    if let Some(r) = answer.filter(|_| view.artifacts) {
-        let mut artifact = json!({"artifactId": format!("{id}-result"), "name": "result",
-            "parts": parts_of(&r.content)});
-        if r.status == ResultStatus::Partial {
-            artifact["metadata"] = json!({EXT: {"partial": true}});
-        }
+    status
+}
+
+/// The artifact of an answered task that did not fail: the result's content.
+pub fn artifact(s: &TaskStatus) -> Option<Value> {
+    let id = s.task.id;
+    let r = s
+        .result
+        .as_ref()
+        .filter(|r| r.status != ResultStatus::Error)?;
+    let mut artifact = json!({"artifactId": format!("{id}-result"), "name": "result",
+        "parts": parts_of(&r.content)});
+    if r.status == ResultStatus::Partial {
+        artifact["metadata"] = json!({EXT: {"partial": true}});
+    }
+    Some(artifact)
+}
+
+/// A stream's `statusUpdate` event: the task's status now.
+pub fn status_update(s: &TaskStatus) -> Value {
+    json!({"statusUpdate": {"taskId": s.task.id, "contextId": context(s), "status": status(s)}})
+}
+
+/// A stream's `artifactUpdate` event: the result of a completed task, whole.
+pub fn artifact_update(s: &TaskStatus) -> Option<Value> {
+    let artifact = artifact(s)?;
+    Some(
+        json!({"artifactUpdate": {"taskId": s.task.id, "contextId": context(s),
+        "artifact": artifact, "lastChunk": true}}),
+    )
+}
+
+/// A mailbox task as an A2A Task.
+pub fn task(s: &TaskStatus, view: View) -> Value {
+    let id = s.task.id;
+    let context = context(s);
+    let mut task = json!({"id": id, "contextId": context, "status": status(s)});
+    if let Some(artifact) = artifact(s).filter(|_| view.artifacts) {
         task["artifacts"] = json!([artifact]);
     }
     if view.history_length != Some(0) {

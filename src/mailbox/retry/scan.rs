@@ -206,7 +206,7 @@ impl Mailbox {
             .record(tx, now, caller.sub.as_str())
             .await?;
             self.metrics.inc(&self.metrics.requeues_auto);
-            woken.push(Wake::Recipient(row.recipient.clone()));
+            woken.push(Wake::requeued(&row.recipient, &row.id));
             report.requeued.push(Requeued {
                 task_id,
                 lease_id: parse_uuid(&lease_id)?,

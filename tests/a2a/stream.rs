@@ -305,3 +305,39 @@ async fn two_hundred_streams_on_one_recipient_each_end_with_their_own_result(app
     }
     app.until_metric("a2a_waiters", 0.0).await;
 }
+
+fn looks_every_2_s() -> AppConfig {
+    AppConfig::default().env("A2A_MAILBOX_A2A_KEEP_ALIVE_MS", "2000")
+}
+
+both_engines!(
+    a_stream_on_one_instance_follows_work_done_through_another,
+    config = looks_every_2_s
+);
+async fn a_stream_on_one_instance_follows_work_done_through_another(mut app: TestApp) {
+    let other = app.second_instance().await;
+    let alice = app.alice();
+    let params = json!({"message": message("across instances")});
+    let mut s = Sse::rpc(&app, "bob", &alice, "SendStreamingMessage", params).await;
+    s.result().await;
+    // bob works through the other instance.
+    let started = Instant::now();
+    let (id, lease) = other.lease_some(&other.bob()).await;
+    let working = s.result().await;
+    assert_eq!(update_state(&working), "TASK_STATE_WORKING");
+    if app.engine == Engine::Postgres {
+        // Told by the other instance's notification, not by the stream's own look every 2 s.
+        let took = started.elapsed();
+        assert!(took < Duration::from_millis(1500), "{took:?}");
+    }
+    let body = json!({"task_id": id, "lease_id": lease["lease_id"], "status": "ok",
+        "content": [{"type": "text", "text": "done elsewhere"}]});
+    other.post_result(&other.bob(), &body).await.expect(201);
+    let artifact = s.result().await;
+    assert_eq!(
+        artifact["artifactUpdate"]["artifact"]["parts"][0]["text"],
+        "done elsewhere"
+    );
+    assert_eq!(update_state(&s.result().await), "TASK_STATE_COMPLETED");
+    s.ends().await;
+}

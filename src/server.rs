@@ -72,6 +72,7 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
     store.migrate().await?;
     let mailbox = Mailbox::new(store.clone(), s.mailbox, metrics);
     let a2a_namespace = mailbox.secret_namespace(A2A_TASK_IDS).await?;
+    let mcp_sessions = mailbox.secret_namespace(MCP_SESSIONS).await?;
     tokio::spawn(crate::mailbox::auth_failures::flush(mailbox.clone()));
     tokio::spawn(sample_throughput(mailbox.metrics.clone()));
     tokio::spawn(crate::trim::after_bursts(mailbox.metrics.clone()));
@@ -96,6 +97,7 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
         scheduler_policy: s.scheduler.policy,
         a2a: s.a2a,
         a2a_namespace,
+        mcp_sessions,
         transports: std::sync::OnceLock::new(),
     }));
     // SIGTERM and SIGINT stop the server gracefully from the moment it binds: the handlers are
@@ -164,6 +166,8 @@ impl StopSignals {
 
 /// The name of the secret namespace the A2A facade derives its task ids from.
 const A2A_TASK_IDS: &str = "a2a-task-ids";
+/// The secret under which MCP session ids are signed (`http::mcp::session`).
+const MCP_SESSIONS: &str = "mcp-sessions";
 
 /// Samples the counters every 10 s for the dashboard's throughput chart.
 async fn sample_throughput(metrics: Arc<Metrics>) {

@@ -14,6 +14,7 @@ mod adversarial {
     mod facade;
     mod hostile;
     mod kit;
+    mod mcp;
     mod model;
     mod native;
     mod nul;

@@ -64,6 +64,10 @@ impl ResponseError for MailboxError {
         if self.replayed {
             res.insert_header(("Idempotent-Replayed", "true"));
         }
+        if self.code == ErrorCode::Unauthenticated {
+            // RFC 6750: which scheme the token must come in (MCP clients read it).
+            res.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
+        }
         res.json(error_body(self))
     }
 }

@@ -28,7 +28,7 @@ api_routes! {
 /// The filters of a list, as the query string carries them.
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
-pub(super) struct ListQuery {
+pub(crate) struct ListQuery {
     /// Keep tasks in these states: one or more of `queued`, `in_flight`, `result_pending`, `resolved`, `canceled`, comma-separated.
     #[param(
         pattern = r"^(queued|in_flight|result_pending|resolved|canceled)(,(queued|in_flight|result_pending|resolved|canceled))*$",
@@ -70,7 +70,7 @@ pub(super) struct ListQuery {
 }
 
 impl ListQuery {
-    fn request(&self) -> Result<ListRequest, MailboxError> {
+    pub(crate) fn request(&self) -> Result<ListRequest, MailboxError> {
         let agent = |v: &Option<String>| {
             v.as_deref()
                 .map(AgentId::parse)

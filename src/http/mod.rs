@@ -12,12 +12,14 @@ pub mod error;
 pub(crate) mod extract;
 mod listen;
 mod listing;
+mod mcp;
 mod nul_guard;
 pub mod openapi;
 mod ops;
 mod params;
 mod respond;
 mod results;
+mod sse;
 pub(crate) mod state;
 mod system;
 mod tasks;
@@ -77,6 +79,7 @@ pub fn listen(
 pub fn configure(cfg: &mut web::ServiceConfig) {
     respond::serve(cfg, tables(), served_at());
     cfg.configure(a2a::configure)
+        .configure(mcp::configure)
         .configure(dashboard::configure)
         .configure(docs::configure);
 }

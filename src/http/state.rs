@@ -19,6 +19,9 @@ pub struct AppState {
     /// The namespace of the A2A facade's task ids, generated once per database and never
     /// revealed (`Mailbox::secret_namespace`).
     pub a2a_namespace: uuid::Uuid,
+    /// The secret under which MCP session ids are signed, generated once per database, so every
+    /// instance on it recognises a session another one issued.
+    pub mcp_sessions: uuid::Uuid,
     /// What the service listens on (`tcp:ADDR`, `unix:PATH`), set once it is bound.
     pub transports: std::sync::OnceLock<Vec<String>>,
 }

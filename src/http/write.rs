@@ -34,6 +34,13 @@ pub(crate) trait Input: DeserializeOwned {
     }
 }
 
+/// `body` (a JSON object) read into a write's input and checked.
+pub(crate) fn read_input<T: Input>(body: &Value) -> Result<T, MailboxError> {
+    let input: T = typed(T::WHAT, body)?;
+    input.check()?;
+    Ok(input)
+}
+
 /// A write's input, read from its request, with the request's `Idempotency-Key`.
 pub(crate) struct Keyed<T> {
     pub input: T,
@@ -68,8 +75,7 @@ impl WriteRequest {
     /// The body as a `T` (it must be a JSON object), checked, and the request's
     /// `Idempotency-Key`: refused in that order.
     pub fn read<T: Input>(&self) -> Result<Keyed<T>, MailboxError> {
-        let input: T = typed(T::WHAT, &self.body)?;
-        input.check()?;
+        let input: T = read_input(&self.body)?;
         let idem = self.idem()?;
         Ok(Keyed { input, idem })
     }

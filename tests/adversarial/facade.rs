@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use uuid::Uuid;
 
 use super::kit::*;
-use super::world::{audit_bounded, fixture, snapshot, unchanged, Fix};
+use super::world::{audit_bounded, Fix, Sweep};
 use crate::common::{Resp, TestApp};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,46 +107,19 @@ fn request(b: Binding, op: Op, fix: &Fix) -> Req {
 
 both_engines!(the_facade_on_both_bindings_with_every_token);
 async fn the_facade_on_both_bindings_with_every_token(app: TestApp) {
-    let mut judge = Judge::default();
-    let mut n = 0;
-    let mut fix = fixture(&app, n).await;
-    let mut before = snapshot(&app).await;
+    let mut sweep = Sweep::new(&app).await;
     for binding in [Binding::JsonRpc, Binding::HttpJson] {
         for (op, row) in TABLE {
             for tok in Tok::ALL {
-                let want = want(*row, tok);
                 let case = format!("A2A {binding:?} {op:?} as {tok:?}");
-                let r = call(
-                    &app,
-                    &request(binding, *op, &fix),
-                    tok.auth(&app).as_deref(),
-                )
-                .await;
+                let req = request(binding, *op, &sweep.fix);
+                let r = call(&app, &req, tok.auth(&app).as_deref()).await;
                 let got = a2a_got(binding, &r);
-                judge.outcome(&case, want, &got, &r);
-                let after = snapshot(&app).await;
-                if want != Want::Ok {
-                    unchanged(&mut judge, &case, &before, &after);
-                }
-                if want == Want::Read && got == Got::Ok {
-                    judge.check(
-                        !fix.leaks_into(&r.text),
-                        &case,
-                        format!("the list shows the fixture: {}", short(&r.text)),
-                    );
-                }
-                if want == Want::Ok || before != after {
-                    n += 1;
-                    fix = fixture(&app, n).await;
-                    before = snapshot(&app).await;
-                } else {
-                    before = after;
-                }
+                sweep.judge_one(&case, want(*row, tok), &got, &r).await;
             }
         }
     }
-    audit_bounded(&app, &mut judge).await;
-    judge.finish("the A2A facade under attack");
+    sweep.finish("the A2A facade under attack").await;
 }
 
 /// The namespace of the facade's task ids as the source code of the first versions spelled it:

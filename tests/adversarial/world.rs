@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 use sqlx::Connection;
 
-use super::kit::{enc, short, Judge};
-use crate::common::{full_ops, result, task, Api, Engine, TestApp};
+use super::kit::{enc, short, Got, Judge, Want};
+use crate::common::{full_ops, result, task, Api, Engine, Resp, TestApp};
 
 /// One task in each state, between a fresh sender and a fresh recipient (`s<n>` → `r<n>`).
 pub struct Fix {
@@ -198,5 +198,57 @@ pub async fn audit_bounded(app: &TestApp, judge: &mut Judge) {
                 short(&row.to_string())
             ),
         );
+    }
+}
+
+/// A walk through a table of attacks, each on a fixture: after each request its outcome is
+/// judged, a refusal must have changed nothing, an allowed read must show nothing of the
+/// fixture, and a request that changed the mailbox leaves the next one a fresh fixture.
+pub struct Sweep<'a> {
+    app: &'a TestApp,
+    pub judge: Judge,
+    n: usize,
+    pub fix: Fix,
+    before: Snap,
+}
+
+impl<'a> Sweep<'a> {
+    pub async fn new(app: &'a TestApp) -> Sweep<'a> {
+        Sweep {
+            app,
+            judge: Judge::default(),
+            n: 0,
+            fix: fixture(app, 0).await,
+            before: snapshot(app).await,
+        }
+    }
+
+    /// Judges one request: `want` is what the table says, `got` and `r` what came back.
+    pub async fn judge_one(&mut self, case: &str, want: Want, got: &Got, r: &Resp) {
+        self.judge.outcome(case, want, got, r);
+        let after = snapshot(self.app).await;
+        if want != Want::Ok {
+            unchanged(&mut self.judge, case, &self.before, &after);
+        }
+        if want == Want::Read && *got == Got::Ok {
+            self.judge.check(
+                !self.fix.leaks_into(&r.text),
+                case,
+                format!("the list shows the fixture: {}", short(&r.text)),
+            );
+        }
+        if want == Want::Ok || self.before != after {
+            self.n += 1;
+            self.fix = fixture(self.app, self.n).await;
+            self.before = snapshot(self.app).await;
+        } else {
+            self.before = after;
+        }
+    }
+
+    /// Checks every audit row's size, and fails the test with every finding.
+    pub async fn finish(mut self, what: &str) {
+        audit_bounded(self.app, &mut self.judge).await;
+        self.judge.finish(what);
     }
 }

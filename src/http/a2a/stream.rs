@@ -8,11 +8,9 @@
 //! that may have changed it wakes it, and once per keep-alive interval (the keep-alive comment
 //! line goes out then). It runs as a task of its own that ends as soon as the client is gone.
 
-use actix_web::http::header;
-use actix_web::web::Bytes;
 use actix_web::HttpResponse;
 use serde_json::{json, Value};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use super::errors::{A2aError, Fault};
@@ -21,6 +19,7 @@ use super::wire::{self, View};
 use crate::auth::Caller;
 use crate::domain::{AgentId, TaskStatus};
 use crate::error::MailboxError;
+use crate::http::sse::{self, Events, Gone};
 use crate::http::state::State;
 use crate::mailbox::Follow;
 
@@ -32,30 +31,26 @@ pub enum Framing {
 }
 
 impl Framing {
-    fn event(&self, result: Value) -> Bytes {
-        let data = match self {
-            Framing::Rpc(id) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-            Framing::Rest => result,
-        };
-        Bytes::from(format!("data: {data}\n\n"))
+    async fn event(&self, out: &Events, result: Value) -> Result<(), Gone> {
+        match self {
+            Framing::Rpc(id) => {
+                let data = json!({"jsonrpc": "2.0", "id": id, "result": result});
+                out.data(&data).await
+            }
+            Framing::Rest => out.data(&result).await,
+        }
     }
 
-    fn error(&self, e: &A2aError) -> Bytes {
+    async fn error(&self, out: &Events, e: &A2aError) -> Result<(), Gone> {
         match self {
             Framing::Rpc(id) => {
                 let data = json!({"jsonrpc": "2.0", "id": id, "error": e.rpc_error()});
-                Bytes::from(format!("data: {data}\n\n"))
+                out.data(&data).await
             }
-            Framing::Rest => Bytes::from(format!("event: error\ndata: {}\n\n", e.rest_body())),
+            Framing::Rest => out.named("error", &e.rest_body()).await,
         }
     }
 }
-
-/// The comment line a quiet stream sends so that nothing between it and the client closes it.
-const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
-
-/// Events waiting to be written, per stream: the stream's task waits while the client is slow.
-const BUFFERED_EVENTS: usize = 8;
 
 /// Which stream a call opens.
 #[derive(Clone, Copy, Debug)]
@@ -79,7 +74,7 @@ pub struct Request {
 /// error, or a native one (the waiting limits of docs/contract.md#waiting among them; a refused
 /// SendStreamingMessage queues nothing).
 pub async fn respond(r: Request, opens: Opens, framing: Framing) -> Result<HttpResponse, Fault> {
-    let (tx, mut rx) = mpsc::channel::<Bytes>(BUFFERED_EVENTS);
+    let (events, response) = sse::channel();
     let (ready_tx, ready) = oneshot::channel::<Result<(), Fault>>();
     actix_web::rt::spawn(async move {
         let call = Call {
@@ -99,10 +94,9 @@ pub async fn respond(r: Request, opens: Opens, framing: Framing) -> Result<HttpR
         if ready_tx.send(Ok(())).is_err() {
             return;
         }
-        let out = Out { tx, framing };
+        let out = Out { events, framing };
         if let Err(Ended::Fault(f)) = run(&call, &follow, view, &out).await {
-            let event = out.framing.error(&f.in_stream());
-            let _ = out.tx.send(event).await;
+            let _ = out.framing.error(&out.events, &f.in_stream()).await;
         }
     });
     ready.await.map_err(|_| {
@@ -110,14 +104,7 @@ pub async fn respond(r: Request, opens: Opens, framing: Framing) -> Result<HttpR
             "the stream's task ended before it began",
         ))
     })??;
-    let body = futures_util::stream::poll_fn(move |cx| {
-        rx.poll_recv(cx)
-            .map(|b| b.map(Ok::<_, std::convert::Infallible>))
-    });
-    Ok(HttpResponse::Ok()
-        .content_type("text/event-stream")
-        .insert_header((header::CACHE_CONTROL, "no-cache"))
-        .streaming(body))
+    Ok(response)
 }
 
 /// Why a stream ended early.
@@ -139,19 +126,21 @@ impl From<MailboxError> for Ended {
     }
 }
 
-/// Where a stream writes.
+impl From<Gone> for Ended {
+    fn from(_: Gone) -> Ended {
+        Ended::Gone
+    }
+}
+
+/// Where a stream writes, and how.
 struct Out {
-    tx: mpsc::Sender<Bytes>,
+    events: Events,
     framing: Framing,
 }
 
 impl Out {
-    async fn send(&self, bytes: Bytes) -> Result<(), Ended> {
-        self.tx.send(bytes).await.map_err(|_| Ended::Gone)
-    }
-
     async fn event(&self, result: Value) -> Result<(), Ended> {
-        self.send(self.framing.event(result)).await
+        Ok(self.framing.event(&self.events, result).await?)
     }
 }
 
@@ -173,13 +162,13 @@ async fn run(call: &Call<'_>, follow: &Follow<'_>, view: View, out: &Out) -> Res
         }
         let beat = written + settings.keep_alive;
         if now >= beat {
-            out.send(Bytes::from_static(KEEP_ALIVE)).await?;
+            out.events.keep_alive().await?;
             written = now;
             continue;
         }
         tokio::select! {
             () = follow.wait(beat.min(deadline) - now) => {}
-            () = out.tx.closed() => return Err(Ended::Gone),
+            () = out.events.closed() => return Err(Ended::Gone),
         }
         let status = follow.look().await?;
         if wire::state_of(&status) == shown {

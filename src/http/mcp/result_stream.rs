@@ -1,0 +1,119 @@
+//! `tasks/result` answered as a stream of events (the client accepts `text/event-stream`): a
+//! `notifications/tasks/status` when the task's status changes, keep-alive comments while it
+//! works, and the JSON-RPC response once it is terminal. The stream is a waiting request of its
+//! caller (docs/contract.md#waiting), woken only by commits that change the task.
+
+use actix_web::HttpResponse;
+use serde_json::{json, Value};
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+
+use super::rpc::{failure, success, RpcError};
+use super::tasks;
+use super::tools::Cx;
+use crate::auth::Caller;
+use crate::domain::TaskStatus;
+use crate::error::MailboxError;
+use crate::http::sse::{self, Events, Gone};
+use crate::http::state::State;
+use crate::mailbox::Follow;
+
+/// Answers `tasks/result` (request `id`) for task `s` as a stream, or the refusal of the
+/// waiting limits before anything is streamed.
+pub async fn respond(
+    state: State,
+    caller: Caller,
+    id: Value,
+    s: TaskStatus,
+) -> Result<HttpResponse, RpcError> {
+    let (events, response) = sse::channel();
+    let (ready_tx, ready) = oneshot::channel::<Result<(), MailboxError>>();
+    actix_web::rt::spawn(async move {
+        let follow = match state.mailbox.follow(&caller, s.task.id) {
+            Ok(follow) => follow,
+            Err(e) => return drop(ready_tx.send(Err(e))),
+        };
+        if ready_tx.send(Ok(())).is_err() {
+            return;
+        }
+        let cx = Cx {
+            state: &state,
+            caller: &caller,
+        };
+        let last = match run(&cx, &follow, &events, &s).await {
+            Ok(result) => success(&id, result),
+            Err(Ended::Gone) => return,
+            Err(Ended::Failed(RpcError::Rpc { code, message })) => failure(&id, code, &message),
+            Err(Ended::Failed(RpcError::Native(e))) => failure(&id, -32603, &e.message),
+        };
+        let _ = events.data(&last).await;
+    });
+    ready
+        .await
+        .map_err(|_| MailboxError::internal("the stream's task ended before it began"))??;
+    Ok(response)
+}
+
+enum Ended {
+    Gone,
+    Failed(RpcError),
+}
+
+impl From<Gone> for Ended {
+    fn from(_: Gone) -> Ended {
+        Ended::Gone
+    }
+}
+
+impl From<RpcError> for Ended {
+    fn from(e: RpcError) -> Ended {
+        Ended::Failed(e)
+    }
+}
+
+impl From<MailboxError> for Ended {
+    fn from(e: MailboxError) -> Ended {
+        Ended::Failed(RpcError::Native(e))
+    }
+}
+
+/// Follows the task until it is terminal: its result.
+async fn run(
+    cx: &Cx<'_>,
+    follow: &Follow<'_>,
+    events: &Events,
+    first: &TaskStatus,
+) -> Result<Value, Ended> {
+    let settings = &cx.state.a2a;
+    let deadline = Instant::now() + settings.stream;
+    let mut shown = cx.task(first)["status"].clone();
+    let mut written = Instant::now();
+    loop {
+        let s = follow.look().await?;
+        let task = cx.task(&s);
+        if task["status"] != shown {
+            shown = task["status"].clone();
+            let note = json!({"jsonrpc": "2.0", "method": "notifications/tasks/status",
+                "params": task});
+            events.data(&note).await?;
+            written = Instant::now();
+        }
+        if tasks::is_terminal(&s) {
+            return Ok(cx.result(s).await?);
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(Ended::Failed(tasks::still_working(&s, settings.stream)));
+        }
+        let beat = written + settings.keep_alive;
+        if now >= beat {
+            events.keep_alive().await?;
+            written = now;
+            continue;
+        }
+        tokio::select! {
+            () = follow.wait(beat.min(deadline) - now) => {}
+            () = events.closed() => return Err(Ended::Gone),
+        }
+    }
+}

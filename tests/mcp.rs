@@ -6,6 +6,7 @@
 mod common;
 
 mod mcp {
+    mod rmcp;
     mod sdk;
     mod sessions;
     pub mod wire;

@@ -25,6 +25,11 @@ enum Op {
     TasksResultPending,
     ListTasks,
     TasksList,
+    /// Revision 2026-07-28 (no session, the tasks extension asked for in the request):
+    /// `send_task` as a task, `tasks/get` and `tasks/cancel`.
+    SendTask2026,
+    TasksGet2026(usize),
+    TasksCancel2026,
 }
 
 /// Columns as in the native table: caps-less, wildcard, scoped, scoped operator.
@@ -46,7 +51,22 @@ const TABLE: &[(Op, [Want; 4])] = &[
     (Op::TasksResultPending, [H, H, H, H]),
     (Op::ListTasks, [R, R, R, R]),
     (Op::TasksList, [R, R, R, R]),
+    (Op::SendTask2026, [CM, OK, CSM, CM]),
+    (Op::TasksGet2026(0), [H, H, H, H]),
+    (Op::TasksGet2026(3), [H, H, H, H]),
+    (Op::TasksCancel2026, [H, H, H, H]),
 ];
+
+/// A request of revision 2026-07-28: its context, with the tasks extension, in `_meta`.
+fn modern(method: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "mallory", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities":
+            {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+    });
+    rpc(method, params)
+}
 
 fn rpc(method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
@@ -83,6 +103,12 @@ fn message(op: Op, fix: &Fix) -> Value {
         Op::TasksResultPending => rpc("tasks/result", json!({"taskId": fix.pending})),
         Op::ListTasks => tool("list_tasks", json!({"limit": 1000})),
         Op::TasksList => rpc("tasks/list", json!({})),
+        Op::SendTask2026 => modern(
+            "tools/call",
+            json!({"name": "send_task", "arguments": {"recipient": agent, "intent_text": "hi"}}),
+        ),
+        Op::TasksGet2026(i) => modern("tasks/get", json!({"taskId": ids[i]})),
+        Op::TasksCancel2026 => modern("tasks/cancel", json!({"taskId": fix.queued})),
     }
 }
 
@@ -134,7 +160,15 @@ async fn the_mcp_server_with_every_token(app: TestApp) {
         for tok in Tok::ALL {
             let case = format!("MCP {op:?} as {tok:?}");
             let auth = tok.auth(&app);
+            let stateless = matches!(
+                op,
+                Op::SendTask2026 | Op::TasksGet2026(_) | Op::TasksCancel2026
+            );
             let r = match session(&app, auth.as_deref()).await {
+                _ if stateless => {
+                    let req = Req::post("/mcp", &message(*op, &sweep.fix));
+                    call(&app, &req, auth.as_deref()).await
+                }
                 Ok(id) => {
                     let req = Req::post("/mcp", &message(*op, &sweep.fix))
                         .header("Mcp-Session-Id", &id)

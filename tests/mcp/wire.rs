@@ -240,3 +240,69 @@ async fn only_post_is_served_on_the_endpoint(app: TestApp) {
         assert_eq!(r.header("allow"), Some("POST"));
     }
 }
+
+/// A 2026-07-28 request of `method`: its context in `_meta`, with the tasks extension if `tasks`.
+fn modern(method: &str, mut params: Value, version: &str, tasks: bool) -> Value {
+    let extensions = if tasks {
+        json!({"io.modelcontextprotocol/tasks": {}})
+    } else {
+        json!({})
+    };
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": extensions},
+    });
+    rpc(method, params)
+}
+
+both_engines!(revision_2026_07_28_needs_no_session_and_refuses_what_does_not_agree);
+async fn revision_2026_07_28_needs_no_session_and_refuses_what_does_not_agree(app: TestApp) {
+    let alice = Mcp {
+        api: &app,
+        token: app.alice(),
+        session: None,
+    };
+    let found = alice
+        .post(&modern("server/discover", json!({}), "2026-07-28", false))
+        .await;
+    let result = &found.expect(200)["result"];
+    assert_eq!(result["supportedVersions"], json!(["2026-07-28"]));
+    assert!(result["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"].is_object());
+    // An unknown revision names the ones served.
+    let r = alice
+        .post(&modern("tools/list", json!({}), "2099-01-01", false))
+        .await;
+    let e = &r.expect(400)["error"];
+    assert_eq!(e["code"], -32022);
+    assert_eq!(e["data"]["supported"], json!(["2026-07-28"]));
+    // A task method without the extension in the request's capabilities.
+    let id = json!({"taskId": uuid::Uuid::new_v4()});
+    let r = alice
+        .post(&modern("tasks/get", id.clone(), "2026-07-28", false))
+        .await;
+    assert_eq!(r.expect(400)["error"]["code"], -32021);
+    // tasks/list and tasks/result are not in the extension.
+    let r = alice
+        .post(&modern("tasks/list", json!({}), "2026-07-28", true))
+        .await;
+    assert_eq!(r.expect(404)["error"]["code"], -32601);
+    // Headers a proxy routes by must say what the body says.
+    let call = modern(
+        "tools/call",
+        json!({"name": "get_task", "arguments": {"task_id": uuid::Uuid::new_v4()}}),
+        "2026-07-28",
+        true,
+    );
+    let lying = [("Mcp-Method", "tools/list")];
+    let r = app.post_with("/mcp", &alice.token, &call, &lying).await;
+    assert_eq!(r.expect(400)["error"]["code"], -32020);
+    let lying = [("Mcp-Name", "send_task")];
+    let r = app.post_with("/mcp", &alice.token, &call, &lying).await;
+    assert_eq!(r.expect(400)["error"]["code"], -32020);
+    let honest = [("Mcp-Method", "tools/call"), ("Mcp-Name", "get_task")];
+    let r = app.post_with("/mcp", &alice.token, &call, &honest).await;
+    let result = &r.expect(200)["result"];
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(result["structuredContent"]["code"], "not_found");
+}

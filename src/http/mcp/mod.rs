@@ -6,6 +6,7 @@
 //! Not in the OpenAPI document: the route follows the MCP specification, which MCP clients are
 //! built from.
 
+mod modern;
 mod result_stream;
 mod rpc;
 mod schemas;
@@ -59,6 +60,9 @@ pub async fn endpoint(
         state: &state,
         caller: &caller,
     };
+    if let Some(version) = modern::asked(&params) {
+        return modern::answer(&cx, &req, &id, &method, &params, version).await;
+    }
     if method == "initialize" {
         return Ok(initialize(&cx, &id, &params));
     }
@@ -152,7 +156,7 @@ async fn dispatch(
 ) -> Result<Value, RpcError> {
     match method {
         "ping" => Ok(json!({})),
-        "tools/list" => Ok(tools::list(session)),
+        "tools/list" => Ok(tools::list(session.has_tasks())),
         "tools/call" => {
             let name = params.get("name").and_then(Value::as_str).unwrap_or("");
             if !tools::exists(name) {

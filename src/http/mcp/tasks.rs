@@ -56,16 +56,26 @@ impl Cx<'_> {
         asked.map_or(window, |t| t.clamp(0, window))
     }
 
-    /// The MCP Task of a mailbox task.
+    /// The MCP Task of a mailbox task (revision 2025-11-25).
     pub fn task(&self, s: &TaskStatus) -> Value {
+        self.task_named(s, ["ttl", "pollInterval"])
+    }
+
+    /// The MCP Task of a mailbox task as the tasks extension of revision 2026-07-28 names its
+    /// fields.
+    pub fn task_2026(&self, s: &TaskStatus) -> Value {
+        self.task_named(s, ["ttlMs", "pollIntervalMs"])
+    }
+
+    fn task_named(&self, s: &TaskStatus, [ttl, poll]: [&str; 2]) -> Value {
         let (status, message) = status(s);
         let mut task = json!({
             "taskId": s.task.id,
             "status": status,
             "createdAt": format_ms(s.created_at_ms),
             "lastUpdatedAt": format_ms(s.updated_at_ms),
-            "ttl": self.ttl(s),
-            "pollInterval": POLL_INTERVAL_MS,
+            ttl: self.ttl(s),
+            poll: POLL_INTERVAL_MS,
         });
         if let Some(m) = message {
             task["statusMessage"] = json!(m);
@@ -88,21 +98,32 @@ impl Cx<'_> {
 
     /// `tools/call` of `send_task` as a task: queues it and answers `{task}` at once.
     pub async fn send_as_task(&self, args: &Value, task: &Value) -> Result<Value, RpcError> {
+        Ok(match self.queue(args, task.get("ttl")).await? {
+            Ok(s) => json!({"task": self.task(&s)}),
+            // A refusal is the tool's refusal, as without a task.
+            Err(e) => super::tools::call_result(Err(e)),
+        })
+    }
+
+    /// Queues `send_task`'s task, keeping the `ttl` asked for: the task as it is now, or the
+    /// tool's refusal.
+    pub async fn queue(
+        &self,
+        args: &Value,
+        ttl: Option<&Value>,
+    ) -> Result<Result<TaskStatus, MailboxError>, RpcError> {
         let window = self.state.mailbox.cfg.result_cache_window_ms;
-        let ttl = task
-            .get("ttl")
+        let ttl = ttl
             .and_then(Value::as_i64)
             .map_or(window, |t| t.clamp(0, window));
-        let sent = self
+        let id = match self
             .send_with(args, Some((KEPT, json!({"ttl": ttl}))))
-            .await;
-        let (_, id) = match sent {
-            Ok(sent) => sent,
-            // A refusal is the tool's refusal, as without a task.
-            Err(e) => return Ok(super::tools::call_result(Err(e))),
+            .await
+        {
+            Ok((_, id)) => id,
+            Err(e) => return Ok(Err(e)),
         };
-        let s = self.state.mailbox.task_status(self.caller, id).await?;
-        Ok(json!({"task": self.task(&s)}))
+        Ok(Ok(self.state.mailbox.task_status(self.caller, id).await?))
     }
 
     /// `tasks/get`.
@@ -184,7 +205,7 @@ impl Cx<'_> {
 }
 
 /// What a terminal task's answer makes as a `CallToolResult`.
-fn call_tool_result(s: &TaskStatus) -> Value {
+pub fn call_tool_result(s: &TaskStatus) -> Value {
     let related = json!({RELATED: {"taskId": s.task.id}});
     let Some(r) = &s.result else {
         let (status, reason) = status(s);

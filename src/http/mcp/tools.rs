@@ -7,7 +7,6 @@ use serde_json::{json, Map, Value};
 use uuid::Uuid;
 
 use super::schemas::{self, TOOLS};
-use super::session::Session;
 use crate::auth::Caller;
 use crate::domain::answers::{LeaseExtended, LeaseExtendedKind, TaskStatusBody, TaskStatusKind};
 use crate::domain::{AgentId, CancelRequest, HeartbeatRequest, PostResult};
@@ -25,15 +24,15 @@ pub struct Cx<'a> {
     pub caller: &'a Caller,
 }
 
-/// The `tools/list` answer; on a revision with tasks, each tool says whether it runs as a task.
-pub fn list(session: Session) -> Value {
+/// The `tools/list` answer; with `task_support`, each tool says whether it runs as a task.
+pub fn list(task_support: bool) -> Value {
     let tools: Vec<Value> = TOOLS
         .iter()
         .filter_map(|name| {
             let (input, output, description) = schemas::tool(name)?;
             let mut tool = json!({"name": name, "description": description,
                 "inputSchema": input, "outputSchema": output});
-            if session.has_tasks() {
+            if task_support {
                 let support = if *name == "send_task" {
                     "optional"
                 } else {

@@ -227,9 +227,10 @@ impl Verifier {
     pub fn verify_expiring(&self, token: &str) -> Result<(Caller, u64), Refused> {
         let data =
             jsonwebtoken::decode::<Claims>(token, &self.key, &self.validation).map_err(|e| {
+                let reason = AuthReason::of(e.kind());
                 refused(
-                    AuthReason::of(e.kind()),
-                    format!("invalid bearer token: {e}"),
+                    reason,
+                    format!("invalid bearer token: {}", reason.describe()),
                 )
             })?;
         let sub = AgentId::parse(&data.claims.sub).map_err(|e| {

@@ -37,6 +37,30 @@ impl AuthReason {
         AuthReason::SLUGS[self as usize]
     }
 
+    /// What the reason means, for the person who sent the token.
+    pub fn describe(self) -> &'static str {
+        match self {
+            AuthReason::Missing => "no bearer token was sent",
+            AuthReason::Malformed => "the token is not a well-formed JWT (header.claims.signature)",
+            AuthReason::Expired => "the token has expired; ask for a new one",
+            AuthReason::NotYetValid => "the token is not valid yet (its nbf lies in the future)",
+            AuthReason::BadSignature => {
+                "the token's signature does not match this service's key (was it signed for \
+                 another service?)"
+            }
+            AuthReason::WrongAlgorithm => {
+                "the token is signed with an algorithm this service does not accept"
+            }
+            AuthReason::WrongAudience => "the token was issued for another audience (aud)",
+            AuthReason::WrongIssuer => "the token comes from another issuer (iss)",
+            AuthReason::MissingClaim => {
+                "the token lacks a required claim (sub and exp are required)"
+            }
+            AuthReason::BadSubject => "the token's subject (sub) is not a valid agent id",
+            AuthReason::Invalid => "the token was refused",
+        }
+    }
+
     /// What the verifier's error says about the token (anything about the server's own key is
     /// `invalid`).
     pub(super) fn of(kind: &jsonwebtoken::errors::ErrorKind) -> AuthReason {

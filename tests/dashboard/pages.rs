@@ -357,3 +357,48 @@ async fn bad_requests_get_the_contract_error_body(app: TestApp) {
         .await;
     assert_error(&r, 405, "method_not_allowed");
 }
+
+both_engines!(an_address_edited_by_hand_gets_a_page_and_a_refused_token_says_why);
+async fn an_address_edited_by_hand_gets_a_page_and_a_refused_token_says_why(app: TestApp) {
+    let ops = operator(&app);
+    for path in [
+        "/dashboard/leases?min_age_ms=1e5",
+        "/dashboard/audit?minutes=an-hour",
+    ] {
+        let r = page(&app, path, &ops).await;
+        assert_eq!(r.status, 400, "{path}: {}", r.text);
+        assert!(
+            r.header("content-type")
+                .unwrap_or_default()
+                .starts_with("text/html"),
+            "{path}: a page, not JSON: {}",
+            r.text
+        );
+        assert!(r.text.contains("cannot read"), "{path}: {}", r.text);
+        assert!(r.text.contains("Back"), "{path}: a way back");
+    }
+    // The task search reads every value as text and says on its own page what is wrong.
+    let r = page(&app, "/dashboard/tasks?state=queued&sender=%ZZ", &ops).await;
+    assert!(r.text.contains("invalid AgentId"), "{}", r.text);
+    assert!(r
+        .header("content-type")
+        .unwrap_or_default()
+        .starts_with("text/html"));
+    // A refused token is explained in words, never by the verifier's internal name.
+    let expired = app.jwt(
+        &json!({"sub": "ops", "exp": now_ms() / 1000 - 3600, "caps": ["a2a.operator"]}),
+        jsonwebtoken::Algorithm::HS256,
+    );
+    let r = sign_in(&app, &expired).await;
+    assert_eq!(r.status, 401);
+    assert!(r.text.contains("the token has expired"), "{}", r.text);
+    assert!(!r.text.contains("ExpiredSignature"), "{}", r.text);
+    let forged = mint(
+        b"another-secret",
+        &json!({"sub": "ops", "exp": now_ms() / 1000 + 3600, "caps": ["a2a.operator"]}),
+        jsonwebtoken::Algorithm::HS256,
+    );
+    let r = sign_in(&app, &forged).await;
+    assert!(r.text.contains("signature does not match"), "{}", r.text);
+    assert!(!r.text.contains("InvalidSignature"), "{}", r.text);
+}

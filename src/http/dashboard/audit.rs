@@ -1,6 +1,6 @@
 //! The audit feed, newest first, filtered by kind and by time.
 
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{HttpRequest, HttpResponse};
 use maud::html;
 use serde::Deserialize;
 
@@ -17,10 +17,14 @@ pub struct Query {
     minutes: Option<i64>,
 }
 
-pub async fn feed(state: State, req: HttpRequest, q: web::Query<Query>) -> HttpResponse {
+pub async fn feed(state: State, req: HttpRequest) -> HttpResponse {
     let s = match session(&req, &state) {
         Ok(s) => s,
         Err(page) => return *page,
+    };
+    let q: Query = match super::read_query(&s, &req, "/dashboard/audit") {
+        Ok(q) => q,
+        Err(page) => return page,
     };
     let kind = q.kind.clone().filter(|k| !k.is_empty());
     let minutes = q.minutes.filter(|m| *m > 0);

@@ -3,7 +3,7 @@
 //! or many. Every row carries its task id and the lease id the page showed, and every action on
 //! it is fenced by that lease (see `act.rs`): the page acts only on what the operator saw.
 
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{HttpRequest, HttpResponse};
 use maud::{html, Markup};
 use serde::Deserialize;
 
@@ -40,10 +40,14 @@ async fn stale(
     Ok(state.mailbox.queue(&s.caller, &f).await?.tasks)
 }
 
-pub async fn list(state: State, req: HttpRequest, q: web::Query<Filter>) -> HttpResponse {
+pub async fn list(state: State, req: HttpRequest) -> HttpResponse {
     let s = match session(&req, &state) {
         Ok(s) => s,
         Err(page) => return *page,
+    };
+    let q: Filter = match super::read_query(&s, &req, "/dashboard/leases") {
+        Ok(q) => q,
+        Err(page) => return page,
     };
     let min_age = q.min_age_ms.unwrap_or(0);
     let rows = match stale(&state, &s, min_age).await {

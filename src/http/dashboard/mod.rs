@@ -14,8 +14,9 @@ mod session;
 mod tasks;
 
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use maud::html;
+use serde::de::DeserializeOwned;
 
 use super::respond::routes;
 use crate::error::MailboxError;
@@ -37,6 +38,26 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         "/dashboard/audit" => GET audit::feed;
         "/dashboard/assets/{name}" => GET assets::asset;
     );
+}
+
+/// The page's query string as a `T`, or a page (400) that says which value it cannot read: an
+/// address edited by hand gets a page and a way back, never the API's JSON.
+fn read_query<T: DeserializeOwned>(
+    s: &Session,
+    req: &HttpRequest,
+    back: &str,
+) -> Result<T, HttpResponse> {
+    web::Query::<T>::from_query(req.query_string())
+        .map(web::Query::into_inner)
+        .map_err(|e| {
+            let why = e.to_string();
+            let why = why.strip_prefix("Query deserialize error: ").unwrap_or(&why);
+            let body = html! {
+                p.bad { "This page's address holds a value it cannot read (" (why) "), so it shows nothing." }
+                p.hint { "Use the page's own filters: they only send values it reads." }
+            };
+            outcome_page(s, "The address has a bad value", StatusCode::BAD_REQUEST, body, back)
+        })
 }
 
 /// A mailbox refusal or failure, as a page: its status, its code and what it says.

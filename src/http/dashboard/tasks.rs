@@ -59,10 +59,14 @@ impl Search {
     }
 }
 
-pub async fn search(state: State, req: HttpRequest, q: web::Query<Search>) -> HttpResponse {
+pub async fn search(state: State, req: HttpRequest) -> HttpResponse {
     let s = match session(&req, &state) {
         Ok(s) => s,
         Err(page) => return *page,
+    };
+    let q: Search = match super::read_query(&s, &req, "/dashboard/tasks") {
+        Ok(q) => q,
+        Err(page) => return page,
     };
     if let Some(id) = given(&q.id) {
         return see_other(&format!("/dashboard/tasks/{id}"));

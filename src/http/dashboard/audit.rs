@@ -24,7 +24,7 @@ pub async fn feed(state: State, req: HttpRequest) -> HttpResponse {
     };
     let q: Query = match super::read_query(&s, &req, "/dashboard/audit") {
         Ok(q) => q,
-        Err(page) => return page,
+        Err(page) => return *page,
     };
     let kind = q.kind.clone().filter(|k| !k.is_empty());
     let minutes = q.minutes.filter(|m| *m > 0);

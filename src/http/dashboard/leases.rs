@@ -47,7 +47,7 @@ pub async fn list(state: State, req: HttpRequest) -> HttpResponse {
     };
     let q: Filter = match super::read_query(&s, &req, "/dashboard/leases") {
         Ok(q) => q,
-        Err(page) => return page,
+        Err(page) => return *page,
     };
     let min_age = q.min_age_ms.unwrap_or(0);
     let rows = match stale(&state, &s, min_age).await {

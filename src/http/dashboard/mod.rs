@@ -46,7 +46,7 @@ fn read_query<T: DeserializeOwned>(
     s: &Session,
     req: &HttpRequest,
     back: &str,
-) -> Result<T, HttpResponse> {
+) -> Result<T, Box<HttpResponse>> {
     web::Query::<T>::from_query(req.query_string())
         .map(web::Query::into_inner)
         .map_err(|e| {
@@ -56,7 +56,8 @@ fn read_query<T: DeserializeOwned>(
                 p.bad { "This page's address holds a value it cannot read (" (why) "), so it shows nothing." }
                 p.hint { "Use the page's own filters: they only send values it reads." }
             };
-            outcome_page(s, "The address has a bad value", StatusCode::BAD_REQUEST, body, back)
+            let title = "The address has a bad value";
+            Box::new(outcome_page(s, title, StatusCode::BAD_REQUEST, body, back))
         })
 }
 

@@ -66,7 +66,7 @@ pub async fn search(state: State, req: HttpRequest) -> HttpResponse {
     };
     let q: Search = match super::read_query(&s, &req, "/dashboard/tasks") {
         Ok(q) => q,
-        Err(page) => return page,
+        Err(page) => return *page,
     };
     if let Some(id) = given(&q.id) {
         return see_other(&format!("/dashboard/tasks/{id}"));

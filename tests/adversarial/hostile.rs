@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use super::dashboard::{csrf_of, form, with_session};
 use super::kit::*;
 use super::world::{audit_bounded, audit_rows, fixture, snapshot, unchanged};
+use crate::common::outcome::follow_outcome;
 use crate::common::{full_ops, TestApp, BIN};
 
 /// 100 KB of one character (ASCII, two-byte or three-byte, to cut at a character boundary).
@@ -305,6 +306,7 @@ async fn reasons_over_1024_characters_are_refused(app: TestApp) {
         let case = format!("dashboard {what} of 1,025 characters");
         let before = snapshot(&app).await;
         let r = call(&app, &with_session(req, Some(&ops)), None).await;
+        let r = follow_outcome(&app, r, &format!("a2a_dashboard={ops}")).await;
         judge.no_5xx(&case, &r);
         judge.check(
             (400..500).contains(&r.status),

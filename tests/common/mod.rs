@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 use sqlx::{Connection, Executor, PgConnection};
 use uuid::Uuid;
 
+pub mod outcome;
 pub mod python;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_a2a-mailbox");

@@ -402,3 +402,70 @@ async fn an_address_edited_by_hand_gets_a_page_and_a_refused_token_says_why(app:
     assert!(r.text.contains("signature does not match"), "{}", r.text);
     assert!(!r.text.contains("InvalidSignature"), "{}", r.text);
 }
+
+both_engines!(an_action_answers_a_redirect_so_showing_its_outcome_again_runs_nothing);
+async fn an_action_answers_a_redirect_so_showing_its_outcome_again_runs_nothing(app: TestApp) {
+    use reqwest::Method;
+    let ops = operator(&app);
+    let (id, lease) = in_flight(&app).await;
+    let csrf = csrf(&app, &ops).await;
+    let target = format!("{id}:{lease}");
+    let body = format!("csrf={csrf}&action=force_error&message=gave+up&task={target}");
+    let session = format!("a2a_dashboard={ops}");
+    let r = app
+        .raw_with(
+            Method::POST,
+            "/dashboard/leases/act",
+            None,
+            Some("application/x-www-form-urlencoded"),
+            Some(body.into_bytes()),
+            &[("Cookie", &session)],
+        )
+        .await;
+    // The POST answers a redirect, not the outcome: a refresh of the outcome is a GET.
+    assert_eq!(
+        (r.status, r.header("location")),
+        (303, Some("/dashboard/done"))
+    );
+    let shown = crate::common::outcome::follow_outcome(&app, r, &session).await;
+    assert_eq!(shown.status, 200, "{}", shown.text);
+    assert!(
+        shown.text.contains("Force error: 1 of 1 done"),
+        "{}",
+        shown.text
+    );
+    assert!(
+        set_cookies(&shown)
+            .iter()
+            .any(|c| c.starts_with("a2a_dashboard_outcome=;") || c.contains("Max-Age=0")),
+        "shown once: the outcome's cookie is removed"
+    );
+    // Showing the page again (the browser no longer has the outcome) runs nothing.
+    let again = page(&app, "/dashboard/done", &ops).await;
+    assert!(
+        again.text.contains("Nothing more to show"),
+        "{}",
+        again.text
+    );
+    let forced = app
+        .get(
+            "/audit/recent?limit=100&kind=a2a_repair_applied",
+            &app.ops(),
+        )
+        .await;
+    let rows = forced.expect(200)["events"].as_array().unwrap().len();
+    assert_eq!(rows, 1, "one action, one audit row: {}", forced.text);
+    // An outcome cookie another session signed (or one made up) shows nothing.
+    let forged = format!("{session}; a2a_dashboard_outcome=5b5d.00");
+    let r = app
+        .raw_with(
+            Method::GET,
+            "/dashboard/done",
+            None,
+            None,
+            None,
+            &[("Cookie", &forged)],
+        )
+        .await;
+    assert!(r.text.contains("Nothing more to show"), "{}", r.text);
+}

@@ -3,6 +3,7 @@
 use reqwest::Method;
 use serde_json::json;
 
+use crate::common::outcome::follow_outcome;
 use crate::common::*;
 
 /// An operator who may repair.
@@ -42,15 +43,21 @@ pub async fn post_with(
         .map(|(k, v)| format!("{}={}", enc(k), enc(v)))
         .collect::<Vec<_>>()
         .join("&");
-    app.raw_with(
-        Method::POST,
-        path,
-        None,
-        Some("application/x-www-form-urlencoded"),
-        Some(body.into_bytes()),
-        headers,
-    )
-    .await
+    let r = app
+        .raw_with(
+            Method::POST,
+            path,
+            None,
+            Some("application/x-www-form-urlencoded"),
+            Some(body.into_bytes()),
+            headers,
+        )
+        .await;
+    let session = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("cookie"))
+        .map_or("", |(_, v)| *v);
+    follow_outcome(app, r, session).await
 }
 
 /// The `Set-Cookie` headers of an answer.

@@ -7,7 +7,8 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use maud::html;
 use uuid::Uuid;
 
-use super::layout::{notice, outcome_page, Session};
+use super::flash;
+use super::layout::{notice, Session};
 use super::session::{check_csrf, session};
 use crate::error::{ErrorCode, MailboxError};
 use crate::http::state::State;
@@ -99,22 +100,35 @@ pub async fn act(
         _ => "Nothing".to_owned(),
     };
     let title = format!("{what}: {done} of {} done", outcomes.len());
-    let body = html! {
-        table #outcomes {
-            tr { th { "task" } th { "outcome" } }
-            @for (id, o) in &outcomes {
-                tr data-task=(id) {
-                    td { a.mono href=(format!("/dashboard/tasks/{id}")) { (id) } }
-                    @match o {
-                        Outcome::Done(says) => td.good { (says) },
-                        Outcome::Skipped(says) => td.hint { "skipped: " (says) },
-                        Outcome::Refused(says) => td.bad { "refused: " (says) },
+    let table = |only_not_done: bool| {
+        html! {
+            @if only_not_done { p { (done) " rows done; the rows not done:" } }
+            table #outcomes {
+                tr { th { "task" } th { "outcome" } }
+                @for (id, o) in &outcomes {
+                    @if !(only_not_done && matches!(o, Outcome::Done(_))) {
+                        tr data-task=(id) {
+                            td { a.mono href=(format!("/dashboard/tasks/{id}")) { (id) } }
+                            @match o {
+                                Outcome::Done(says) => td.good { (says) },
+                                Outcome::Skipped(says) => td.hint { "skipped: " (says) },
+                                Outcome::Refused(says) => td.bad { "refused: " (says) },
+                            }
+                        }
                     }
                 }
             }
         }
     };
-    outcome_page(&s, &title, status, body, "/dashboard/leases")
+    let back = "/dashboard/leases";
+    flash::redirect(
+        &req,
+        &s,
+        (&title, status),
+        table(false),
+        || table(true),
+        back,
+    )
 }
 
 /// One action on one row (`<task id>:<lease id>`), under the lease the page showed.

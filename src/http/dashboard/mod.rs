@@ -6,6 +6,7 @@
 mod act;
 mod assets;
 mod audit;
+mod flash;
 mod layout;
 mod leases;
 mod overview;
@@ -36,6 +37,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         "/dashboard/tasks/{id}" => GET tasks::task;
         "/dashboard/tasks/{id}/cancel" => POST tasks::cancel;
         "/dashboard/audit" => GET audit::feed;
+        "/dashboard/done" => GET flash::done;
         "/dashboard/assets/{name}" => GET assets::asset;
     );
 }

@@ -1,9 +1,11 @@
 //! The retry gate: the configured policy as a dry run (what would be requeued, and why every
 //! other stale task is skipped), then, after one more confirmation, the same scan enabled.
 
+use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use maud::{html, Markup};
 
+use super::flash;
 use super::layout::{csrf_field, ok};
 use super::session::{check_csrf, session, CsrfForm};
 use crate::http::state::State;
@@ -44,21 +46,30 @@ async fn scan(state: State, req: HttpRequest, enable: Option<CsrfForm>) -> HttpR
         Ok(report) => report,
         Err(e) => return super::failure(&s, &e, "/dashboard/retry"),
     };
-    let title = if policy.enabled {
-        "Retry gate: scan run"
-    } else {
-        "Retry gate: what a scan would do now"
+    let policy_line = html! {
+        p { "Policy: leases idle at least " (report.policy.min_lease_age_ms) " ms, at most "
+            (report.policy.max_attempts) " attempts, at most " (report.policy.max_requeues)
+            " requeues per scan. Only tasks declared idempotent with a key are ever requeued." }
     };
+    if policy.enabled {
+        // The scan ran: its outcome is shown by the page it redirects to, so a refresh of that
+        // page does not run it again.
+        let body = html! { (policy_line) (report_tables(&report, true)) };
+        let brief = || {
+            html! { p { (report.requeued.len()) " requeued, " (report.skipped.len())
+            " skipped, of " (report.considered) " considered: the audit feed lists them." } }
+        };
+        let title = ("Retry gate: scan run", StatusCode::OK);
+        return flash::redirect(&req, &s, title, body, brief, "/dashboard/retry");
+    }
     ok(
         "Retry gate",
         &s,
         html! {
-            h1 { (title) }
-            p { "Policy: leases idle at least " (report.policy.min_lease_age_ms) " ms, at most "
-                (report.policy.max_attempts) " attempts, at most " (report.policy.max_requeues)
-                " requeues per scan. Only tasks declared idempotent with a key are ever requeued." }
-            (report_tables(&report, policy.enabled))
-            @if !policy.enabled && !report.requeued.is_empty() {
+            h1 { "Retry gate: what a scan would do now" }
+            (policy_line)
+            (report_tables(&report, false))
+            @if !report.requeued.is_empty() {
                 form method="post" action="/dashboard/retry"
                     data-confirm=(format!("Requeue the {} task(s) listed as would-be requeued?", report.requeued.len())) {
                     (csrf_field(&s))

@@ -269,7 +269,7 @@ fn forget() -> HttpResponse {
 }
 
 /// The cookie that removes cookie `name` of `path`.
-fn removal(name: &'static str, path: &'static str) -> Cookie<'static> {
+pub(super) fn removal(name: &'static str, path: &'static str) -> Cookie<'static> {
     let mut gone = Cookie::build(name, "")
         .path(path)
         .http_only(true)

@@ -28,6 +28,8 @@ pub struct ListRequest {
     pub created_before_ms: Option<i64>,
     /// Only tasks whose state changed after this instant.
     pub updated_after_ms: Option<i64>,
+    /// Only tasks whose id starts with this (lower-case hex digits and dashes).
+    pub id_prefix: Option<String>,
     pub cursor: Option<String>,
     pub limit: i64,
 }
@@ -145,6 +147,7 @@ fn list_filter(caller: &Caller, req: &ListRequest) -> TaskFilter {
         created_after_ms: req.created_after_ms,
         created_before_ms: req.created_before_ms,
         updated_after_ms: req.updated_after_ms,
+        id_prefix: req.id_prefix.clone(),
     }
 }
 

@@ -49,6 +49,8 @@ pub struct TaskFilter {
     pub created_before_ms: Option<i64>,
     /// `updated_at_ms > after`: tasks whose state changed since.
     pub updated_after_ms: Option<i64>,
+    /// Only tasks whose id starts with this (a range of the primary key).
+    pub id_prefix: Option<String>,
 }
 
 /// Where a page starts: just after this task in the newest-first order.
@@ -106,6 +108,12 @@ impl Sql {
         if let Some(after) = f.updated_after_ms {
             let p = self.bind(after);
             self.text.push_str(&format!(" AND updated_at_ms > {p}"));
+        }
+        if let Some(prefix) = &f.id_prefix {
+            // Ids are UUIDs: every character they hold sorts below '~'.
+            let (from, to) = (self.bind(prefix.as_str()), self.bind(format!("{prefix}~")));
+            self.text
+                .push_str(&format!(" AND id >= {from} AND id < {to}"));
         }
     }
 }

@@ -469,3 +469,52 @@ async fn an_action_answers_a_redirect_so_showing_its_outcome_again_runs_nothing(
         .await;
     assert!(r.text.contains("Nothing more to show"), "{}", r.text);
 }
+
+both_engines!(the_task_search_finds_an_id_prefix_a_kind_a_result_and_recent_tasks);
+async fn the_task_search_finds_an_id_prefix_a_kind_a_result_and_recent_tasks(app: TestApp) {
+    let ops = operator(&app);
+    let alice = app.alice();
+    let mut refund = task("alice", "bob");
+    refund["task_kind"] = json!("refund");
+    let refund = app.send_ok(&alice, &refund).await;
+    let other = app.send_ok(&alice, &task("alice", "bob")).await;
+    // The first 8 characters of an id, as a person copies them from a log line.
+    let r = page(&app, &format!("/dashboard/tasks?id={}", &refund[..8]), &ops).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert!(
+        r.text.contains(&refund) && !r.text.contains(&other),
+        "{}",
+        r.text
+    );
+    let r = page(&app, "/dashboard/tasks?id=zz-not-hex", &ops).await;
+    assert!(
+        r.text.contains("neither a task id nor its start"),
+        "{}",
+        r.text
+    );
+    let r = page(&app, "/dashboard/tasks?kind=refund", &ops).await;
+    assert!(
+        r.text.contains(&refund) && !r.text.contains(&other),
+        "{}",
+        r.text
+    );
+    // An error answer is found by its result, and shown as one.
+    let (leased, lease) = app.lease_some(&app.bob()).await;
+    assert_eq!(leased, refund);
+    let mut failed = result(&refund, "error", "");
+    failed["lease_id"] = lease["lease_id"].clone();
+    failed["error_message"] = json!("card declined");
+    app.post_result(&app.bob(), &failed).await.expect(201);
+    let r = page(&app, "/dashboard/tasks?result=error", &ops).await;
+    assert!(
+        r.text.contains(&refund) && !r.text.contains(&other),
+        "{}",
+        r.text
+    );
+    assert!(r.text.contains("class=\"result r-error\""), "{}", r.text);
+    // Created times read as "… ago", the UTC time on hover.
+    let r = page(&app, "/dashboard/tasks?created=60", &ops).await;
+    assert!(r.text.contains(&refund) && r.text.contains(&other));
+    assert!(r.text.contains("class=\"ago\" title=\""), "{}", r.text);
+    assert!(r.text.contains(" ago</span>"), "{}", r.text);
+}

@@ -7,6 +7,7 @@ use actix_web::HttpResponse;
 use maud::{html, Markup, DOCTYPE};
 
 use crate::auth::Caller;
+use crate::domain::TaskStatus;
 use crate::http::time::format_ms;
 
 pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
@@ -79,6 +80,22 @@ pub fn ok(title: &str, s: &Session, body: Markup) -> HttpResponse {
 pub fn when(ms: u64) -> String {
     let t = format_ms(ms);
     format!("{} {}", &t[..10], &t[11..19])
+}
+
+/// A past instant as people read it (`7 min ago`), the UTC time itself on hover.
+pub fn ago(ms: u64, now: u64) -> Markup {
+    html! { span.ago title=(format!("{} UTC", when(ms))) { (age(now.saturating_sub(ms))) " ago" } }
+}
+
+/// A task's state, coloured by what it asks of an operator; an answered task's result status
+/// beside it (an error answer is not a success).
+pub fn state_badge(t: &TaskStatus) -> Markup {
+    let state = t.state.as_str();
+    let result = t.result.as_ref().map(|r| r.status.as_str());
+    html! {
+        span class=(format!("state s-{state}")) { (state) }
+        @if let Some(r) = result { " " span class=(format!("result r-{r}")) { (r) } }
+    }
 }
 
 /// A duration as people read it: `42 s`, `7 min`, `3 h 5 min`.

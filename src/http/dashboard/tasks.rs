@@ -7,12 +7,12 @@ use maud::{html, Markup};
 use serde::Deserialize;
 use uuid::Uuid;
 
-use super::layout::{csrf_field, notice, ok, when};
+use super::layout::{ago, csrf_field, notice, ok, state_badge, when};
 use super::session::{check_csrf, see_other, session, CsrfForm};
-use crate::domain::{AgentId, TaskState, TaskStatus};
+use crate::domain::{AgentId, ResultStatus, TaskState, TaskStatus};
 use crate::http::state::State;
 use crate::mailbox::listing::ListRequest;
-use crate::mailbox::Writer;
+use crate::mailbox::{now_ms, Writer};
 
 /// A task's page shows at most this many of its audit rows, newest first.
 const AUDIT_ROWS: i64 = 500;
@@ -25,7 +25,41 @@ pub struct Search {
     state: Option<String>,
     context_id: Option<String>,
     parent: Option<String>,
+    kind: Option<String>,
+    /// Only tasks created in the last this many minutes.
+    created: Option<String>,
+    /// Only answered tasks whose result has this status.
+    result: Option<String>,
     cursor: Option<String>,
+}
+
+/// The choices of the search's time filter: minutes, and what they are called.
+const CREATED: [(&str, &str); 4] = [
+    ("", "any time"),
+    ("60", "last hour"),
+    ("1440", "last day"),
+    ("10080", "last week"),
+];
+
+/// What the id box holds: a whole task id, or the start of one (at least 4 characters of an
+/// id: hex digits and dashes, as the page shows ids).
+enum IdQuery {
+    Whole(Uuid),
+    Prefix(String),
+}
+
+fn id_query(raw: &str) -> Result<IdQuery, String> {
+    if let Ok(id) = Uuid::parse_str(raw) {
+        return Ok(IdQuery::Whole(id));
+    }
+    let prefix = raw.to_ascii_lowercase();
+    let hexish = prefix.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-');
+    if hexish && (4..36).contains(&prefix.len()) {
+        return Ok(IdQuery::Prefix(prefix));
+    }
+    Err(format!(
+        "{raw:?} is neither a task id nor its start (at least 4 of its characters)"
+    ))
 }
 
 fn given(v: &Option<String>) -> Option<&str> {
@@ -46,8 +80,32 @@ impl Search {
         let parent = given(&self.parent)
             .map(|p| Uuid::parse_str(p).map_err(|_| format!("parent {p:?} is not a task id")))
             .transpose()?;
+        let id_prefix = match given(&self.id).map(id_query).transpose()? {
+            Some(IdQuery::Prefix(p)) => Some(p),
+            _ => None,
+        };
+        let created_after_ms = match given(&self.created) {
+            None => None,
+            Some(m) => {
+                let minutes: i64 = m
+                    .parse()
+                    .ok()
+                    .filter(|m| *m > 0)
+                    .ok_or_else(|| format!("created {m:?} is not a number of minutes"))?;
+                Some(now_ms() - minutes * 60_000)
+            }
+        };
+        let result_statuses = match given(&self.result) {
+            None => Vec::new(),
+            Some(r) => vec![ResultStatus::parse(r)
+                .ok_or_else(|| format!("result {r:?} is not ok, error or partial"))?],
+        };
         Ok(ListRequest {
             states: state.into_iter().collect(),
+            result_statuses,
+            task_kind: given(&self.kind).map(str::to_owned),
+            created_after_ms,
+            id_prefix,
             sender: agent(&self.sender)?,
             recipient: agent(&self.recipient)?,
             context_id: given(&self.context_id).map(str::to_owned),
@@ -68,7 +126,7 @@ pub async fn search(state: State, req: HttpRequest) -> HttpResponse {
         Ok(q) => q,
         Err(page) => return *page,
     };
-    if let Some(id) = given(&q.id) {
+    if let Some(Ok(IdQuery::Whole(id))) = given(&q.id).map(id_query) {
         return see_other(&format!("/dashboard/tasks/{id}"));
     }
     let (page, refusal) = match q.request() {
@@ -100,6 +158,19 @@ pub async fn search(state: State, req: HttpRequest) -> HttpResponse {
                 } }
                 (field("context id", "context_id", &q.context_id))
                 (field("parent", "parent", &q.parent))
+                (field("kind", "kind", &q.kind))
+                label { "created" select name="created" {
+                    @for (m, label) in CREATED {
+                        option value=(m) selected[given(&q.created).unwrap_or("") == m] { (label) }
+                    }
+                } }
+                label { "result" select name="result" {
+                    @for r in ["", "ok", "error", "partial"] {
+                        option value=(r) selected[given(&q.result).unwrap_or("") == r] {
+                            @if r.is_empty() { "any" } @else { (r) }
+                        }
+                    }
+                } }
                 button.quiet { "Search" }
             }
             @if let Some(why) = refusal { p.bad { (why) } }
@@ -115,11 +186,15 @@ pub async fn search(state: State, req: HttpRequest) -> HttpResponse {
 
 fn next_query(q: &Search, cursor: &str) -> String {
     let pairs = [
+        ("id", &q.id),
         ("sender", &q.sender),
         ("recipient", &q.recipient),
         ("state", &q.state),
         ("context_id", &q.context_id),
         ("parent", &q.parent),
+        ("kind", &q.kind),
+        ("created", &q.created),
+        ("result", &q.result),
     ];
     let mut out: Vec<String> = pairs
         .iter()
@@ -141,16 +216,17 @@ fn encode(v: &str) -> String {
 }
 
 fn task_table(tasks: &[TaskStatus]) -> Markup {
+    let now = now_ms().max(0) as u64;
     html! {
         table #tasks {
-            tr { th { "task" } th { "state" } th { "sender → recipient" } th { "intent" } th { "created (UTC)" } }
+            tr { th { "task" } th { "state" } th { "sender → recipient" } th { "intent" } th { "created" } }
             @for t in tasks {
                 tr data-task=(t.task.id) {
                     td { a.mono href=(format!("/dashboard/tasks/{}", t.task.id)) { (t.task.id) } }
-                    td.state { (t.state.as_str()) }
+                    td.state { (state_badge(t)) }
                     td { (t.task.sender.as_str()) " → " (t.task.recipient.as_str()) }
                     td { (t.task.intent_text) }
-                    td { (when(t.created_at_ms)) }
+                    td { (ago(t.created_at_ms, now)) }
                 }
             }
         }

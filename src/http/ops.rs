@@ -200,6 +200,7 @@ async fn queue(state: State, caller: Caller, q: web::Query<QueueQuery>) -> Answe
     let filter = QueueFilter {
         limit: limit(q.limit),
         min_lease_age_ms: non_negative("min_lease_age_ms", q.min_lease_age_ms)?,
+        max_lease_age_ms: None,
         deadline_within_ms: non_negative("deadline_within_ms", q.deadline_within_ms)?,
         state: q.state,
     };

@@ -14,6 +14,8 @@ use crate::store::TaskRow;
 pub struct QueueFilter {
     pub limit: i64,
     pub min_lease_age_ms: Option<i64>,
+    /// Only leases idle for less than this (the dashboard's buckets of lease age).
+    pub max_lease_age_ms: Option<i64>,
     pub deadline_within_ms: Option<i64>,
     pub state: Option<QueueState>,
 }
@@ -51,6 +53,7 @@ impl Mailbox {
         let seen_by = Self::seen_by(caller);
         let deadline_max = f.deadline_within_ms.map(|w| now.saturating_add(w));
         let heartbeat_max = f.min_lease_age_ms.map(|a| now.saturating_sub(a));
+        let heartbeat_min = f.max_lease_age_ms.map(|a| now.saturating_sub(a));
         let mut tasks: Vec<TaskRow> = Vec::new();
         if f.state != Some(QueueState::InFlight) {
             tasks = self
@@ -62,7 +65,7 @@ impl Mailbox {
         if f.state != Some(QueueState::Queued) && room > 0 {
             let in_flight = self
                 .store
-                .snapshot_in_flight(seen_by, room, deadline_max, heartbeat_max)
+                .snapshot_in_flight(seen_by, room, deadline_max, (heartbeat_max, heartbeat_min))
                 .await?;
             tasks.extend(in_flight);
         }

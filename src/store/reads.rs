@@ -72,13 +72,14 @@ impl Store {
         Ok(self.read_all(stmt, args![me, limit, deadline_max]).await?)
     }
 
-    /// The queue snapshot's in-flight part: oldest heartbeat first, with the bounds if given.
+    /// The queue snapshot's in-flight part: oldest heartbeat first, with the bounds if given
+    /// (the heartbeat at or before `heartbeat.0`, after `heartbeat.1`).
     pub async fn snapshot_in_flight(
         &self,
         seen_by: Option<&str>,
         limit: i64,
         deadline_max: Option<i64>,
-        heartbeat_max: Option<i64>,
+        heartbeat: (Option<i64>, Option<i64>),
     ) -> Result<Vec<TaskRow>> {
         let (stmt, me) = scoped(
             seen_by,
@@ -86,7 +87,10 @@ impl Store {
             sql::SNAPSHOT_IN_FLIGHT_VISIBLE,
         );
         Ok(self
-            .read_all(stmt, args![me, limit, deadline_max, heartbeat_max])
+            .read_all(
+                stmt,
+                args![me, limit, deadline_max, heartbeat.0, heartbeat.1],
+            )
             .await?)
     }
 

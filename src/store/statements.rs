@@ -147,15 +147,18 @@ pub(crate) const CACHE_PUT: &str =
      WHERE result_cache.expires_at_ms <= $6";
 pub(crate) const IN_FLIGHT_BY_AGE: &str =
     select_tasks!("WHERE state = 'in_flight' ORDER BY heartbeat_at_ms, id LIMIT $1");
-/// `$1` caller (ignored for an operator), `$2` limit, `$3` deadline bound, `$4` heartbeat bound.
+/// `$1` caller (ignored for an operator), `$2` limit, `$3` deadline bound, `$4` and `$5` the
+/// heartbeat's bounds (at or before `$4`, after `$5`).
 pub(crate) const SNAPSHOT_IN_FLIGHT_ALL: &str = select_tasks!(
     "WHERE state = 'in_flight' AND $1 = $1 \
      AND ($3 IS NULL OR deadline_ms <= $3) AND ($4 IS NULL OR heartbeat_at_ms <= $4) \
+     AND ($5 IS NULL OR heartbeat_at_ms > $5) \
      ORDER BY heartbeat_at_ms, id LIMIT $2"
 );
 pub(crate) const SNAPSHOT_IN_FLIGHT_VISIBLE: &str = select_tasks!(
     "WHERE state = 'in_flight' AND (sender = $1 OR recipient = $1 OR leased_to = $1) \
      AND ($3 IS NULL OR deadline_ms <= $3) AND ($4 IS NULL OR heartbeat_at_ms <= $4) \
+     AND ($5 IS NULL OR heartbeat_at_ms > $5) \
      ORDER BY heartbeat_at_ms, id LIMIT $2"
 );
 pub(crate) const PENDING_OF_SENDER: &str =

@@ -518,3 +518,66 @@ async fn the_task_search_finds_an_id_prefix_a_kind_a_result_and_recent_tasks(app
     assert!(r.text.contains("class=\"ago\" title=\""), "{}", r.text);
     assert!(r.text.contains(" ago</span>"), "{}", r.text);
 }
+
+/// Moves a lease's last heartbeat `ms` into the past, straight in the database.
+async fn idle_for(app: &TestApp, id: &str, ms: u64) {
+    use sqlx::Connection;
+    let at = (now_ms() - ms) as i64;
+    let sql = "UPDATE tasks SET heartbeat_at_ms = $1 WHERE id = $2";
+    match app.engine {
+        Engine::Sqlite => {
+            let mut c = sqlx::SqliteConnection::connect(&app.db_url).await.unwrap();
+            sqlx::query(sql)
+                .bind(at)
+                .bind(id)
+                .execute(&mut c)
+                .await
+                .unwrap();
+        }
+        Engine::Postgres => {
+            let mut c = sqlx::PgConnection::connect(&app.db_url).await.unwrap();
+            sqlx::query(sql)
+                .bind(at)
+                .bind(id)
+                .execute(&mut c)
+                .await
+                .unwrap();
+        }
+    }
+}
+
+both_engines!(each_lease_age_card_opens_the_leases_it_counts);
+async fn each_lease_age_card_opens_the_leases_it_counts(app: TestApp) {
+    let ops = operator(&app);
+    let (old, _) = in_flight(&app).await;
+    let (fresh, _) = in_flight(&app).await;
+    idle_for(&app, &old, 10 * 60_000).await;
+    let overview = page(&app, "/dashboard", &ops).await;
+    let links: Vec<&str> = overview
+        .text
+        .split("href=\"/dashboard/leases?")
+        .skip(1)
+        .map(|s| s.split('"').next().unwrap())
+        .collect();
+    assert_eq!(links.len(), 4, "{}", overview.text);
+    let under_1 = page(
+        &app,
+        &format!("/dashboard/leases?{}", links[0].replace("&amp;", "&")),
+        &ops,
+    )
+    .await;
+    assert!(
+        under_1.text.contains(&fresh) && !under_1.text.contains(&old),
+        "{}",
+        under_1.text
+    );
+    let five_to_30 = page(
+        &app,
+        &format!("/dashboard/leases?{}", links[2].replace("&amp;", "&")),
+        &ops,
+    )
+    .await;
+    assert!(five_to_30.text.contains(&old) && !five_to_30.text.contains(&fresh));
+    // The filter speaks in minutes.
+    assert!(under_1.text.contains(">5 min</option>"), "{}", under_1.text);
+}

@@ -15,6 +15,18 @@ use crate::http::state::State;
 use crate::mailbox::now_ms;
 use crate::mailbox::tasks::QueueFilter;
 
+/// The idle times the filter offers, in milliseconds, as people say them.
+const IDLE: [(i64, &str); 8] = [
+    (0, "any time"),
+    (60_000, "1 min"),
+    (300_000, "5 min"),
+    (900_000, "15 min"),
+    (1_800_000, "30 min"),
+    (3_600_000, "1 h"),
+    (21_600_000, "6 h"),
+    (86_400_000, "1 day"),
+];
+
 /// Rows a page shows at most.
 const LIMIT: i64 = 500;
 
@@ -24,16 +36,20 @@ pub const ACCEPTED: &str = "operator_accepted: I accept that it may run twice";
 #[derive(Deserialize)]
 pub struct Filter {
     min_age_ms: Option<i64>,
+    /// Only leases idle for less than this (a card of the overview opens its own bucket).
+    max_age_ms: Option<i64>,
 }
 
 async fn stale(
     state: &State,
     s: &Session,
     min_age_ms: i64,
+    max_age_ms: Option<i64>,
 ) -> Result<Vec<QueueEntry>, MailboxError> {
     let f = QueueFilter {
         limit: LIMIT,
         min_lease_age_ms: Some(min_age_ms.max(0)),
+        max_lease_age_ms: max_age_ms,
         deadline_within_ms: None,
         state: Some(QueueState::InFlight),
     };
@@ -50,7 +66,7 @@ pub async fn list(state: State, req: HttpRequest) -> HttpResponse {
         Err(page) => return *page,
     };
     let min_age = q.min_age_ms.unwrap_or(0);
-    let rows = match stale(&state, &s, min_age).await {
+    let rows = match stale(&state, &s, min_age, q.max_age_ms).await {
         Ok(rows) => rows,
         Err(e) => return super::failure(&s, &e, "/dashboard"),
     };
@@ -61,7 +77,18 @@ pub async fn list(state: State, req: HttpRequest) -> HttpResponse {
         html! {
             h1 { "Stale leases" }
             form.filters method="get" {
-                label { "lease idle at least (ms)" input type="number" name="min_age_ms" min="0" value=(min_age); }
+                label { "idle at least" select name="min_age_ms" {
+                    @for (ms, label) in IDLE {
+                        option value=(ms) selected[ms == min_age] { (label) }
+                    }
+                    @if !IDLE.iter().any(|(ms, _)| *ms == min_age) {
+                        option value=(min_age) selected { (age(min_age.max(0) as u64)) }
+                    }
+                } }
+                @if let Some(max) = q.max_age_ms {
+                    input type="hidden" name="max_age_ms" value=(max);
+                    span.hint { "and less than " (age(max.max(0) as u64)) " (the overview's card)" }
+                }
                 button.quiet { "Filter" }
             }
             @if rows.is_empty() {

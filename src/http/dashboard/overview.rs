@@ -42,11 +42,26 @@ pub async fn live(state: State, req: HttpRequest) -> HttpResponse {
 
 fn fragment(o: &Overview) -> Markup {
     let [b1, b5, b30] = LEASE_AGE_BOUNDS_MS.map(|b| b / 60_000);
+    // Each card opens the leases it counts: idle at least its lower bound and less than the
+    // next card's.
+    let [l1, l5, l30] = LEASE_AGE_BOUNDS_MS;
     let buckets = [
-        (format!("under {b1} min"), 0),
-        (format!("{b1}–{b5} min"), LEASE_AGE_BOUNDS_MS[0]),
-        (format!("{b5}–{b30} min"), LEASE_AGE_BOUNDS_MS[1]),
-        (format!("{b30} min and more"), LEASE_AGE_BOUNDS_MS[2]),
+        (format!("under {b1} min"), 0, format!("max_age_ms={l1}")),
+        (
+            format!("{b1}–{b5} min"),
+            l1,
+            format!("min_age_ms={l1}&max_age_ms={l5}"),
+        ),
+        (
+            format!("{b5}–{b30} min"),
+            l5,
+            format!("min_age_ms={l5}&max_age_ms={l30}"),
+        ),
+        (
+            format!("{b30} min and more"),
+            l30,
+            format!("min_age_ms={l30}"),
+        ),
     ];
     html! {
         div.cards {
@@ -66,9 +81,9 @@ fn fragment(o: &Overview) -> Markup {
         }
         h2 { "Leases by time since their last heartbeat" }
         div.cards {
-            @for ((label, min_age), n) in buckets.iter().zip(o.lease_ages) {
+            @for ((label, min_age, query), n) in buckets.iter().zip(o.lease_ages) {
                 a.card.warn[n > 0 && *min_age >= LEASE_AGE_BOUNDS_MS[1]]
-                    href=(format!("/dashboard/leases?min_age_ms={min_age}")) {
+                    href=(format!("/dashboard/leases?{query}")) {
                     div.n { (n) } div.label { (label) }
                 }
             }

@@ -29,7 +29,7 @@ impl Mailbox {
         let limit = policy.scan_limit as i64;
         let rows = self
             .store
-            .snapshot_in_flight(None, limit, None, None)
+            .snapshot_in_flight(None, limit, None, (None, None))
             .await?;
         let mut report = fresh_report(&enabled, rows.len());
         for row in &rows {

@@ -578,6 +578,14 @@ async fn each_lease_age_card_opens_the_leases_it_counts(app: TestApp) {
     )
     .await;
     assert!(five_to_30.text.contains(&old) && !five_to_30.text.contains(&fresh));
+    // The state cards open their tasks.
+    for href in [
+        "/dashboard/tasks?state=queued",
+        "/dashboard/leases\"",
+        "state=result_pending",
+    ] {
+        assert!(overview.text.contains(href), "{href}: {}", overview.text);
+    }
     // The filter speaks in minutes.
     assert!(under_1.text.contains(">5 min</option>"), "{}", under_1.text);
 }

@@ -122,7 +122,8 @@ def main(base, ops, plain, first, second, third, shots, name):
         check("error forced" in text(d, f'#outcomes tr[data-task="{second}"]'),
               "Enter in the error-message box forced the error, with no requeue")
         d.get(f"{base}/dashboard/tasks/{second}")
-        check(text(d, "#state") == "result_pending", "the sender's result is pending")
+        check(text(d, "#state").split()[0] == "result_pending", "the sender's result is pending")
+        check(text(d, "#state").split()[1:] == ["error"], "... an error answer, shown as one")
         check("gave up" in text(d, "#result"), "with the error message")
 
         # Enter in a box of the bulk form submits nothing (its default button is disabled).

@@ -589,3 +589,57 @@ async fn each_lease_age_card_opens_the_leases_it_counts(app: TestApp) {
     // The filter speaks in minutes.
     assert!(under_1.text.contains(">5 min</option>"), "{}", under_1.text);
 }
+
+both_engines!(a_task_page_shows_every_field_and_its_childrens_outcomes);
+async fn a_task_page_shows_every_field_and_its_childrens_outcomes(app: TestApp) {
+    let ops = operator(&app);
+    let mut parent = task("alice", "bob");
+    parent["task_kind"] = json!("fan-out");
+    parent["context_id"] = json!("conv-42");
+    parent["idempotency"] = json!({"duplicate_safety": "idempotent", "key": "order-7"});
+    parent["deadline_ms"] = json!(now_ms() + 3_600_000);
+    parent["content"] = json!([{"type": "text", "text": "split the report"}]);
+    let parent = app.send_ok(&app.alice(), &parent).await;
+    let mut kids = Vec::new();
+    for _ in 0..3 {
+        let mut child = task("alice", "bob");
+        child["parent"] = json!(parent);
+        kids.push(app.send_ok(&app.alice(), &child).await);
+    }
+    // bob leases the parent, then answers one child ok and one with an error.
+    let (first, _) = app.lease_some(&app.bob()).await;
+    assert_eq!(first, parent);
+    for (status, text) in [("ok", "done"), ("error", "")] {
+        let (id, lease) = app.lease_some(&app.bob()).await;
+        let mut body = result(&id, status, text);
+        body["lease_id"] = lease["lease_id"].clone();
+        if status == "error" {
+            body["error_message"] = json!("no stock");
+        }
+        app.post_result(&app.bob(), &body).await.expect(201);
+    }
+    let r = page(&app, &format!("/dashboard/tasks/{parent}"), &ops).await;
+    let html = &r.text;
+    for shown in [
+        "fan-out",
+        "conv-42",
+        "idempotent, key <span class=\"mono\">order-7",
+        "split the report",
+        "last heartbeat",
+        "3 children: 1 queued, 2 result_pending; answered 1 ok, 1 error",
+        "class=\"result r-error\"",
+    ] {
+        assert!(html.contains(shown), "{shown:?} is on the page: {html}");
+    }
+    // A canceled task says who canceled it, when and why.
+    app.post(
+        &format!("/a2a/tasks/{}/cancel", kids[2]),
+        &app.alice(),
+        &json!({"reason": "not needed"}),
+    )
+    .await
+    .expect(200);
+    let r = page(&app, &format!("/dashboard/tasks/{}", kids[2]), &ops).await;
+    assert!(r.text.contains("by alice"), "{}", r.text);
+    assert!(r.text.contains("while queued: not needed"), "{}", r.text);
+}

@@ -215,6 +215,34 @@ fn encode(v: &str) -> String {
         .collect()
 }
 
+/// The children's tally: how many in each state, and the answered ones by result status
+/// (an error answer is not a success).
+fn tally(children: &[TaskStatus]) -> String {
+    let count = |f: &dyn Fn(&TaskStatus) -> bool| children.iter().filter(|c| f(c)).count();
+    let states: Vec<String> = TaskState::ALL
+        .iter()
+        .map(|s| (s, count(&|c| c.state == *s)))
+        .filter(|(_, n)| *n > 0)
+        .map(|(s, n)| format!("{n} {}", s.as_str()))
+        .collect();
+    let results: Vec<String> = ["ok", "partial", "error"]
+        .iter()
+        .map(|r| {
+            (
+                r,
+                count(&|c| c.result.as_ref().is_some_and(|x| x.status.as_str() == *r)),
+            )
+        })
+        .filter(|(_, n)| *n > 0)
+        .map(|(r, n)| format!("{n} {r}"))
+        .collect();
+    let mut line = format!("{} children: {}", children.len(), states.join(", "));
+    if !results.is_empty() {
+        line.push_str(&format!("; answered {}", results.join(", ")));
+    }
+    line
+}
+
 fn task_table(tasks: &[TaskStatus]) -> Markup {
     let now = now_ms().max(0) as u64;
     html! {
@@ -274,13 +302,32 @@ pub async fn task(state: State, req: HttpRequest, id: web::Path<String>) -> Http
         html! {
             h1 { "Task " span.mono { (t.task.id) } }
             table #task {
-                tr { th { "state" } td #state { (t.state.as_str()) } }
+                tr { th { "state" } td #state { (state_badge(t)) } }
                 tr { th { "sender → recipient" } td { (t.task.sender.as_str()) " → " (t.task.recipient.as_str()) } }
                 tr { th { "intent" } td { (t.task.intent_text) } }
+                tr { th { "kind" } td #kind { (t.task.task_kind.as_deref().unwrap_or("—")) } }
+                tr { th { "context" } td.mono #context { (t.task.context_id.as_deref().unwrap_or("—")) } }
+                tr { th { "duplicate safety" } td #safety { @match &t.task.idempotency {
+                    Some(i) => { (i.duplicate_safety.as_str()) ", key " span.mono { (i.key) } },
+                    None => "unsafe (no key)",
+                } } }
+                tr { th { "deadline" } td #deadline { @match t.task.deadline_ms {
+                    Some(d) => (format!("{} UTC", when(d))),
+                    None => "—",
+                } } }
+                tr { th { "input" } td #input { pre { (serde_json::to_string_pretty(&t.task.content).unwrap_or_default()) } } }
                 tr { th { "attempt" } td { (t.attempt) } }
                 tr { th { "lease" } td { @if let Some(l) = &t.lease {
                     (l.leased_to.as_str()) ", lease " span.mono { (l.lease_id) } ", since " (when(l.leased_at_ms))
+                    ", last heartbeat " (ago(l.heartbeat_at_ms, now_ms().max(0) as u64))
                 } @else { "—" } } }
+                @if let Some(c) = &t.cancellation {
+                    tr { th { "canceled" } td #canceled {
+                        "by " (c.canceled_by.as_str()) ", " (when(c.canceled_at_ms)) " UTC, while "
+                        (c.previous_state.as_str())
+                        @if let Some(why) = &c.reason { ": " (why) }
+                    } }
+                }
                 tr { th { "result" } td #result { @if let Some(r) = &t.result {
                     (r.status.as_str()) @if let Some(m) = &r.error_message { ": " (m) }
                     pre { (serde_json::to_string_pretty(&r.content).unwrap_or_default()) }
@@ -292,9 +339,10 @@ pub async fn task(state: State, req: HttpRequest, id: web::Path<String>) -> Http
                 @if let Some(parent) = t.task.parent {
                     "parent: " a.mono href=(format!("/dashboard/tasks/{parent}")) { (parent) }
                 }
+                @if !children.is_empty() { p #tally { (tally(&children)) } }
                 ul { li { strong { "this task" } " (" (t.state.as_str()) ")"
                     ul { @for c in &children {
-                        li { a.mono href=(format!("/dashboard/tasks/{}", c.task.id)) { (c.task.id) } " " (c.state.as_str()) " — " (c.task.intent_text) }
+                        li { a.mono href=(format!("/dashboard/tasks/{}", c.task.id)) { (c.task.id) } " " (state_badge(c)) " — " (c.task.intent_text) }
                     } }
                 } }
                 @if children.is_empty() { p.hint { "No children." } }

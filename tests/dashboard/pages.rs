@@ -643,3 +643,35 @@ async fn a_task_page_shows_every_field_and_its_childrens_outcomes(app: TestApp) 
     assert!(r.text.contains("by alice"), "{}", r.text);
     assert!(r.text.contains("while queued: not needed"), "{}", r.text);
 }
+
+both_engines!(a_task_page_repairs_its_lease_with_a_reason_of_its_own);
+async fn a_task_page_repairs_its_lease_with_a_reason_of_its_own(app: TestApp) {
+    let ops = operator(&app);
+    let (id, _) = in_flight(&app).await;
+    let r = page(&app, &format!("/dashboard/tasks/{id}"), &ops).await;
+    // A task not declared idempotent offers operator_accepted only, and asks first.
+    assert!(r.text.contains("id=\"repair-requeue\""), "{}", r.text);
+    assert!(!r.text.contains("value=\"idempotent\""), "{}", r.text);
+    let fields = hidden_fields(&r.text, "repair-error");
+    let mut form: Vec<(&str, &str)> = fields
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    form.extend([
+        ("message", "gave up"),
+        ("reason", "worker lost its disk"),
+        ("action", "force_error"),
+    ]);
+    let shown = post_form(&app, "/dashboard/leases/act", &ops, &form).await;
+    assert!(
+        shown.text.contains("Force error: 1 of 1 done"),
+        "{}",
+        shown.text
+    );
+    let rows = app
+        .get("/audit/recent?limit=10&kind=a2a_repair_applied", &app.ops())
+        .await;
+    let row = &rows.expect(200)["events"][0];
+    assert_eq!(row["kind"]["reason"], "worker lost its disk", "{row}");
+    assert_eq!(app.status_ok(&id).await["state"], "result_pending");
+}

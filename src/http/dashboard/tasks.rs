@@ -7,9 +7,10 @@ use maud::{html, Markup};
 use serde::Deserialize;
 use uuid::Uuid;
 
-use super::layout::{ago, csrf_field, notice, ok, state_badge, when};
+use super::layout::{ago, csrf_field, notice, ok, state_badge, when, Session};
+use super::leases::ACCEPTED;
 use super::session::{check_csrf, see_other, session, CsrfForm};
-use crate::domain::{AgentId, ResultStatus, TaskState, TaskStatus};
+use crate::domain::{declared_idempotent, AgentId, ResultStatus, TaskState, TaskStatus};
 use crate::http::state::State;
 use crate::mailbox::listing::ListRequest;
 use crate::mailbox::{now_ms, Writer};
@@ -215,6 +216,37 @@ fn encode(v: &str) -> String {
         .collect()
 }
 
+/// The repairs of an in-flight task, under the lease this page shows (as the stale-lease page
+/// does: `act.rs` fences each by that lease), each with its reason for the audit row.
+fn repair_forms(s: &Session, t: &TaskStatus, lease: &str) -> Markup {
+    let target = format!("{}:{lease}", t.task.id);
+    let safe = declared_idempotent(&t.task);
+    let warning = "This task is not declared idempotent: requeueing it lets a worker run it again \
+        although the first attempt may already have done the work. Requeue it anyway, as \
+        operator_accepted?";
+    html! {
+        h2 { "Repair" }
+        form.actions #repair-requeue method="post" action="/dashboard/leases/act"
+            data-confirm=[(!safe).then_some(warning)] {
+            (csrf_field(s))
+            input type="hidden" name="task" value=(target);
+            select name="duplicate_risk" {
+                @if safe { option value="idempotent" { "idempotent (declared by its sender)" } }
+                option value="operator_accepted" { (ACCEPTED) }
+            }
+            input type="text" name="reason" placeholder="reason (kept in the audit row)";
+            button name="action" value="requeue" { "Requeue" }
+        }
+        form.actions #repair-error method="post" action="/dashboard/leases/act" {
+            (csrf_field(s))
+            input type="hidden" name="task" value=(target);
+            input type="text" name="message" required placeholder="error message for the sender";
+            input type="text" name="reason" placeholder="reason (kept in the audit row)";
+            button.danger name="action" value="force_error" { "Force error" }
+        }
+    }
+}
+
 /// The children's tally: how many in each state, and the answered ones by result status
 /// (an error answer is not a success).
 fn tally(children: &[TaskStatus]) -> String {
@@ -346,6 +378,9 @@ pub async fn task(state: State, req: HttpRequest, id: web::Path<String>) -> Http
                     } }
                 } }
                 @if children.is_empty() { p.hint { "No children." } }
+            }
+            @if let Some(l) = &t.lease {
+                (repair_forms(&s, t, &l.lease_id.to_string()))
             }
             @if cancelable {
                 h2 { "Cancel" }

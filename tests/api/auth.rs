@@ -53,6 +53,7 @@ async fn missing_token_is_401_on_every_mailbox_route(app: TestApp) {
     for (m, path, body) in protected_routes() {
         let r = call(&app, None, &m, &path, &body).await;
         assert_error(&r, 401, "unauthenticated");
+        assert_eq!(r.header("www-authenticate"), Some("Bearer"), "{m} {path}");
     }
     app.assert_empty("after unauthenticated calls").await;
 }

@@ -165,12 +165,19 @@ impl Conventions {
                 "bearer",
                 Vec::<String>::new(),
             )]);
-            documented(
+            let unauthenticated = documented(
                 responses,
                 "401",
                 "`unauthenticated`: the bearer token is missing, malformed, expired, not yet \
-                 valid, signed with another key or algorithm, or has the wrong audience or issuer.",
+                 valid, signed with another key or algorithm, or has the wrong audience or issuer; \
+                 the message says which, in words.",
             );
+            if let RefOr::T(r) = unauthenticated {
+                r.headers.insert(
+                    "WWW-Authenticate".into(),
+                    header("`Bearer`: the scheme the token must come in (RFC 6750)."),
+                );
+            }
         }
         // No query value may hold a NUL (`src/http/query_guard.rs` refuses it with 400): every
         // free-text query parameter says so.

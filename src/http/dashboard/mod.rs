@@ -11,6 +11,7 @@ mod layout;
 mod leases;
 mod overview;
 mod retry;
+mod search;
 mod session;
 mod tasks;
 
@@ -33,7 +34,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         "/dashboard/leases" => GET leases::list;
         "/dashboard/leases/act" => POST act::act;
         "/dashboard/retry" => GET retry::preview, POST retry::run;
-        "/dashboard/tasks" => GET tasks::search;
+        "/dashboard/tasks" => GET search::search;
         "/dashboard/tasks/{id}" => GET tasks::task;
         "/dashboard/tasks/{id}/cancel" => POST tasks::cancel;
         "/dashboard/audit" => GET audit::feed;

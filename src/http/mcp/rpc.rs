@@ -34,6 +34,12 @@ impl RpcError {
     }
 }
 
+impl From<MailboxError> for RpcError {
+    fn from(e: MailboxError) -> RpcError {
+        RpcError::Native(e)
+    }
+}
+
 /// One message a client posted.
 pub enum Message {
     /// A request: its id, method and params (`{}` when absent).

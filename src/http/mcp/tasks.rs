@@ -254,9 +254,3 @@ pub fn still_working(s: &TaskStatus, waited: Duration) -> RpcError {
         ),
     )
 }
-
-impl From<MailboxError> for RpcError {
-    fn from(e: MailboxError) -> RpcError {
-        RpcError::Native(e)
-    }
-}

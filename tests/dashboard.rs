@@ -9,6 +9,7 @@ mod dashboard {
     mod browser;
     mod bulk;
     mod history;
+    mod leases;
     mod pages;
     mod signin;
     pub mod web;

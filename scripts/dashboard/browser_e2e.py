@@ -72,6 +72,13 @@ def row(d, task):
     return d.find_element(By.CSS_SELECTOR, f'#leases tr[data-task="{task}"]')
 
 
+def open_row(d, task):
+    """A row with its own actions unfolded (they are folded behind "Act")."""
+    r = row(d, task)
+    r.find_element(By.TAG_NAME, "summary").click()
+    return r
+
+
 def main(base, ops, plain, first, second, third, shots, name):
     d = browser()
     wait = WebDriverWait(d, 15)
@@ -93,7 +100,7 @@ def main(base, ops, plain, first, second, third, shots, name):
         d.save_screenshot(os.path.join(shots, f"dashboard-leases-{name}.png"))
 
         # Requeue the unsafe one as operator_accepted: the page asks first, stating the risk.
-        r = row(d, first)
+        r = open_row(d, first)
         postures = [o.get_attribute("value") for o in Select(r.find_element(By.NAME, "duplicate_risk")).options]
         check(postures == ["operator_accepted"], f"a task not declared idempotent offers operator_accepted only ({postures})")
         Select(r.find_element(By.NAME, "duplicate_risk")).select_by_value("operator_accepted")
@@ -112,7 +119,7 @@ def main(base, ops, plain, first, second, third, shots, name):
         # Force an error on the second by pressing Enter in its message box: its sender has a
         # result to drain. Empty, the box submits nothing; never the row's requeue.
         d.get(f"{base}/dashboard/leases")
-        box = row(d, second).find_element(By.NAME, "message")
+        box = open_row(d, second).find_element(By.NAME, "message")
         box.send_keys(Keys.ENTER)
         settle(d)
         check(not d.find_elements(By.ID, "outcomes") and row(d, second),

@@ -13,6 +13,7 @@ pub mod cancel;
 mod deliver;
 mod follow;
 mod idempotency;
+pub mod in_flight;
 mod lease;
 pub mod listing;
 mod longpoll;

@@ -25,7 +25,7 @@ pub type Gauge = (&'static str, &'static str, String, f64);
 
 impl Mailbox {
     /// Whom a caller sees in the listings: everyone (operators), or its own tasks.
-    fn seen_by(caller: &Caller) -> Option<&str> {
+    pub(super) fn seen_by(caller: &Caller) -> Option<&str> {
         (!caller.is_operator()).then(|| caller.sub.as_str())
     }
 

@@ -19,6 +19,8 @@ pub enum ListColumn {
     Parent,
     ContextId,
     TaskKind,
+    /// The agent holding the lease (the stale-lease page's filter).
+    LeasedTo,
 }
 
 impl ListColumn {
@@ -29,6 +31,7 @@ impl ListColumn {
             ListColumn::Parent => "parent",
             ListColumn::ContextId => "context_id",
             ListColumn::TaskKind => "task_kind",
+            ListColumn::LeasedTo => "leased_to",
         }
     }
 }
@@ -61,13 +64,13 @@ pub struct PageAfter {
 }
 
 /// A statement and its bound parameters, numbered `$1`.. as it grows.
-struct Sql {
-    text: String,
-    args: Vec<Val>,
+pub(super) struct Sql {
+    pub(super) text: String,
+    pub(super) args: Vec<Val>,
 }
 
 impl Sql {
-    fn bind(&mut self, v: impl Into<Val>) -> String {
+    pub(super) fn bind(&mut self, v: impl Into<Val>) -> String {
         self.args.push(v.into());
         format!("${}", self.args.len())
     }
@@ -83,7 +86,7 @@ impl Sql {
     }
 
     /// Appends the filter's conditions (`WHERE` included).
-    fn filter(&mut self, f: &TaskFilter) {
+    pub(super) fn filter(&mut self, f: &TaskFilter) {
         self.text.push_str(" WHERE 1 = 1");
         if let Some(me) = &f.visible_to {
             let p = self.bind(me.as_str());

@@ -23,6 +23,7 @@ mod conformance;
 mod facade;
 mod fast;
 mod fault;
+mod leases;
 mod listing;
 mod new_task;
 mod ops;
@@ -39,6 +40,7 @@ mod unit;
 
 pub use backend::{Engine, LaneOutcome, LaneTicket, PoolSettings, LOCK_WAIT};
 pub use facade::Store;
+pub use leases::{LeaseAfter, LeaseKey, LeaseOrder, LeaseQuery};
 pub use listing::{ListColumn, PageAfter, TaskFilter};
 pub use new_task::NewTask;
 pub use ops::StoredResult;

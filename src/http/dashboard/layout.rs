@@ -140,3 +140,29 @@ pub fn outcome_page(
         ),
     )
 }
+
+/// A filter's value as given: `None` when absent or blank.
+pub fn given(v: &Option<String>) -> Option<&str> {
+    v.as_deref().map(str::trim).filter(|v| !v.is_empty())
+}
+
+/// A value as it goes into a page address (`?k=v&…`).
+pub fn encode(v: &str) -> String {
+    v.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'@' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// A page address's query: the pairs given, in order, the blank ones left out.
+pub fn query_of(pairs: &[(&str, &Option<String>)]) -> String {
+    pairs
+        .iter()
+        .filter_map(|(k, v)| given(v).map(|v| format!("{k}={}", encode(v))))
+        .collect::<Vec<_>>()
+        .join("&")
+}

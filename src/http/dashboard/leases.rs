@@ -1,19 +1,19 @@
-//! Stale leases: the in-flight tasks, oldest heartbeat first, and what an operator does about
+//! Stale leases: the in-flight tasks, filtered (idle time, lessee, recipient, kind, declared
+//! safety), sorted, a keyset page at a time; one line per lease, and what an operator does about
 //! them: requeue (stating the duplicate risk the task allows), force an error, or cancel; one row
-//! or many. Every row carries its task id and the lease id the page showed, and every action on
-//! it is fenced by that lease (see `act.rs`): the page acts only on what the operator saw.
+//! or many, each with a reason for its audit row. The rows and the bulk bar are `lease_rows.rs`;
+//! every action is fenced by the lease the page showed (see `act.rs`).
 
 use actix_web::{HttpRequest, HttpResponse};
 use maud::{html, Markup};
 use serde::Deserialize;
 
-use super::layout::{age, csrf_field, ok, when, Session};
+use super::layout::{age, encode, given, ok, query_of};
+use super::lease_rows::lease_table;
 use super::session::session;
-use crate::domain::{declared_idempotent, QueueEntry, QueueState};
-use crate::error::MailboxError;
 use crate::http::state::State;
-use crate::mailbox::now_ms;
-use crate::mailbox::tasks::QueueFilter;
+use crate::mailbox::in_flight::LeaseRequest;
+use crate::store::LeaseOrder;
 
 /// The idle times the filter offers, in milliseconds, as people say them.
 const IDLE: [(i64, &str); 8] = [
@@ -27,33 +27,101 @@ const IDLE: [(i64, &str); 8] = [
     (86_400_000, "1 day"),
 ];
 
-/// Rows a page shows at most.
-const LIMIT: i64 = 500;
+/// Rows a page shows.
+const PAGE: i64 = 100;
 
 /// What the posture `operator_accepted` says, wherever a requeue offers it.
 pub const ACCEPTED: &str = "operator_accepted: I accept that it may run twice";
+
+/// The orders offered: the address's word, the order, what the menu says.
+const ORDERS: [(&str, LeaseOrder, &str); 5] = [
+    ("idle", LeaseOrder::Idle, "longest idle first"),
+    (
+        "recent",
+        LeaseOrder::Recent,
+        "most recently heard from first",
+    ),
+    ("attempts", LeaseOrder::Attempts, "most attempts first"),
+    ("lessee", LeaseOrder::Lessee, "lessee, A to Z"),
+    ("recipient", LeaseOrder::Recipient, "recipient, A to Z"),
+];
+
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum Safety {
+    Any,
+    Idempotent,
+    Unsafe,
+}
+
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum Sort {
+    Idle,
+    Recent,
+    Attempts,
+    Lessee,
+    Recipient,
+}
 
 #[derive(Deserialize)]
 pub struct Filter {
     min_age_ms: Option<i64>,
     /// Only leases idle for less than this (a card of the overview opens its own bucket).
     max_age_ms: Option<i64>,
+    lessee: Option<String>,
+    recipient: Option<String>,
+    kind: Option<String>,
+    safety: Option<Safety>,
+    sort: Option<Sort>,
+    /// Where the page starts (the previous page's "next").
+    after: Option<String>,
 }
 
-async fn stale(
-    state: &State,
-    s: &Session,
-    min_age_ms: i64,
-    max_age_ms: Option<i64>,
-) -> Result<Vec<QueueEntry>, MailboxError> {
-    let f = QueueFilter {
-        limit: LIMIT,
-        min_lease_age_ms: Some(min_age_ms.max(0)),
-        max_lease_age_ms: max_age_ms,
-        deadline_within_ms: None,
-        state: Some(QueueState::InFlight),
-    };
-    Ok(state.mailbox.queue(&s.caller, &f).await?.tasks)
+impl Filter {
+    /// The order asked for (longest idle first unless said otherwise).
+    fn order(&self) -> (&'static str, LeaseOrder, &'static str) {
+        ORDERS[self.sort.map_or(0, |s| s as usize)]
+    }
+
+    fn request(&self) -> LeaseRequest {
+        let text = |v: &Option<String>| given(v).map(str::to_owned);
+        LeaseRequest {
+            lessee: text(&self.lessee),
+            recipient: text(&self.recipient),
+            task_kind: text(&self.kind),
+            min_idle_ms: self.min_age_ms.filter(|m| *m > 0),
+            max_idle_ms: self.max_age_ms,
+            declared_idempotent: match self.safety {
+                Some(Safety::Idempotent) => Some(true),
+                Some(Safety::Unsafe) => Some(false),
+                _ => None,
+            },
+            order: self.order().1,
+            after: text(&self.after),
+            limit: PAGE,
+        }
+    }
+
+    /// This page's address without its cursor (the first page of the same filters).
+    fn query(&self) -> String {
+        let num = |v: Option<i64>| v.map(|v| v.to_string());
+        let safety = match self.safety {
+            Some(Safety::Idempotent) => Some("idempotent".to_owned()),
+            Some(Safety::Unsafe) => Some("unsafe".to_owned()),
+            _ => None,
+        };
+        let sort = self.sort.map(|_| self.order().0.to_owned());
+        query_of(&[
+            ("min_age_ms", &num(self.min_age_ms.filter(|m| *m > 0))),
+            ("max_age_ms", &num(self.max_age_ms)),
+            ("lessee", &self.lessee),
+            ("recipient", &self.recipient),
+            ("kind", &self.kind),
+            ("safety", &safety),
+            ("sort", &sort),
+        ])
+    }
 }
 
 pub async fn list(state: State, req: HttpRequest) -> HttpResponse {
@@ -65,154 +133,71 @@ pub async fn list(state: State, req: HttpRequest) -> HttpResponse {
         Ok(q) => q,
         Err(page) => return *page,
     };
-    let min_age = q.min_age_ms.unwrap_or(0);
-    let rows = match stale(&state, &s, min_age, q.max_age_ms).await {
-        Ok(rows) => rows,
-        Err(e) => return super::failure(&s, &e, "/dashboard"),
+    let page = match state.mailbox.lease_page(&s.caller, &q.request()).await {
+        Ok(page) => page,
+        Err(e) => return super::failure(&s, &e, "/dashboard/leases"),
     };
-    let now = now_ms().max(0) as u64;
+    let first = format!("/dashboard/leases?{}", q.query());
+    let next = page.next.as_ref().map(|c| {
+        let sep = if q.query().is_empty() { "" } else { "&" };
+        format!("{first}{sep}after={}", encode(c))
+    });
     ok(
         "Stale leases",
         &s,
         html! {
             h1 { "Stale leases" }
-            form.filters method="get" {
-                label { "idle at least" select name="min_age_ms" {
-                    @for (ms, label) in IDLE {
-                        option value=(ms) selected[ms == min_age] { (label) }
-                    }
-                    @if !IDLE.iter().any(|(ms, _)| *ms == min_age) {
-                        option value=(min_age) selected { (age(min_age.max(0) as u64)) }
-                    }
-                } }
-                @if let Some(max) = q.max_age_ms {
-                    input type="hidden" name="max_age_ms" value=(max);
-                    span.hint { "and less than " (age(max.max(0) as u64)) " (the overview's card)" }
-                }
-                button.quiet { "Filter" }
+            (filters(&q))
+            p.hint #matched {
+                (page.matched) " leases match"
+                @if q.after.is_some() { "; a later page" } @else if page.matched > 0 { "; the first page" }
+                ", " (q.order().2) "."
             }
-            @if rows.is_empty() {
-                p.hint { "No lease has been idle that long." }
+            @if page.entries.is_empty() {
+                p.hint { "No lease matches these filters." }
             } @else {
-                @for (i, e) in rows.iter().enumerate() { (row_forms(&s, i, e)) }
-                form #bulk method="post" action="/dashboard/leases/act" {
-                    // The form's default button, disabled: Enter in one of its boxes submits
-                    // nothing (the operator presses the button of the action meant).
-                    button type="submit" disabled hidden aria-hidden="true" {}
-                    (csrf_field(&s))
-                    // The rows shown: what "all shown" acts on, each under the lease shown.
-                    @for e in &rows { input type="hidden" name="row" value=(target(e)); }
-                    table #leases {
-                        tr {
-                            th { input type="checkbox" data-select-all="task" title="select every row shown"; }
-                            th { "task" } th { "lessee" } th { "lease age" } th { "attempt" }
-                            th { "duplicate safety" } th { "key" } th { "act on this row" }
-                        }
-                        @for (i, e) in rows.iter().enumerate() { (row(i, e, now)) }
-                    }
-                    (bulk_controls(&rows))
-                }
+                (lease_table(&s, &page.entries))
+            }
+            nav.pager {
+                @if q.after.is_some() { a #first-page href=(first) { "← First page" } }
+                @if let Some(next) = &next { a #next-page href=(next) { "Next page →" } }
             }
         },
     )
 }
 
-/// The hidden forms one row's own controls submit: one per action, so that Enter in the
-/// error-message box submits that row's forced error, never its requeue.
-fn row_forms(s: &Session, i: usize, e: &QueueEntry) -> Markup {
+fn filters(q: &Filter) -> Markup {
+    let min_age = q.min_age_ms.unwrap_or(0).max(0);
+    let safety = q.safety.unwrap_or(Safety::Any);
     html! {
-        @for action in ["requeue", "error"] {
-            form id=(format!("row-{i}-{action}")) method="post" action="/dashboard/leases/act" {
-                (csrf_field(s))
-                input type="hidden" name="task" value=(target(e));
-            }
-        }
-    }
-}
-
-/// A row as the forms carry it: `<task id>:<lease id>`.
-fn target(e: &QueueEntry) -> String {
-    format!(
-        "{}:{}",
-        e.task.id,
-        e.lease_id.map(|l| l.to_string()).unwrap_or_default()
-    )
-}
-
-fn row(i: usize, e: &QueueEntry, now: u64) -> Markup {
-    let (requeue, error) = (format!("row-{i}-requeue"), format!("row-{i}-error"));
-    let idle = now.saturating_sub(e.heartbeat_at_ms.unwrap_or(now));
-    let safe = declared_idempotent(&e.task);
-    let warning = format!(
-        "Task {} is not declared idempotent: requeueing it lets a worker run it again although \
-         the first attempt may already have done the work. Requeue it anyway, as operator_accepted?",
-        e.task.id
-    );
-    html! {
-        tr data-task=(e.task.id) {
-            td { input type="checkbox" name="task" value=(target(e)); }
-            td { a.mono href=(format!("/dashboard/tasks/{}", e.task.id)) { (e.task.id) } br; (e.task.intent_text) }
-            td { (e.leased_to.as_ref().map_or("", |l| l.as_str())) }
-            td { (age(idle)) br; span.hint { "leased " (when(e.leased_at_ms.unwrap_or(0))) } }
-            td { (e.attempt) }
-            td { @if safe { "idempotent" } @else { span.unsafe { "unsafe" } } }
-            td.mono { (e.task.idempotency.as_ref().map_or("—", |i| i.key.as_str())) }
-            td {
-                div.actions {
-                    // Only the postures this task allows: idempotent only if its sender said so.
-                    select name="duplicate_risk" form=(requeue) {
-                        @if safe { option value="idempotent" { "idempotent (declared by its sender)" } }
-                        option value="operator_accepted" { (ACCEPTED) }
-                    }
-                    @if safe {
-                        button name="action" value="requeue" form=(requeue) { "Requeue" }
-                    } @else {
-                        button name="action" value="requeue" form=(requeue) data-confirm=(warning) { "Requeue" }
-                    }
+        form.filters #lease-filters method="get" {
+            label { "idle at least" select name="min_age_ms" {
+                @for (ms, label) in IDLE {
+                    option value=(ms) selected[ms == min_age] { (label) }
                 }
-                div.actions {
-                    input type="text" name="message" form=(error) required placeholder="error message";
-                    button.danger name="action" value="force_error" form=(error) { "Force error" }
+                @if !IDLE.iter().any(|(ms, _)| *ms == min_age) {
+                    option value=(min_age) selected { (age(min_age as u64)) }
                 }
-            }
-        }
-    }
-}
-
-fn bulk_controls(rows: &[QueueEntry]) -> Markup {
-    let n = rows.len();
-    let risky = rows
-        .iter()
-        .filter(|e| !declared_idempotent(&e.task))
-        .count();
-    let requeue = "Requeue the {selected} selected tasks as {posture}?";
-    let all = format!(
-        "Requeue all {n} tasks shown as {{posture}}? {risky} of them are not declared idempotent: \
-         as idempotent they are skipped, as operator_accepted they may run twice."
-    );
-    html! {
-        h2 { "Selected rows, or every row shown" }
-        p.hint {
-            "Each row is its own operation and audit row, under the lease this page shows: a row \
-             whose lease changed since is skipped, and rows that appeared since are not touched."
-        }
-        div.actions {
-            label { "reason " input type="text" name="reason" value="repaired from the dashboard"; }
-            label { "requeue as " select #bulk-posture name="duplicate_risk" {
-                option value="operator_accepted" { (ACCEPTED) }
-                option value="idempotent" { "idempotent: rows not declared idempotent with a key are skipped" }
             } }
-            input #bulk-message type="text" name="message" placeholder="error message (force error)";
-        }
-        div.actions {
-            button name="action" value="requeue" data-confirm=(requeue) { "Requeue selected" }
-            button.danger name="action" value="force_error" data-confirm="Force an error on the {selected} selected tasks?" { "Force error on selected" }
-            button.danger name="action" value="cancel" data-confirm="Cancel the {selected} selected tasks?" { "Cancel selected" }
-        }
-        div.actions {
-            button name="all" value="requeue" data-confirm=(all) { "Requeue all " (n) " shown" }
-            @let all = format!("Force an error on all {n} tasks shown?");
-            button.danger name="all" value="force_error" data-confirm=(all) { "Force error on all " (n) " shown" }
+            @if let Some(max) = q.max_age_ms {
+                input type="hidden" name="max_age_ms" value=(max);
+                span.hint { "and less than " (age(max.max(0) as u64)) " (the overview's card)" }
+            }
+            label { "lessee" input type="text" name="lessee" value=[given(&q.lessee)] placeholder="any agent"; }
+            label { "recipient" input type="text" name="recipient" value=[given(&q.recipient)] placeholder="any agent"; }
+            label { "kind" input type="text" name="kind" value=[given(&q.kind)] placeholder="any kind"; }
+            label { "duplicate safety" select name="safety" {
+                option value="any" selected[safety == Safety::Any] { "any" }
+                option value="idempotent" selected[safety == Safety::Idempotent] { "declared idempotent" }
+                option value="unsafe" selected[safety == Safety::Unsafe] { "not declared idempotent" }
+            } }
+            label { "order" select name="sort" {
+                @for (word, _, says) in ORDERS {
+                    option value=(word) selected[word == q.order().0] { (says) }
+                }
+            } }
+            button.quiet { "Filter" }
+            a href="/dashboard/leases" { "Clear" }
         }
     }
 }

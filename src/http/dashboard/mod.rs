@@ -8,6 +8,7 @@ mod assets;
 mod audit;
 mod flash;
 mod layout;
+mod lease_rows;
 mod leases;
 mod overview;
 mod retry;

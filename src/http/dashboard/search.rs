@@ -6,7 +6,7 @@ use maud::{html, Markup};
 use serde::Deserialize;
 use uuid::Uuid;
 
-use super::layout::{ago, ok, state_badge};
+use super::layout::{ago, encode, given, ok, query_of, state_badge};
 use super::session::{see_other, session};
 use crate::domain::{AgentId, ResultStatus, TaskState, TaskStatus};
 use crate::http::state::State;
@@ -56,10 +56,6 @@ fn id_query(raw: &str) -> Result<IdQuery, String> {
     Err(format!(
         "{raw:?} is neither a task id nor its start (at least 4 of its characters)"
     ))
-}
-
-fn given(v: &Option<String>) -> Option<&str> {
-    v.as_deref().map(str::trim).filter(|v| !v.is_empty())
 }
 
 impl Search {
@@ -181,7 +177,7 @@ pub async fn search(state: State, req: HttpRequest) -> HttpResponse {
 }
 
 fn next_query(q: &Search, cursor: &str) -> String {
-    let pairs = [
+    let filters = query_of(&[
         ("id", &q.id),
         ("sender", &q.sender),
         ("recipient", &q.recipient),
@@ -191,24 +187,13 @@ fn next_query(q: &Search, cursor: &str) -> String {
         ("kind", &q.kind),
         ("created", &q.created),
         ("result", &q.result),
-    ];
-    let mut out: Vec<String> = pairs
-        .iter()
-        .filter_map(|(k, v)| given(v).map(|v| format!("{k}={}", encode(v))))
-        .collect();
-    out.push(format!("cursor={}", encode(cursor)));
-    out.join("&")
-}
-
-fn encode(v: &str) -> String {
-    v.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'@' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+    ]);
+    let cursor = format!("cursor={}", encode(cursor));
+    [filters, cursor]
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("&")
 }
 
 fn task_table(tasks: &[TaskStatus]) -> Markup {

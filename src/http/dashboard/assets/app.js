@@ -51,8 +51,20 @@ function selectAll(box) {
   });
 }
 
+// An element with data-selected-count="NAME" says how many checkboxes named NAME are checked.
+function countSelected(el) {
+  const name = el.dataset.selectedCount;
+  const show = () => {
+    const n = document.querySelectorAll(`input[type=checkbox][name="${name}"]:checked`).length;
+    el.textContent = `${n} selected`;
+  };
+  document.addEventListener("change", show);
+  show();
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   document.querySelectorAll("[data-live]").forEach(startLive);
   document.querySelectorAll("form").forEach((f) => f.addEventListener("submit", confirmSubmit));
   document.querySelectorAll("[data-select-all]").forEach(selectAll);
+  document.querySelectorAll("[data-selected-count]").forEach(countSelected);
 });

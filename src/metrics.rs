@@ -8,8 +8,10 @@ use std::sync::Mutex;
 
 use crate::auth::AuthReason;
 
+mod depth;
 mod throughput;
-pub use throughput::{Minute, Throughput, MINUTES};
+pub use depth::{DepthMinute, Depths};
+pub use throughput::{Counts, Minute, Throughput, MINUTES};
 
 /// Upper bounds (seconds) of the request latency buckets.
 const BUCKETS: [f64; 12] = [
@@ -29,6 +31,10 @@ pub struct Metrics {
     pub leases: AtomicU64,
     /// Results stored (posted by recipients; not repairs or expiries).
     pub results_posted: AtomicU64,
+    /// Of [`Metrics::results_posted`], those with status `error`.
+    pub error_results: AtomicU64,
+    /// Queued tasks resolved with an error because their deadline passed.
+    pub deadlines_expired: AtomicU64,
     pub requeues_manual: AtomicU64,
     pub requeues_auto: AtomicU64,
     pub forced_errors: AtomicU64,
@@ -52,6 +58,8 @@ pub struct Metrics {
     latency: Mutex<BTreeMap<(String, String, u16), Histogram>>,
     /// The counters per minute, for the dashboard.
     pub throughput: Throughput,
+    /// The deepest queues per minute, for the dashboard.
+    pub depths: Depths,
 }
 
 /// The fast paths PostgreSQL combines into batches (the `kind` label), in [`Metrics::batches`]
@@ -67,12 +75,25 @@ impl Metrics {
         c.fetch_add(n, Ordering::Relaxed);
     }
 
-    /// Sends, leases and results counted so far, as [`Throughput::sample`] takes them.
-    pub fn throughput_counts(&self) -> [u64; 3] {
+    /// A result posted by a recipient, an error one or not.
+    pub fn result_posted(&self, error: bool) {
+        self.inc(&self.results_posted);
+        if error {
+            self.inc(&self.error_results);
+        }
+    }
+
+    /// Sends, leases, answers and errors counted so far, as [`Throughput::sample`] takes them.
+    /// An answer is a result posted, an error forced by an operator or a deadline that passed;
+    /// an error is any of them but a posted result whose status is not `error`.
+    pub fn throughput_counts(&self) -> Counts {
+        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let forced_or_expired = load(&self.forced_errors) + load(&self.deadlines_expired);
         [
-            self.tasks_sent.load(Ordering::Relaxed),
-            self.leases.load(Ordering::Relaxed),
-            self.results_posted.load(Ordering::Relaxed),
+            load(&self.tasks_sent),
+            load(&self.leases),
+            load(&self.results_posted) + forced_or_expired,
+            load(&self.error_results) + forced_or_expired,
         ]
     }
 

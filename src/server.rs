@@ -75,6 +75,7 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
     let mcp_sessions = mailbox.secret_namespace(MCP_SESSIONS).await?;
     tokio::spawn(crate::mailbox::auth_failures::flush(mailbox.clone()));
     tokio::spawn(sample_throughput(mailbox.metrics.clone()));
+    tokio::spawn(sample_depth(mailbox.clone()));
     tokio::spawn(crate::trim::after_bursts(mailbox.metrics.clone()));
     if let Some(every) = s.scheduler.interval_ms.filter(|ms| *ms > 0) {
         tokio::spawn(scheduler_timer(
@@ -174,10 +175,30 @@ async fn sample_throughput(metrics: Arc<Metrics>) {
     let mut every = tokio::time::interval(Duration::from_secs(10));
     loop {
         every.tick().await;
-        let minute = crate::clock::now_ms().max(0) as u64 / 60_000;
+        let minute = crate::mailbox::overview::this_minute();
         metrics
             .throughput
             .sample(metrics.throughput_counts(), minute);
+    }
+}
+
+/// Samples the deepest queues for the dashboard's depth chart at start, then once a minute,
+/// halfway through it (so no minute is missed): one cheap read of the database, the overview's.
+async fn sample_depth(mailbox: Mailbox) {
+    let sample = || async {
+        if let Err(e) = mailbox.sample_depth().await {
+            tracing::warn!(error = %e, "sampling the depth of the queues failed");
+        }
+    };
+    sample().await;
+    let into_minute = crate::clock::now_ms().rem_euclid(60_000) as u64;
+    let halfway = Duration::from_millis((90_000 - into_minute) % 60_000);
+    let start = tokio::time::Instant::now() + halfway;
+    let mut every = tokio::time::interval_at(start, Duration::from_secs(60));
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        sample().await;
     }
 }
 

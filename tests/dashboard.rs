@@ -10,6 +10,7 @@ mod dashboard {
     mod bulk;
     mod history;
     mod leases;
+    mod overview;
     mod pages;
     mod signin;
     pub mod web;

@@ -88,6 +88,8 @@ impl Mailbox {
                 Box::pin(async move { lease_in(tx, &c, &r).await })
             }))
             .await?;
+        self.metrics
+            .add(&self.metrics.deadlines_expired, expired.len() as u64);
         // The senders of the tasks it expired have an error result to drain.
         self.woke(&Wake::Many(
             expired

@@ -8,7 +8,7 @@ use super::longpoll::{Polled, Waiting};
 use super::{check_lease, rule, visible_to, Cx, Done, Fast, Mailbox, Rule, WaitFor, Wake};
 use crate::auth::{Caller, CapCheck, ScopeCtx};
 use crate::domain::answers::{ResultOpt, ResultOptKind, ResultPosted, Results, ResultsKind};
-use crate::domain::{A2ATaskResult, PostResult, TaskState};
+use crate::domain::{A2ATaskResult, PostResult, ResultStatus, TaskState};
 use crate::error::{ErrorCode, MailboxError};
 use crate::mailbox::{Writer, Written};
 use crate::store::{StoredResult, TaskRow, Tx};
@@ -91,7 +91,8 @@ impl Mailbox {
             )
             .await?;
         if stored.is_some() {
-            self.metrics.inc(&self.metrics.results_posted);
+            self.metrics
+                .result_posted(result.status == ResultStatus::Error);
         }
         Ok(stored.map(|stored| {
             // A waiting drain took the result in the same commit: only the task's watchers
@@ -188,7 +189,8 @@ impl Mailbox {
                 if let Some(cache_key) = &row.cache_key {
                     self.cache_result(tx, &row, cache_key, &stored, now).await?;
                 }
-                self.metrics.inc(&self.metrics.results_posted);
+                self.metrics
+                    .result_posted(result.status == ResultStatus::Error);
                 Ok(Done::created(posted).waking(Wake::result(&row.sender, &row.id)))
             }
         }

@@ -1,4 +1,4 @@
-//! Sends, leases and results per minute over the last half hour, for the dashboard: the
+//! Sends, leases, answers and errors per minute over the last half hour, for the dashboard: the
 //! counters of this instance sampled a few times a minute (no cost on the requests themselves).
 
 use std::collections::VecDeque;
@@ -7,29 +7,41 @@ use std::sync::Mutex;
 /// Minutes kept.
 pub const MINUTES: usize = 30;
 
-/// One minute: sends, leases and results counted in it.
+/// The counters a sample takes, as [`crate::metrics::Metrics::throughput_counts`] reads them:
+/// sends, leases, answers and the answers that were errors.
+pub type Counts = [u64; 4];
+
+/// One minute: sends, leases, answers and errors counted in it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Minute {
     /// Epoch minute.
     pub minute: u64,
     pub sent: u64,
     pub leased: u64,
+    /// Results stored: posted by recipients, forced by operators, or a deadline's.
     pub answered: u64,
+    /// The answers that were errors (of `answered`).
+    pub errors: u64,
 }
 
 /// The counters as they stood at the end of each sampled minute, oldest first.
 #[derive(Default)]
 pub struct Throughput {
-    samples: Mutex<VecDeque<(u64, [u64; 3])>>,
+    samples: Mutex<VecDeque<(u64, Counts)>>,
 }
 
 impl Throughput {
-    /// Records the counters (sends, leases, results) as they stand now, in minute `minute`.
-    pub fn sample(&self, now: [u64; 3], minute: u64) {
+    /// Records the counters as they stand now, in minute `minute`. The first sample also
+    /// records zeros in the minute before it: the counters start at zero with the process, so
+    /// everything counted so far happened since. A sample of a minute older than the last one
+    /// recorded (read before it, stored after it) is dropped.
+    pub fn sample(&self, now: Counts, minute: u64) {
         let mut samples = self.samples.lock().unwrap_or_else(|p| p.into_inner());
         match samples.back_mut() {
             Some((m, counts)) if *m == minute => *counts = now,
-            _ => samples.push_back((minute, now)),
+            Some((m, _)) if *m > minute => {}
+            Some(_) => samples.push_back((minute, now)),
+            None => samples.extend([(minute.saturating_sub(1), [0; 4]), (minute, now)]),
         }
         while samples.len() > MINUTES + 1 {
             samples.pop_front();
@@ -51,11 +63,14 @@ impl Throughput {
                         ..Minute::default()
                     };
                 };
+                let [sent, leased, answered, errors] =
+                    [0, 1, 2, 3].map(|i| end[i].saturating_sub(start[i]));
                 Minute {
                     minute: m,
-                    sent: end[0].saturating_sub(start[0]),
-                    leased: end[1].saturating_sub(start[1]),
-                    answered: end[2].saturating_sub(start[2]),
+                    sent,
+                    leased,
+                    answered,
+                    errors,
                 }
             })
             .collect()
@@ -71,23 +86,50 @@ mod tests {
     fn a_minute_counts_what_happened_since_the_previous_sample() {
         let metrics = Metrics::default();
         let t = Throughput::default();
+        metrics.add(&metrics.tasks_sent, 1);
         t.sample(metrics.throughput_counts(), 100);
         metrics.add(&metrics.tasks_sent, 5);
         metrics.add(&metrics.leases, 2);
         t.sample(metrics.throughput_counts(), 101);
-        metrics.add(&metrics.results_posted, 1);
+        metrics.result_posted(true);
+        metrics.result_posted(false);
+        metrics.inc(&metrics.forced_errors);
+        metrics.inc(&metrics.deadlines_expired);
         t.sample(metrics.throughput_counts(), 101);
         let minutes = t.minutes(101);
         assert_eq!(minutes.len(), MINUTES);
         let last = minutes.last().unwrap();
         assert_eq!(
-            (last.minute, last.sent, last.leased, last.answered),
-            (101, 5, 2, 1)
+            (
+                last.minute,
+                last.sent,
+                last.leased,
+                last.answered,
+                last.errors
+            ),
+            (101, 5, 2, 4, 3),
+            "a posted error, a forced one and a deadline's are errors; a posted success is not"
         );
         assert_eq!(
             minutes[MINUTES - 2].sent,
+            1,
+            "the first sample counts from the start of the process"
+        );
+        assert_eq!(minutes[MINUTES - 3].sent, 0, "nothing before it");
+    }
+
+    #[test]
+    fn a_sample_read_before_the_last_one_is_dropped() {
+        let t = Throughput::default();
+        t.sample([0, 0, 0, 0], 100);
+        t.sample([9, 0, 0, 0], 102);
+        t.sample([5, 0, 0, 0], 101);
+        let minutes = t.minutes(102);
+        assert_eq!(minutes[MINUTES - 2].sent, 0, "101 has no sample");
+        assert_eq!(
+            minutes[MINUTES - 1].sent,
             0,
-            "minute 100 has no sample before it"
+            "nor has the minute before 102"
         );
     }
 }

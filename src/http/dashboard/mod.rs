@@ -6,6 +6,7 @@
 mod act;
 mod assets;
 mod audit;
+mod chart;
 mod flash;
 mod layout;
 mod lease_rows;

@@ -1,14 +1,15 @@
 //! The overview: counts by state, the deepest queues, the oldest queued task, stale leases by
-//! age, pending results and the throughput of the last half hour, refreshed every 5 s.
+//! age, pending results, and the throughput and depth of the deepest queues over the last half
+//! hour (drawn by `chart.rs`), refreshed every 5 s.
 
 use actix_web::{HttpRequest, HttpResponse};
 use maud::{html, Markup};
 
+use super::chart;
 use super::layout::{age, ok, respond, when};
 use super::session::session;
 use crate::http::state::State;
-use crate::mailbox::overview::{Overview, FINISHED_COUNT_CAP, LEASE_AGE_BOUNDS_MS};
-use crate::metrics::Minute;
+use crate::mailbox::overview::{Overview, CHARTED_QUEUES, FINISHED_COUNT_CAP, LEASE_AGE_BOUNDS_MS};
 
 pub async fn overview(state: State, req: HttpRequest) -> HttpResponse {
     let s = match session(&req, &state) {
@@ -89,16 +90,18 @@ fn fragment(o: &Overview) -> Markup {
             }
         }
         h2 { "Throughput of this instance, per minute" }
-        (chart(&o.throughput))
+        (chart::throughput(&o.throughput))
         h2 { "Deepest queues" }
         @if o.depth.is_empty() {
             p.hint { "Nothing is queued." }
         } @else {
+            (chart::depth(&o.depth[..o.depth.len().min(CHARTED_QUEUES)], &o.depth_over_time))
+            p.hint { "Queued tasks per minute, as this instance read them once a minute since it started." }
             table #depth {
                 tr { th { "recipient" } th { "queued" } }
                 @for (recipient, n) in &o.depth {
                     tr {
-                        td { a href=(format!("/dashboard/tasks?recipient={recipient}&state=queued")) { (recipient) } }
+                        td { a href=(queued_in(recipient)) { (recipient) } }
                         td { (n) }
                     }
                 }
@@ -108,50 +111,7 @@ fn fragment(o: &Overview) -> Markup {
     }
 }
 
-/// Sends, leases and results per minute as three lines, drawn by the server.
-fn chart(minutes: &[Minute]) -> Markup {
-    const W: f64 = 720.0;
-    const H: f64 = 160.0;
-    let top = minutes
-        .iter()
-        .map(|m| m.sent.max(m.leased).max(m.answered))
-        .max()
-        .unwrap_or(0)
-        .max(1) as f64;
-    let step = W / (minutes.len().max(2) - 1) as f64;
-    let line = |pick: fn(&Minute) -> u64| -> String {
-        minutes
-            .iter()
-            .enumerate()
-            .map(|(i, m)| {
-                format!(
-                    "{:.1},{:.1}",
-                    i as f64 * step,
-                    H - pick(m) as f64 / top * (H - 10.0)
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let total = |pick: fn(&Minute) -> u64| minutes.iter().map(pick).sum::<u64>();
-    html! {
-        div.chart {
-            svg #throughput viewBox=(format!("-40 -5 {} {}", W + 50.0, H + 25.0)) width="100%" height="200"
-                role="img" aria-label="sends, leases and results per minute over the last 30 minutes" {
-                line x1="0" y1=(H) x2=(W) y2=(H) stroke="#94a3b8" {}
-                text x="-8" y="10" text-anchor="end" font-size="11" fill="#5b6575" { (top as u64) }
-                text x="-8" y=(H) text-anchor="end" font-size="11" fill="#5b6575" { "0" }
-                text x="0" y=(H + 18.0) font-size="11" fill="#5b6575" { "30 min ago" }
-                text x=(W) y=(H + 18.0) text-anchor="end" font-size="11" fill="#5b6575" { "now" }
-                polyline points=(line(|m| m.sent)) fill="none" stroke="#2456c7" stroke-width="2" {}
-                polyline points=(line(|m| m.leased)) fill="none" stroke="#b45309" stroke-width="2" {}
-                polyline points=(line(|m| m.answered)) fill="none" stroke="#17803d" stroke-width="2" {}
-            }
-            div.legend {
-                span { span.sw.sent {} "sent (" (total(|m| m.sent)) ")" }
-                span { span.sw.leased {} "leased (" (total(|m| m.leased)) ")" }
-                span { span.sw.answered {} "answered (" (total(|m| m.answered)) ")" }
-            }
-        }
-    }
+/// The address of the tasks queued for `recipient`.
+pub(super) fn queued_in(recipient: &str) -> String {
+    format!("/dashboard/tasks?recipient={recipient}&state=queued")
 }

@@ -6,6 +6,7 @@
 mod common;
 
 mod dashboard {
+    mod audit;
     mod browser;
     mod bulk;
     mod history;

@@ -36,6 +36,35 @@ pub struct AuditFilter {
     pub kind: Option<String>,
 }
 
+/// One page of the audit feed as an operator reads it: a filter, where the page starts (below
+/// the row `before`; from the newest row when `None`), and whether passed capability checks
+/// show (a refused check always does).
+pub struct AuditPageRequest {
+    pub filter: AuditFilter,
+    pub before: Option<i64>,
+    pub passed_checks: bool,
+}
+
+/// A page of the audit feed: its rows newest first, each with its place in the feed's order
+/// (what `before` names), and the `before` of the next older page (`None`: no older row).
+pub struct AuditPage {
+    pub events: Vec<(i64, AuditEvent)>,
+    pub older: Option<i64>,
+}
+
+impl AuditPage {
+    /// Whether the page stopped at [`AUDIT_PAGE_SCAN`] rather than filling up: older rows
+    /// remain, looked through by the next page.
+    pub fn stopped_early(&self, limit: i64) -> bool {
+        self.older.is_some() && (self.events.len() as i64) < limit
+    }
+}
+
+/// How many rows of the feed's order one page looks through at most, however few of them its
+/// filters keep: what bounds a page's cost on any number of audit rows, with no index of its
+/// own (every write would pay for one).
+pub const AUDIT_PAGE_SCAN: i64 = 20_000;
+
 impl Mailbox {
     /// `POST /a2a/compact`: drops resolved tasks (with their drained results), canceled tasks,
     /// the result-cache entries and `Idempotency-Key` records whose window has passed, and the
@@ -84,11 +113,37 @@ impl Mailbox {
                 since_ms: f.since_ms,
                 kind: f.kind.as_deref(),
                 limit: f.limit,
+                hide_passed_checks: false,
             })
             .await?;
         Ok(AuditEvents {
             kind: AuditEventsKind::Tag,
             events: rows.into_iter().map(event).collect(),
+        })
+    }
+
+    /// A page of the audit feed that looks through at most [`AUDIT_PAGE_SCAN`] rows, for the
+    /// dashboard: the feed's visibility (the caller's own rows; operators see every row).
+    pub async fn audit_page(
+        &self,
+        caller: &Caller,
+        req: &AuditPageRequest,
+    ) -> Result<AuditPage, MailboxError> {
+        let f = &req.filter;
+        let query = AuditQuery {
+            issuer: (!caller.is_operator()).then(|| caller.sub.as_str()),
+            since_ms: f.since_ms,
+            kind: f.kind.as_deref(),
+            limit: f.limit,
+            hide_passed_checks: !req.passed_checks,
+        };
+        let (rows, older) = self
+            .store
+            .audit_page(&query, req.before, AUDIT_PAGE_SCAN)
+            .await?;
+        Ok(AuditPage {
+            events: rows.into_iter().map(|(id, row)| (id, event(row))).collect(),
+            older,
         })
     }
 

@@ -17,10 +17,32 @@ pub struct AuditQuery<'a> {
     pub since_ms: Option<i64>,
     pub kind: Option<&'a str>,
     pub limit: i64,
+    /// Leave out the capability checks that passed (a refused one stays).
+    pub hide_passed_checks: bool,
 }
 
 /// The audit kind that `audit_by_kind` leaves out (the schema's partial index).
 const UNINDEXED_AUDIT_KIND: &str = "capability_check";
+
+/// How the body of a passed capability check reads (`"passed":true`, written by one rule,
+/// `checks_audit`), as a `LIKE` pattern: a quote inside a string value is escaped, so no
+/// other value can spell it.
+const PASSED_CHECK: &str = r#"%"passed":true%"#;
+
+/// One audit row and its place in the table's order (the integer `id`).
+#[derive(sqlx::FromRow)]
+struct Numbered {
+    id: i64,
+    #[sqlx(flatten)]
+    row: AuditRow,
+}
+
+/// The newest row below an id (of the kind, when the kind has its index).
+#[derive(sqlx::FromRow)]
+struct Probe {
+    id: i64,
+    timestamp_ms: i64,
+}
 
 #[derive(sqlx::FromRow)]
 struct Count {
@@ -134,29 +156,88 @@ impl Store {
     /// `audit_by_kind` for any kind but the unindexed one, the primary key backwards otherwise);
     /// a catch-all `($1 IS NULL OR issuer = $1)` form made SQLite scan the whole table.
     pub async fn audit_feed(&self, q: &AuditQuery<'_>) -> Result<Vec<AuditRow>> {
-        let mut stmt =
-            String::from("SELECT event_id, timestamp_ms, issuer, kind, body FROM audit WHERE TRUE");
-        let mut args = Vec::new();
-        if let Some(issuer) = q.issuer {
-            args.push(Val::from(issuer));
-            stmt.push_str(&format!(" AND issuer = ${}", args.len()));
-        }
-        if let Some(since) = q.since_ms {
-            args.push(Val::from(since));
-            stmt.push_str(&format!(" AND timestamp_ms >= ${}", args.len()));
-        }
-        if let Some(kind) = q.kind {
-            args.push(Val::from(kind));
-            stmt.push_str(&format!(" AND kind = ${}", args.len()));
-            if kind != UNINDEXED_AUDIT_KIND {
-                // The partial index's own condition, spelled out: SQLite uses a partial index
-                // only when the query repeats its WHERE term (PostgreSQL would infer it).
-                stmt.push_str(&format!(" AND kind <> '{UNINDEXED_AUDIT_KIND}'"));
-            }
-        }
-        args.push(Val::from(q.limit));
-        stmt.push_str(&format!(" ORDER BY id DESC LIMIT ${}", args.len()));
+        let (stmt, args) = audit_sql(q, None, None, q.limit);
         Ok(self.read_all(&stmt, &args).await?)
+    }
+
+    /// One page of the audit feed, newest first, at most `q.limit` rows older than the row
+    /// `before` (than none: from the newest row), that reads a bounded part of the table however
+    /// rare its rows. Answers the rows with their ids, and the `before` of the next older page
+    /// (`None`: no older row, or none inside `q.since_ms`).
+    ///
+    /// A kind with its index (and no issuer to filter what that index gives) reads `q.limit`
+    /// of its entries at most: the time filter ends the page at the first row older than it
+    /// rather than skipping rows. Any other page reads at most `scan` ids below `before`: a
+    /// page that is not full then has an older page only when it stopped at that bound; the
+    /// next one starts at the newest row left below it (of the kind, when the kind has its
+    /// index, so the stretches without one are skipped), and its caller says it stopped.
+    pub async fn audit_page(
+        &self,
+        q: &AuditQuery<'_>,
+        before: Option<i64>,
+        scan: i64,
+    ) -> Result<(Vec<(i64, AuditRow)>, Option<i64>)> {
+        let limit = q.limit.max(1);
+        if q.issuer.is_none() && q.kind.is_some_and(|k| k != UNINDEXED_AUDIT_KIND) {
+            let entries = AuditQuery {
+                since_ms: None,
+                ..*q
+            };
+            let (stmt, args) = audit_sql(&entries, None, before, limit + 1);
+            let rows: Vec<Numbered> = self.read_all(&stmt, &args).await?;
+            let read = rows.len();
+            let since = q.since_ms.unwrap_or(i64::MIN);
+            let within = |r: &Numbered| r.row.timestamp_ms >= since;
+            let mut rows: Vec<Numbered> = rows.into_iter().take_while(within).collect();
+            // A row older than the time filter ends the feed; a full page has an older one.
+            let older = if rows.len() == read && read as i64 > limit {
+                rows.truncate(limit as usize);
+                rows.last().map(|r| r.id)
+            } else {
+                None
+            };
+            return Ok((numbered(rows), older));
+        }
+        let top = match before {
+            Some(before) => before,
+            None => match self.audit_probe(q, None).await? {
+                Some(newest) => newest.id + 1,
+                None => return Ok((Vec::new(), None)),
+            },
+        };
+        let bottom = top.saturating_sub(scan.max(1));
+        let (stmt, args) = audit_sql(q, Some(bottom), Some(top), limit + 1);
+        let mut rows: Vec<Numbered> = self.read_all(&stmt, &args).await?;
+        let older = if rows.len() as i64 > limit {
+            rows.truncate(limit as usize);
+            rows.last().map(|r| r.id)
+        } else {
+            let below = self.audit_probe(q, Some(bottom)).await?;
+            below
+                .filter(|p| q.since_ms.is_none_or(|since| p.timestamp_ms >= since))
+                .map(|p| p.id + 1)
+        };
+        Ok((numbered(rows), older))
+    }
+
+    /// The newest row below `below` (anywhere when `None`): one step down an index, of the
+    /// query's kind when that kind has its index, of any kind otherwise.
+    async fn audit_probe(&self, q: &AuditQuery<'_>, below: Option<i64>) -> Result<Option<Probe>> {
+        let mut stmt = String::from("SELECT id, timestamp_ms FROM audit WHERE TRUE");
+        let mut args = Vec::new();
+        if let Some(kind) = q.kind.filter(|k| *k != UNINDEXED_AUDIT_KIND) {
+            args.push(Val::from(kind));
+            stmt.push_str(&format!(
+                " AND kind = ${} AND kind <> '{UNINDEXED_AUDIT_KIND}'",
+                args.len()
+            ));
+        }
+        if let Some(below) = below {
+            args.push(Val::from(below));
+            stmt.push_str(&format!(" AND id < ${}", args.len()));
+        }
+        stmt.push_str(" ORDER BY id DESC LIMIT 1");
+        Ok(self.read_optional(&stmt, &args).await?)
     }
 
     /// The audit rows about task `task_id` (their `task_id` column), newest first: read by the
@@ -179,4 +260,63 @@ fn scoped<'a>(
         None => (all, ""),
         Some(me) => (visible, me),
     }
+}
+
+/// Rows with their ids, as a page answers them.
+fn numbered(rows: Vec<Numbered>) -> Vec<(i64, AuditRow)> {
+    rows.into_iter().map(|r| (r.id, r.row)).collect()
+}
+
+/// The audit feed's statement: only the filters given, so that each engine walks the index
+/// that serves them (see [`Store::audit_feed`]), and the ids `[bottom, top)` if given. With a
+/// `bottom` it reads that stretch of the primary key and nothing else: its time filter is
+/// written `+timestamp_ms`, an expression no index serves, so neither engine trades the
+/// stretch for the time index.
+fn audit_sql(
+    q: &AuditQuery<'_>,
+    bottom: Option<i64>,
+    top: Option<i64>,
+    limit: i64,
+) -> (String, Vec<Val>) {
+    let mut stmt =
+        String::from("SELECT id, event_id, timestamp_ms, issuer, kind, body FROM audit WHERE TRUE");
+    let mut args = Vec::new();
+    if let Some(top) = top {
+        args.push(Val::from(top));
+        stmt.push_str(&format!(" AND id < ${}", args.len()));
+    }
+    if let Some(bottom) = bottom {
+        args.push(Val::from(bottom));
+        stmt.push_str(&format!(" AND id >= ${}", args.len()));
+    }
+    if let Some(issuer) = q.issuer {
+        args.push(Val::from(issuer));
+        stmt.push_str(&format!(" AND issuer = ${}", args.len()));
+    }
+    if let Some(since) = q.since_ms {
+        args.push(Val::from(since));
+        let column = if bottom.is_some() {
+            "+timestamp_ms"
+        } else {
+            "timestamp_ms"
+        };
+        stmt.push_str(&format!(" AND {column} >= ${}", args.len()));
+    }
+    if let Some(kind) = q.kind {
+        args.push(Val::from(kind));
+        stmt.push_str(&format!(" AND kind = ${}", args.len()));
+        if kind != UNINDEXED_AUDIT_KIND {
+            // The partial index's own condition, spelled out: SQLite uses a partial index
+            // only when the query repeats its WHERE term (PostgreSQL would infer it).
+            stmt.push_str(&format!(" AND kind <> '{UNINDEXED_AUDIT_KIND}'"));
+        }
+    }
+    if q.hide_passed_checks && q.kind.is_none_or(|k| k == UNINDEXED_AUDIT_KIND) {
+        stmt.push_str(&format!(
+            " AND NOT (kind = '{UNINDEXED_AUDIT_KIND}' AND body LIKE '{PASSED_CHECK}')"
+        ));
+    }
+    args.push(Val::from(limit));
+    stmt.push_str(&format!(" ORDER BY id DESC LIMIT ${}", args.len()));
+    (stmt, args)
 }

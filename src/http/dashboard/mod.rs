@@ -7,6 +7,7 @@ mod act;
 mod assets;
 mod audit;
 mod chart;
+mod events;
 mod flash;
 mod layout;
 mod lease_rows;
@@ -16,6 +17,7 @@ mod retry;
 mod search;
 mod session;
 mod tasks;
+mod timeline;
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};

@@ -1,6 +1,6 @@
 //! One task's page: every field, its status, lease and result, its parent and children as a tree
-//! with their tally, its audit rows, and the repairs and cancel it allows. The search over the
-//! task list is `search.rs`.
+//! with their tally, its history by attempt (`timeline.rs`) and its audit rows, and the repairs
+//! and cancel it allows. The search over the task list is `search.rs`.
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -8,9 +8,11 @@ use maud::{html, Markup};
 use serde::Deserialize;
 use uuid::Uuid;
 
+use super::events;
 use super::layout::{ago, csrf_field, notice, ok, state_badge, when, Session};
 use super::leases::ACCEPTED;
 use super::session::{check_csrf, see_other, session, CsrfForm};
+use super::timeline::timeline;
 use crate::domain::{declared_idempotent, TaskState, TaskStatus};
 use crate::http::state::State;
 use crate::mailbox::listing::ListRequest;
@@ -107,10 +109,11 @@ pub async fn task(state: State, req: HttpRequest, id: web::Path<String>) -> Http
         Err(e) => return super::failure(&s, &e, "/dashboard/tasks"),
     };
     let rows = match mailbox.audit_of_task(&s.caller, id, AUDIT_ROWS).await {
-        Ok(events) => events,
+        Ok(rows) => rows,
         Err(e) => return super::failure(&s, &e, "/dashboard/tasks"),
     };
     let t = &status;
+    let (now, capped) = (now_ms().max(0) as u64, rows.len() as i64 == AUDIT_ROWS);
     let cancelable = matches!(t.state, TaskState::Queued | TaskState::InFlight);
     ok(
         "Task",
@@ -135,7 +138,7 @@ pub async fn task(state: State, req: HttpRequest, id: web::Path<String>) -> Http
                 tr { th { "attempt" } td { (t.attempt) } }
                 tr { th { "lease" } td { @if let Some(l) = &t.lease {
                     (l.leased_to.as_str()) ", lease " span.mono { (l.lease_id) } ", since " (when(l.leased_at_ms))
-                    ", last heartbeat " (ago(l.heartbeat_at_ms, now_ms().max(0) as u64))
+                    ", last heartbeat " (ago(l.heartbeat_at_ms, now))
                 } @else { "—" } } }
                 @if let Some(c) = &t.cancellation {
                     tr { th { "canceled" } td #canceled {
@@ -175,13 +178,14 @@ pub async fn task(state: State, req: HttpRequest, id: web::Path<String>) -> Http
                     button.danger { "Cancel task" }
                 }
             }
+            (timeline(t, &rows, capped, now))
             h2 { "Audit rows" }
-            @if rows.len() as i64 == AUDIT_ROWS {
+            @if capped {
                 p.hint { "The newest " (AUDIT_ROWS) " rows of this task; the audit page has every row." }
             }
-            table #task-audit {
-                tr { th { "time (UTC)" } th { "issuer" } th { "details" } }
-                @for e in &rows { tr { td { (when(e.timestamp_ms)) } td { (e.issuer) } td.mono { (e.kind.to_string()) } } }
+            table.events #task-audit {
+                (events::header())
+                @for e in &rows { (events::row(e, now)) }
             }
         },
     )

@@ -242,6 +242,7 @@ pub fn targets(sum: &Value) -> Value {
         }
         crate::scale_report::targets(name, e, caveat, &mut out);
         crate::streams::targets(name, e, caveat, &mut out);
+        crate::dashboard::targets(name, e, caveat, &mut out);
     }
     if sum["peer"].is_object() {
         let ours = f(&sum["engines"]["postgres"]["lifecycle"]["tasks_per_s"]);

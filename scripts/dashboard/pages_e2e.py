@@ -64,7 +64,13 @@ def sign_in(d, base, token):
 
 
 def shot(d, shots, name, px):
+    """The whole page (up to 2,400 px tall) at the width it was read at."""
+    tall = min(d.execute_script("return document.documentElement.scrollHeight"), 2400)
+    inner = d.execute_script("return window.innerHeight")
+    size = d.get_window_size()
+    d.set_window_size(size["width"], size["height"] + max(0, tall - inner))
     d.save_screenshot(os.path.join(shots, f"{name}-{px}.png"))
+    d.set_window_size(size["width"], size["height"])
 
 
 def tab_to(d, css, what, limit=60):
@@ -198,6 +204,8 @@ def task_page(d, f):
     check(ends == [("1", "requeued", None), ("2", "answered", "error")],
           f"the timeline shows two attempts: requeued, then answered with an error ({ends})")
     check("worker host lost" in text(d, "#timeline"), "the requeue's reason is in the timeline")
+    first = text(d, '#timeline li.attempt[data-attempt="1"] p.lease')
+    check(first.startswith("Leased by frank"), f"an ended attempt says who held its lease ({first})")
     check(not d.find_elements(By.CSS_SELECTOR, "#task-audit pre:not(details pre)"),
           "the task's audit rows read as sentences, the raw row folded")
     # An in-flight task offers its repairs, each with a reason.

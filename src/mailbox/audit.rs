@@ -4,7 +4,7 @@ use serde_json::{json, Value};
 
 use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
 use crate::error::MailboxError;
-use crate::store::Tx;
+use crate::store::{TaskRow, Tx};
 
 /// The audit slug of a capability check: by far the most common row (one per send and per
 /// result).
@@ -143,6 +143,8 @@ pub(crate) async fn audit(
 }
 
 /// The `a2a_repair_applied` row: written by an operator's repair and by the retry gate alike.
+/// `lease_id` is the lease the request named (`None` when it named none); `ended` is the lease
+/// the repair ended, so a task's history can say who held each attempt and since when.
 #[derive(serde::Serialize)]
 pub(crate) struct RepairApplied<'a> {
     pub task_id: &'a str,
@@ -151,6 +153,29 @@ pub(crate) struct RepairApplied<'a> {
     pub lease_id: Option<String>,
     pub duplicate_risk: Option<&'a str>,
     pub attempt: u32,
+    pub ended: Option<EndedLease>,
+}
+
+/// The lease a repair or a cancel ended, as its audit row records it (the row's lease is
+/// cleared by the change; nothing else keeps who held an attempt that did not answer).
+#[derive(serde::Serialize)]
+pub(crate) struct EndedLease {
+    pub lease_id: String,
+    pub lessee: String,
+    pub leased_at_ms: i64,
+    pub heartbeat_at_ms: i64,
+}
+
+impl EndedLease {
+    /// The lease `row` holds, if it is in flight.
+    pub(crate) fn of(row: &TaskRow) -> Option<EndedLease> {
+        Some(EndedLease {
+            lease_id: row.lease_id.clone()?,
+            lessee: row.leased_to.clone()?,
+            leased_at_ms: row.leased_at_ms?,
+            heartbeat_at_ms: row.heartbeat_at_ms.or(row.leased_at_ms)?,
+        })
+    }
 }
 
 impl RepairApplied<'_> {

@@ -4,7 +4,7 @@
 use serde_json::json;
 use uuid::Uuid;
 
-use super::audit::{actions_audit, audit, CAPABILITY_CHECK};
+use super::audit::{actions_audit, audit, EndedLease, CAPABILITY_CHECK};
 use super::{check_lease, not_found, rule, visible_to, Cx, Done, Mailbox, Wake};
 use crate::auth::Caller;
 use crate::domain::answers::TaskCanceled;
@@ -92,6 +92,7 @@ impl Mailbox {
         // 4. What the task's state allows.
         match row.state() {
             TaskState::Queued | TaskState::InFlight => {
+                let ended = EndedLease::of(&row);
                 if !tx.cancel(&id, me, reason, now).await? {
                     return Err(MailboxError::internal(format!(
                         "task {id} changed under its row lock"
@@ -113,6 +114,7 @@ impl Mailbox {
                         "previous_state": c.previous_state,
                         "lease_id": c.lease_id,
                         "reason": c.reason,
+                        "ended": ended,
                     }),
                 )
                 .await?;

@@ -4,7 +4,7 @@
 
 use uuid::Uuid;
 
-use super::audit::{record_check, RepairApplied};
+use super::audit::{record_check, EndedLease, RepairApplied};
 use super::cancel::task_canceled;
 use super::{check_lease, not_found, rule, visible_to, Cx, Done, Mailbox, Wake};
 use crate::auth::{cap_error, CapCheck, ScopeCtx};
@@ -98,6 +98,7 @@ impl Mailbox {
             ));
         }
         let attempt = row.attempt as u32;
+        let ended = EndedLease::of(&row);
         let wake = match &req.command {
             RepairCommand::Requeue { .. } => Wake::requeued(&row.recipient, &row.id),
             RepairCommand::ForceError { .. } => Wake::result(&row.sender, &row.id),
@@ -138,6 +139,7 @@ impl Mailbox {
             lease_id: lease_guard.map(|l| l.to_string()),
             duplicate_risk,
             attempt,
+            ended,
         }
         .record(tx, now, caller.sub.as_str())
         .await?;

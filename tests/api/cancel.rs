@@ -98,7 +98,7 @@ async fn a_queued_task_is_canceled_and_never_leased(app: TestApp) {
     assert_eq!(
         rows[0]["kind"],
         json!({"type": "a2a_task_canceled", "task_id": id, "previous_state": "queued",
-               "lease_id": null, "reason": "no longer needed"})
+               "lease_id": null, "reason": "no longer needed", "ended": null})
     );
 }
 

@@ -1,8 +1,9 @@
 //! A task's history, oldest first, as its attempts: each with its lease and how it ended
 //! (requeued by an operator or by the retry gate, an error forced, canceled, answered), from
 //! the task's audit rows and its status. A lease is not an audit row (leasing is the hot path):
-//! the lease of the attempt in flight is the task's own; an ended attempt shows the lease its
-//! ending row names. The rows themselves read as `events.rs` says them.
+//! the lease of the attempt in flight is the task's own; an attempt a repair or a cancel ended
+//! shows the lease that row recorded (`ended`: who held it, since when, its last heartbeat); an
+//! answered attempt, who answered. The rows themselves read as `events.rs` says them.
 
 use maud::{html, Markup};
 
@@ -102,11 +103,21 @@ fn attempt(t: &TaskStatus, a: &Attempt, last: bool, now: u64) -> Markup {
                         @else { "no heartbeat since" }
                     },
                     _ => {
-                        @match a.end.and_then(|e| text(&e.kind, "lease_id")) {
-                            Some(lease) => { "Lease " span.mono { (lease) } },
-                            None => "Its lease is not named by its rows",
+                        @match a.end.map(|e| &e.kind["ended"]).filter(|l| l.is_object()) {
+                            Some(l) => {
+                                "Leased by " strong { (text(l, "lessee").unwrap_or("?")) }
+                                ", lease " span.mono { (text(l, "lease_id").unwrap_or("?")) }
+                                ", " (ago(number(l, "leased_at_ms").unwrap_or(0), now)) "; last heartbeat "
+                                (ago(number(l, "heartbeat_at_ms").unwrap_or(0), now))
+                            },
+                            None => {
+                                @match a.end.and_then(|e| text(&e.kind, "lease_id")) {
+                                    Some(lease) => { "Lease " span.mono { (lease) } },
+                                    None => "Its lease is not named by its rows",
+                                }
+                                "; who held it, and since when, is not in the audit log"
+                            },
                         }
-                        "; who held it, and since when, is not in the audit log"
                     },
                 }
             }

@@ -24,7 +24,7 @@ use super::{
 use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx, OPERATOR};
 use crate::domain::Validate;
 use crate::error::{ErrorCode, MailboxError};
-use crate::mailbox::audit::{audit, checks_audit, RepairApplied, CAPABILITY_CHECK};
+use crate::mailbox::audit::{audit, checks_audit, EndedLease, RepairApplied, CAPABILITY_CHECK};
 use crate::mailbox::{now_ms, rule, Cx, Done, Mailbox, Wake};
 use crate::mailbox::{Writer, Written};
 use crate::store::{parse_uuid, Tx};
@@ -202,6 +202,7 @@ impl Mailbox {
                 lease_id: Some(lease_id.clone()),
                 duplicate_risk: Some("idempotent"),
                 attempt,
+                ended: EndedLease::of(&row),
             }
             .record(tx, now, caller.sub.as_str())
             .await?;

@@ -66,6 +66,13 @@ async fn a_tasks_history_shows_each_attempt_and_how_it_ended(app: TestApp) {
         "{one}"
     );
     assert!(one.contains("by <strong>ops</strong>"), "{one}");
+    // The requeue's row recorded the lease it ended: who held the attempt, and since when.
+    assert!(
+        one.contains(&format!(
+            "Leased by <strong>bob</strong>, lease <span class=\"mono\">{first}"
+        )),
+        "{one}"
+    );
     let two = attempt(&html, 2);
     assert!(
         two.contains("data-end=\"answered\" data-result=\"error\""),

@@ -95,10 +95,13 @@ impl LeaseQuery {
             args: Vec::new(),
         };
         let filter = TaskFilter {
-            states: vec!["in_flight"],
+            states: Vec::new(),
             ..self.filter.clone()
         };
         q.filter(&filter);
+        // Spelled out, not bound: SQLite uses the in-flight partial index (`tasks_in_flight_by_age`)
+        // only when the query repeats its condition as written.
+        q.text.push_str(" AND state = 'in_flight'");
         if let Some(at) = self.heartbeat_at_most {
             let p = q.bind(at);
             q.text.push_str(&format!(" AND heartbeat_at_ms <= {p}"));
@@ -118,21 +121,10 @@ impl LeaseQuery {
     }
 }
 
-#[derive(sqlx::FromRow)]
-struct Count {
-    n: i64,
-}
-
-impl Store {
-    /// The first `limit` leases of `query` after `after`, in its order.
-    pub async fn lease_page(
-        &self,
-        query: &LeaseQuery,
-        after: Option<&LeaseAfter>,
-        limit: i64,
-    ) -> Result<Vec<TaskRow>> {
-        let mut q = query.sql(&format!("SELECT {} FROM tasks", task_cols!()));
-        let (column, descending, _) = query.order.column();
+impl LeaseQuery {
+    fn page_sql(&self, after: Option<&LeaseAfter>, limit: i64) -> Sql {
+        let mut q = self.sql(&format!("SELECT {} FROM tasks", task_cols!()));
+        let (column, descending, _) = self.order.column();
         let dir = if descending { "DESC" } else { "ASC" };
         if let Some(a) = after {
             let key = match &a.key {
@@ -148,7 +140,39 @@ impl Store {
         let l = q.bind(limit);
         q.text
             .push_str(&format!(" ORDER BY {column} {dir}, id ASC LIMIT {l}"));
+        q
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct Count {
+    n: i64,
+}
+
+impl Store {
+    /// The first `limit` leases of `query` after `after`, in its order.
+    pub async fn lease_page(
+        &self,
+        query: &LeaseQuery,
+        after: Option<&LeaseAfter>,
+        limit: i64,
+    ) -> Result<Vec<TaskRow>> {
+        let q = query.page_sql(after, limit);
         Ok(self.read_all(&q.text, &q.args).await?)
+    }
+
+    /// The query plans of a page of leases and of their count, one line per row: what the tests
+    /// read to hold that both walk the in-flight index.
+    pub async fn explain_lease_page(
+        &self,
+        query: &LeaseQuery,
+        after: Option<&LeaseAfter>,
+        limit: i64,
+    ) -> Result<(String, String)> {
+        let q = query.page_sql(after, limit);
+        let page = self.explain(&q.text, &q.args).await?;
+        let c = query.sql("SELECT COUNT(*) AS n FROM tasks");
+        Ok((page, self.explain(&c.text, &c.args).await?))
     }
 
     /// How many leases `query` matches.

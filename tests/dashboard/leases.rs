@@ -180,3 +180,48 @@ async fn a_lease_address_edited_by_hand_gets_a_page(app: TestApp) {
         assert!(r.text.contains("Back"), "{path}: a way back");
     }
 }
+
+both_engines!(a_page_of_leases_walks_the_in_flight_index);
+async fn a_page_of_leases_walks_the_in_flight_index(app: TestApp) {
+    use a2a_mailbox::store::{LeaseAfter, LeaseKey, LeaseOrder, LeaseQuery, PoolSettings, Store};
+    use std::sync::Arc;
+    use std::time::Duration;
+    let store = Store::connect(
+        &app.db_url,
+        &PoolSettings {
+            max_connections: 2,
+            acquire_timeout: Duration::from_secs(10),
+        },
+        Arc::new(a2a_mailbox::metrics::Metrics::default()),
+    )
+    .await
+    .expect("connecting to the test database");
+    let after = LeaseAfter {
+        key: LeaseKey::Int(1_736_240_000_000),
+        id: uuid::Uuid::new_v4().to_string(),
+    };
+    for order in [LeaseOrder::Idle, LeaseOrder::Recent] {
+        let query = LeaseQuery {
+            order,
+            heartbeat_at_most: Some(1_736_250_000_000),
+            ..LeaseQuery::default()
+        };
+        for cursor in [None, Some(&after)] {
+            let (page, count) = store.explain_lease_page(&query, cursor, 101).await.unwrap();
+            let plan = format!("{page}\n-- count:\n{count}");
+            assert!(
+                count.contains("tasks_in_flight_by_age"),
+                "{order:?}: the count does not walk the in-flight index:\n{plan}"
+            );
+            assert!(
+                plan.contains("tasks_in_flight_by_age"),
+                "{order:?}: the page does not walk the in-flight index:\n{plan}"
+            );
+            assert!(
+                !plan.lines().any(|l| l.trim() == "SCAN tasks") && !plan.contains("Seq Scan"),
+                "{order:?}: the page scans the table:\n{plan}"
+            );
+        }
+    }
+    store.close().await;
+}

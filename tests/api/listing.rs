@@ -316,17 +316,8 @@ async fn bad_list_input_is_refused(app: TestApp) {
 
 both_engines!(a_page_is_an_index_range_scan);
 async fn a_page_is_an_index_range_scan(app: TestApp) {
-    use a2a_mailbox::store::{ListColumn, PageAfter, PoolSettings, Store, TaskFilter};
-    let store = Store::connect(
-        &app.db_url,
-        &PoolSettings {
-            max_connections: 2,
-            acquire_timeout: Duration::from_secs(10),
-        },
-        Arc::new(a2a_mailbox::metrics::Metrics::default()),
-    )
-    .await
-    .expect("connecting to the test database");
+    use a2a_mailbox::store::{ListColumn, PageAfter, TaskFilter};
+    let store = crate::common::store::open_store(&app.db_url).await;
     let after = PageAfter {
         created_at_ms: 1_736_240_000_000,
         id: Uuid::new_v4().to_string(),

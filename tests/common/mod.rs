@@ -20,6 +20,7 @@ use uuid::Uuid;
 
 pub mod outcome;
 pub mod python;
+pub mod store;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_a2a-mailbox");
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);

@@ -3,7 +3,7 @@
 //! number of rows at a bounded cost with no row twice or skipped. A task's history is
 //! `audit/history.rs`.
 
-use serde_json::{json, Value};
+use serde_json::json;
 use sqlx::{Connection, Executor};
 
 use super::web::*;
@@ -190,14 +190,7 @@ both_engines!(older_rows_go_back_through_the_feed_with_no_row_twice_or_skipped);
 async fn older_rows_go_back_through_the_feed_with_no_row_twice_or_skipped(app: TestApp) {
     let ops = operator(&app);
     // 450 passed checks (a fan-out to 450 recipients) and a few more rows.
-    let alice = app.token("alice", json!(["a2a.send.*"]));
-    let tasks: Vec<Value> = (0..450)
-        .map(|i| task("alice", &format!("agent-{i}")))
-        .collect();
-    let r = app
-        .post("/a2a/tasks/batch", &alice, &json!({ "tasks": tasks }))
-        .await;
-    r.expect(201);
+    fan_out(&app, 450).await;
     in_flight(&app).await;
     let want = api_feed(&app, &ops, "").await;
     assert!(want.len() > 450, "{}", want.len());
@@ -342,10 +335,10 @@ async fn a_bad_value_in_the_audit_address_gets_a_page_that_says_so(app: TestApp)
         "passing=yes",
         "minutes=an-hour",
     ] {
-        let r = page(&app, &format!("/dashboard/audit?{query}"), &ops).await;
-        assert_eq!(r.status, 400, "{query}: {}", r.text);
-        assert!(r.text.contains("cannot read"), "{query}: {}", r.text);
-        assert!(r.text.contains(">Back</a>"), "{query}: a way back");
+        let path = format!("/dashboard/audit?{query}");
+        let r = page(&app, &path, &ops).await;
+        assert_bad_address(&r, &path);
+        assert!(r.text.contains("cannot read"), "{path}: {}", r.text);
     }
     assert!(page(&app, "/dashboard/audit?kind=nope", &ops)
         .await

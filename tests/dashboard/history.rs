@@ -37,15 +37,8 @@ async fn a_tasks_page_keeps_its_audit_rows_under_newer_ones(app: TestApp) {
     r.expect(201);
     // 1,200 newer audit rows: three batches that fan out to 400 recipients each write one
     // capability check per recipient.
-    let alice = app.token("alice", json!(["a2a.send.*"]));
     for _ in 0..3 {
-        let tasks: Vec<_> = (0..400)
-            .map(|i| task("alice", &format!("agent-{i}")))
-            .collect();
-        let r = app
-            .post("/a2a/tasks/batch", &alice, &json!({ "tasks": tasks }))
-            .await;
-        r.expect(201);
+        fan_out(&app, 400).await;
     }
     let feed = app.get("/audit/recent?limit=1000", &ops).await;
     let newest = feed.expect(200)["events"].to_string();

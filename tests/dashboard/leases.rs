@@ -169,33 +169,14 @@ async fn a_lease_address_edited_by_hand_gets_a_page(app: TestApp) {
         "/dashboard/leases?after=not-a-cursor",
         "/dashboard/leases?after=abc~def",
     ] {
-        let r = page(&app, path, &ops).await;
-        assert_eq!(r.status, 400, "{path}: {}", r.text);
-        assert!(
-            r.header("content-type")
-                .unwrap_or_default()
-                .starts_with("text/html"),
-            "{path}: a page"
-        );
-        assert!(r.text.contains("Back"), "{path}: a way back");
+        assert_bad_address(&page(&app, path, &ops).await, path);
     }
 }
 
 both_engines!(a_page_of_leases_walks_the_in_flight_index);
 async fn a_page_of_leases_walks_the_in_flight_index(app: TestApp) {
-    use a2a_mailbox::store::{LeaseAfter, LeaseKey, LeaseOrder, LeaseQuery, PoolSettings, Store};
-    use std::sync::Arc;
-    use std::time::Duration;
-    let store = Store::connect(
-        &app.db_url,
-        &PoolSettings {
-            max_connections: 2,
-            acquire_timeout: Duration::from_secs(10),
-        },
-        Arc::new(a2a_mailbox::metrics::Metrics::default()),
-    )
-    .await
-    .expect("connecting to the test database");
+    use a2a_mailbox::store::{LeaseAfter, LeaseKey, LeaseOrder, LeaseQuery};
+    let store = crate::common::store::open_store(&app.db_url).await;
     let after = LeaseAfter {
         key: LeaseKey::Int(1_736_240_000_000),
         id: uuid::Uuid::new_v4().to_string(),

@@ -159,3 +159,31 @@ pub async fn in_flight(app: &Api) -> (String, String) {
     assert_eq!(leased, id);
     (id, lease["lease_id"].as_str().unwrap().to_owned())
 }
+
+/// Asserts the answer to an address edited by hand: a 400 page (HTML, not the API's JSON) with
+/// a way back.
+#[track_caller]
+pub fn assert_bad_address(r: &Resp, path: &str) {
+    assert_eq!(r.status, 400, "{path}: {}", r.text);
+    assert!(
+        r.header("content-type")
+            .unwrap_or_default()
+            .starts_with("text/html"),
+        "{path}: a page, not JSON: {}",
+        r.text
+    );
+    assert!(r.text.contains(">Back</a>"), "{path}: a way back");
+}
+
+/// One batch from alice to `n` recipients (`agent-0`…): `n` passed capability checks in the
+/// audit feed, one per recipient.
+pub async fn fan_out(app: &Api, n: usize) {
+    let alice = app.token("alice", json!(["a2a.send.*"]));
+    let tasks: Vec<_> = (0..n)
+        .map(|i| task("alice", &format!("agent-{i}")))
+        .collect();
+    let r = app
+        .post("/a2a/tasks/batch", &alice, &json!({ "tasks": tasks }))
+        .await;
+    r.expect(201);
+}

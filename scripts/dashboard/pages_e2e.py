@@ -18,7 +18,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from browser_e2e import check, text
 
@@ -98,7 +98,8 @@ def stale_leases(d, f, shots):
     width(d, WIDE)
     d.get(f"{base}/dashboard/leases")
     rows = d.find_elements(By.CSS_SELECTOR, "#leases tr[data-task]")
-    check(len(rows) == f["leases"], f"the page lists the {f['leases']} leases")
+    check(len(rows) == 100, f"a page lists 100 of the {f['leases']} leases ({len(rows)})")
+    check(text(d, "#matched").startswith(f"{f['leases']} leases match"), "and says how many match")
     tallest = max(r.size["height"] for r in rows)
     check(tallest <= 40, f"a lease is one line ({tallest} px)")
     bar = d.find_element(By.ID, "bulkbar")
@@ -108,6 +109,28 @@ def stale_leases(d, f, shots):
     check("5 min" in options and "1 h" in options, f"the idle filter speaks minutes and hours ({options})")
     fits(d, "stale leases at 1,400 px")
     shot(d, shots, "leases", WIDE)
+
+    # The next page holds the rest, none of them twice.
+    first = {r.get_attribute("data-task") for r in rows}
+    d.find_element(By.ID, "next-page").click()
+    wait.until(EC.presence_of_element_located((By.ID, "first-page")))
+    rest = {r.get_attribute("data-task") for r in d.find_elements(By.CSS_SELECTOR, "#leases tr[data-task]")}
+    check(len(rest) == f["leases"] - 100 and not rest & first, f"the next page holds the other {len(rest)} leases")
+
+    # A row's own action takes its own reason into its audit row.
+    d.get(f"{base}/dashboard/leases?lessee=bob&sort=recent")
+    task = f["row_reason_task"]
+    r = d.find_element(By.CSS_SELECTOR, f'#leases tr[data-task="{task}"]')
+    d.execute_script("arguments[0].scrollIntoView({block: 'center'})", r)
+    r.find_element(By.TAG_NAME, "summary").click()
+    error = r.find_element(By.CSS_SELECTOR, 'input[name=message]')
+    error.send_keys("the worker's disk is full")
+    reason = error.find_element(By.XPATH, "following-sibling::input[@name='reason']")
+    reason.send_keys("disk full on worker 7" + Keys.ENTER)
+    wait.until(EC.presence_of_element_located((By.ID, "outcomes")))
+    check("error forced" in text(d, f'#outcomes tr[data-task="{task}"]'), "the row's forced error ran")
+    d.get(f"{base}/dashboard/audit?kind=a2a_repair_applied")
+    check("disk full on worker 7" in text(d, "#audit"), "with the row's own reason in its audit row")
 
     # Filters: by lessee and by safety, in the address a person can read.
     d.get(f"{base}/dashboard/leases?lessee={f['lessee']}&safety=unsafe&sort=recent")
@@ -208,8 +231,13 @@ def task_page(d, f):
     check(first.startswith("Leased by frank"), f"an ended attempt says who held its lease ({first})")
     check(not d.find_elements(By.CSS_SELECTOR, "#task-audit pre:not(details pre)"),
           "the task's audit rows read as sentences, the raw row folded")
-    # An in-flight task offers its repairs, each with a reason.
+    # Who canceled a task, when and why.
+    d.get(f"{base}/dashboard/tasks/{f['canceled']}")
+    said = text(d, "#canceled")
+    check("alice" in said and "customer withdrew" in said, f"the task page says who canceled it and why ({said})")
+    # An in-flight task offers its repairs, each with a reason, and shows its last heartbeat.
     d.get(f"{base}/dashboard/tasks/{f['in_flight_task']}")
+    check("last heartbeat" in d.page_source, "the task page shows the lease's last heartbeat")
     for form in ("repair-requeue", "repair-error"):
         check(d.find_elements(By.CSS_SELECTOR, f"#{form} input[name=reason]"), f"the task page offers {form} with a reason")
 
@@ -234,22 +262,30 @@ def audit(d, f):
     check(any("refused" not in (c.get_attribute("class") or "")
               for c in d.find_elements(By.CSS_SELECTOR, '#audit td.what[data-kind="capability_check"]')),
           "asked, the passing checks show")
-    older = d.find_elements(By.ID, "older")
-    if older:
-        first = d.find_element(By.CSS_SELECTOR, "#audit td.what").get_attribute("data-event")
-        older[0].click()
-        wait.until(EC.presence_of_element_located((By.ID, "newest")))
-        check(d.find_element(By.CSS_SELECTOR, "#audit td.what").get_attribute("data-event") != first,
-              "older rows are a page of their own")
+    events = lambda: {c.get_attribute("data-event") for c in d.find_elements(By.CSS_SELECTOR, "#audit td.what")}
+    newest = events()
+    d.find_element(By.ID, "older").click()
+    wait.until(EC.presence_of_element_located((By.ID, "newest")))
+    older = events()
+    check(older and not older & newest, f"older rows are a page of their own ({len(newest)} then {len(older)})")
     fits(d, "the audit page at 1,400 px")
 
 
 def search(d, f, shots):
     base = f["base"]
+    wait = WebDriverWait(d, 15)
     width(d, WIDE)
     d.get(f"{base}/dashboard/tasks?id={f['queued'][:8]}")
     rows = d.find_elements(By.CSS_SELECTOR, "#tasks tr[data-task]")
     check([r.get_attribute("data-task") for r in rows] == [f["queued"]], "an id prefix finds its task")
+    # The filters by result status and creation time, from the form.
+    d.get(f"{base}/dashboard/tasks")
+    Select(d.find_element(By.NAME, "result")).select_by_value("error")
+    Select(d.find_element(By.NAME, "created")).select_by_value("60")
+    d.find_element(By.CSS_SELECTOR, "form.filters button").click()
+    wait.until(lambda drv: "result=error" in drv.current_url)
+    badges = [r.find_element(By.CSS_SELECTOR, ".result").text for r in d.find_elements(By.CSS_SELECTOR, "#tasks tr[data-task]")]
+    check(badges and set(badges) == {"error"}, f"the result filter keeps the error answers ({badges})")
     d.get(f"{base}/dashboard/tasks")
     colours = {
         s: d.execute_script(
@@ -300,7 +336,7 @@ def main(fixtures):
         sign_in(d, f["base"], f["ops"])
         bad_address(d, f)
         stale_leases(d, f, shots)
-        f["in_flight"] = f["leases"] - len(f["keyboard"])
+        f["in_flight"] = f["leases"] - len(f["keyboard"]) - 1  # the row whose error was forced
         overview(d, f)
         task_page(d, f)
         audit(d, f)

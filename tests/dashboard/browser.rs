@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use super::web::{in_flight, operator};
+use super::web::{fan_out, in_flight, operator};
 use crate::common::python::{python_for, run_checked, scripts};
 use crate::common::*;
 
@@ -60,9 +60,12 @@ async fn every_page_reads_well_in_chromium(app: TestApp) {
             .await
             .unwrap();
     let ops = operator(&app);
-    // Forty leases of bob's, and three of kbd's that the keyboard repairs.
+    // 250 passing capability checks first (a fan-out batch): the audit page has older rows.
+    fan_out(&app, 250).await;
+    // A hundred and one leases of bob's (two pages), and three of kbd's that the keyboard
+    // repairs.
     let mut bobs = Vec::new();
-    for _ in 0..40 {
+    for _ in 0..101 {
         bobs.push(in_flight(&app).await.0);
     }
     let mut keyboard = Vec::new();
@@ -100,6 +103,12 @@ async fn every_page_reads_well_in_chromium(app: TestApp) {
     app.post_result(&frank, &result(&timeline, "error", "the ledger is locked"))
         .await
         .expect(201);
+    // A queued task its sender canceled, saying why.
+    let canceled = app.send_ok(&alice, &task("alice", "carol")).await;
+    let why = json!({"reason": "customer withdrew"});
+    app.post(&format!("/a2a/tasks/{canceled}/cancel"), &alice, &why)
+        .await
+        .expect(200);
     // A send its token does not allow: a refused capability check in the audit feed.
     let r = app.send(&app.carol(), &task("carol", "bob")).await;
     assert_eq!(r.status, 403, "{}", r.text);
@@ -114,8 +123,8 @@ async fn every_page_reads_well_in_chromium(app: TestApp) {
     std::fs::create_dir_all(&shots).unwrap();
     let fixtures = json!({
         "base": app.address, "ops": ops, "expired": expired, "name": engine,
-        "shots": shots, "leases": 43, "lessee": "kbd", "keyboard": keyboard,
-        "queued": queued, "answered": answered, "timeline": timeline, "in_flight_task": bobs[0],
+        "shots": shots, "leases": 104, "canceled": canceled, "lessee": "kbd", "keyboard": keyboard,
+        "queued": queued, "answered": answered, "timeline": timeline, "in_flight_task": bobs[0], "row_reason_task": bobs[1],
     });
     let file = shots.join("fixtures.json");
     std::fs::write(&file, fixtures.to_string()).unwrap();

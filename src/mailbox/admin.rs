@@ -2,7 +2,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::audit::{audit, audited_check};
+use super::audit::{audit, audited_check, kind};
 use super::{rule, Cx, Done, Mailbox};
 use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
 use uuid::Uuid;
@@ -87,7 +87,7 @@ impl Mailbox {
             tx,
             now,
             caller.sub.as_str(),
-            "a2a_compacted",
+            kind::COMPACTED,
             json!({
                 "dropped": dropped,
                 "resolved_tasks": c.resolved_tasks,

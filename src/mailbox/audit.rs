@@ -6,9 +6,37 @@ use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
 use crate::error::MailboxError;
 use crate::store::{TaskRow, Tx};
 
-/// The audit slug of a capability check: by far the most common row (one per send and per
-/// result).
-pub(crate) const CAPABILITY_CHECK: &str = "capability_check";
+/// The kinds of audit row the mailbox writes (docs/contract.md#audit), each slug written once:
+/// the rules write them from here, and the dashboard's menu offers [`kind::ALL`].
+pub mod kind {
+    /// A capability check: by far the most common row (one per send and per result).
+    pub const CAPABILITY_CHECK: &str = "capability_check";
+    pub const AUTHENTICATION_FAILED: &str = "authentication_failed";
+    pub const SENDER_MISMATCH: &str = "a2a_sender_mismatch";
+    pub const RESULT_REJECTED: &str = "a2a_result_rejected";
+    pub const REPAIR_APPLIED: &str = "a2a_repair_applied";
+    pub const TASK_CANCELED: &str = "a2a_task_canceled";
+    pub const RETRY_SCAN: &str = "a2a_auto_retry_scheduler_scan";
+    pub const COMPACTED: &str = "a2a_compacted";
+    pub const RESULT_CACHE_REPLAYED: &str = "a2a_result_cache_replayed";
+    pub const IDEMPOTENCY_KEY_REPLAYED: &str = "idempotency_key_replayed";
+
+    /// Every kind, most common first.
+    pub const ALL: [&str; 10] = [
+        CAPABILITY_CHECK,
+        AUTHENTICATION_FAILED,
+        SENDER_MISMATCH,
+        RESULT_REJECTED,
+        REPAIR_APPLIED,
+        TASK_CANCELED,
+        RETRY_SCAN,
+        COMPACTED,
+        RESULT_CACHE_REPLAYED,
+        IDEMPOTENCY_KEY_REPLAYED,
+    ];
+}
+
+pub(crate) use kind::CAPABILITY_CHECK;
 
 /// The body of a `capability_check` audit row that required one action.
 pub(crate) fn capability_audit(scope_id: &str, action: &str, passed: bool) -> Value {
@@ -186,7 +214,7 @@ impl RepairApplied<'_> {
         issuer: &str,
     ) -> Result<(), MailboxError> {
         let fields = serde_json::to_value(self).map_err(MailboxError::internal)?;
-        audit(tx, now, issuer, "a2a_repair_applied", fields).await
+        audit(tx, now, issuer, kind::REPAIR_APPLIED, fields).await
     }
 }
 

@@ -20,7 +20,7 @@ use super::{now_ms, Mailbox};
 use crate::auth::AuthReason;
 
 /// The audit slug, and the issuer of its rows.
-pub const AUTHENTICATION_FAILED: &str = "authentication_failed";
+pub use super::audit::kind::AUTHENTICATION_FAILED;
 pub const ANONYMOUS: &str = "anonymous";
 /// Addresses counted on their own at one time; any further one counts under [`OVERFLOW`].
 pub const MAX_ADDRESSES: usize = 1024;

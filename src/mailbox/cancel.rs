@@ -4,7 +4,7 @@
 use serde_json::json;
 use uuid::Uuid;
 
-use super::audit::{actions_audit, audit, EndedLease, CAPABILITY_CHECK};
+use super::audit::{actions_audit, audit, kind, EndedLease, CAPABILITY_CHECK};
 use super::{check_lease, not_found, rule, visible_to, Cx, Done, Mailbox, Wake};
 use crate::auth::Caller;
 use crate::domain::answers::TaskCanceled;
@@ -108,7 +108,7 @@ impl Mailbox {
                     tx,
                     now,
                     me,
-                    "a2a_task_canceled",
+                    kind::TASK_CANCELED,
                     json!({
                         "task_id": id,
                         "previous_state": c.previous_state,

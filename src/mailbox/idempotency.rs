@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
-use super::audit::audit;
+use super::audit::{audit, kind};
 use super::Written;
 use super::{now_ms, Done, IdemRequest, Mailbox};
 use crate::auth::Caller;
@@ -62,7 +62,7 @@ impl Mailbox {
             tx,
             now,
             me,
-            "idempotency_key_replayed",
+            kind::IDEMPOTENCY_KEY_REPLAYED,
             json!({"key": idem.key, "outcome": match &stored {
                 Ok(_) => "success",
                 Err(e) => e.code.as_str(),

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::audit::{audit, audited_check, respond_audit_halves};
+use super::audit::{audit, audited_check, kind, respond_audit_halves};
 use super::cancel::{refuse_if_canceled_for, task_canceled};
 use super::longpoll::{Polled, Waiting};
 use super::{check_lease, rule, visible_to, Cx, Done, Fast, Mailbox, Rule, WaitFor, Wake};
@@ -119,7 +119,7 @@ impl Mailbox {
                     tx,
                     now,
                     me,
-                    "a2a_result_rejected",
+                    kind::RESULT_REJECTED,
                     serde_json::json!({"task_id": id, "reason": "unknown_task"}),
                 )
                 .await?;

@@ -4,7 +4,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use super::audit::{audit, capability_audit, CAPABILITY_CHECK};
+use super::audit::{audit, capability_audit, kind, CAPABILITY_CHECK};
 use super::{rule, Cx, Done, Fast, Mailbox, Rule, Wake};
 use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
 use crate::domain::answers::TaskQueued;
@@ -109,7 +109,7 @@ pub(super) fn check_send(caller: &Caller, raw: &Value) -> Checked {
                 caller.sub.as_str()
             ),
         );
-        return refused(vec![("a2a_sender_mismatch", row)], e);
+        return refused(vec![(kind::SENDER_MISMATCH, row)], e);
     }
     // 2. The capability to send to the recipient, which must be an agent id for an action to
     // be named for it (docs/contract.md#details): an invalid one is the body's fault, before any check.
@@ -223,7 +223,7 @@ impl Mailbox {
                     tx,
                     now,
                     caller.sub.as_str(),
-                    "a2a_result_cache_replayed",
+                    kind::RESULT_CACHE_REPLAYED,
                     json!({"task_id": accepted.id, "replayed_from": hit.source_task_id}),
                 )
                 .await?;

@@ -11,11 +11,12 @@ use actix_web::{HttpRequest, HttpResponse};
 use maud::{html, Markup};
 use serde::{de::Error as _, Deserialize, Deserializer};
 
-use super::events::{self, KINDS};
+use super::events;
 use super::layout::{ok, query_of};
 use super::session::session;
 use crate::http::state::State;
 use crate::mailbox::admin::{AuditFilter, AuditPage, AuditPageRequest, AUDIT_PAGE_SCAN};
+use crate::mailbox::audit::kind;
 use crate::mailbox::now_ms;
 
 /// Rows on a page.
@@ -31,7 +32,7 @@ const TIMES: [(i64, &str); 4] = [
 
 #[derive(Deserialize)]
 pub struct Query {
-    /// One of [`KINDS`]; blank for every kind.
+    /// One of [`kind::ALL`]; blank for every kind.
     #[serde(default, deserialize_with = "known_kind")]
     kind: Option<String>,
     /// Only the last this many minutes.
@@ -46,7 +47,7 @@ pub struct Query {
 /// A kind the menu offers, or none; any other value is refused as the address's bad value.
 fn known_kind<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     match Option::<String>::deserialize(d)?.filter(|k| !k.is_empty()) {
-        Some(k) if !KINDS.iter().any(|(slug, _)| *slug == k) => {
+        Some(k) if !kind::ALL.contains(&k.as_str()) => {
             Err(D::Error::custom(format!("{k:?} is not an audit kind")))
         }
         k => Ok(k),
@@ -118,8 +119,8 @@ fn filters(q: &Query, minutes: Option<i64>) -> Markup {
         form.filters #audit-filters method="get" action="/dashboard/audit" {
             label { "kind" select name="kind" {
                 option value="" { "all kinds" }
-                @for (slug, label) in KINDS {
-                    option value=(slug) selected[q.kind.as_deref() == Some(slug)] { (label) " (" (slug) ")" }
+                @for slug in kind::ALL {
+                    option value=(slug) selected[q.kind.as_deref() == Some(slug)] { (events::label(slug)) " (" (slug) ")" }
                 }
             } }
             label { "time" select name="minutes" {

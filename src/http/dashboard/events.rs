@@ -9,21 +9,24 @@ use uuid::Uuid;
 
 use super::layout::ago;
 use crate::mailbox::admin::AuditEvent;
+use crate::mailbox::audit::kind;
 
-/// The kinds of audit row the mailbox writes (docs/contract.md#audit), as the audit page's
-/// menu offers them: the slug, and what its rows are.
-pub const KINDS: [(&str, &str); 10] = [
-    ("capability_check", "capability checks"),
-    ("authentication_failed", "refused tokens"),
-    ("a2a_sender_mismatch", "sends under another name"),
-    ("a2a_result_rejected", "refused results"),
-    ("a2a_repair_applied", "repairs"),
-    ("a2a_task_canceled", "cancels"),
-    ("a2a_auto_retry_scheduler_scan", "retry scans"),
-    ("a2a_compacted", "compactions"),
-    ("a2a_result_cache_replayed", "result cache replays"),
-    ("idempotency_key_replayed", "Idempotency-Key replays"),
-];
+/// What the rows of a kind are, as the audit page's menu says it ([`kind::ALL`] is the menu).
+pub fn label(slug: &str) -> &'static str {
+    match slug {
+        kind::CAPABILITY_CHECK => "capability checks",
+        kind::AUTHENTICATION_FAILED => "refused tokens",
+        kind::SENDER_MISMATCH => "sends under another name",
+        kind::RESULT_REJECTED => "refused results",
+        kind::REPAIR_APPLIED => "repairs",
+        kind::TASK_CANCELED => "cancels",
+        kind::RETRY_SCAN => "retry scans",
+        kind::COMPACTED => "compactions",
+        kind::RESULT_CACHE_REPLAYED => "result cache replays",
+        kind::IDEMPOTENCY_KEY_REPLAYED => "Idempotency-Key replays",
+        _ => "rows of another kind",
+    }
+}
 
 /// The slug of a row.
 pub fn kind_of(e: &AuditEvent) -> &str {
@@ -55,8 +58,8 @@ pub fn task_link(id: &str) -> Markup {
 /// another name, a refused result, refused tokens.
 pub fn refused(e: &AuditEvent) -> bool {
     match kind_of(e) {
-        "capability_check" => e.kind.get("passed") != Some(&Value::Bool(true)),
-        "a2a_sender_mismatch" | "a2a_result_rejected" | "authentication_failed" => true,
+        kind::CAPABILITY_CHECK => e.kind.get("passed") != Some(&Value::Bool(true)),
+        kind::SENDER_MISMATCH | kind::RESULT_REJECTED | kind::AUTHENTICATION_FAILED => true,
         _ => false,
     }
 }
@@ -122,7 +125,7 @@ pub fn sentence(e: &AuditEvent) -> Markup {
     let reason = text(k, "reason").filter(|r| !r.is_empty());
     html! {
         @match kind_of(e) {
-            "capability_check" => {
+            kind::CAPABILITY_CHECK => {
                 @if refused(e) {
                     "Refused to " (checked(k)) ": the token lacks " code { (list(k, "missing_actions")) }
                 } @else {
@@ -131,17 +134,17 @@ pub fn sentence(e: &AuditEvent) -> Markup {
                     @if actions.is_empty() { " (its sender)" } @else { " (" code { (actions) } ")" }
                 }
             },
-            "authentication_failed" => {
+            kind::AUTHENTICATION_FAILED => {
                 (number(k, "count").unwrap_or(1)) " refused token(s) from " span.mono { (text(k, "address").unwrap_or("?")) }
                 @let why = counts(k, "reasons");
                 @if !why.is_empty() { ": " (why) }
             },
-            "a2a_sender_mismatch" => {
+            kind::SENDER_MISMATCH => {
                 "Refused a send under another name: sender " strong { (text(k, "sender").unwrap_or("?")) }
                 " to " strong { (text(k, "recipient").unwrap_or("?")) }
                 @if !task.is_empty() { ", task " (task_link(task)) }
             },
-            "a2a_result_rejected" => {
+            kind::RESULT_REJECTED => {
                 "Refused a result for task " (task_link(task)) ": "
                 @match reason {
                     Some("unknown_task") => "no such task is visible to it",
@@ -149,7 +152,7 @@ pub fn sentence(e: &AuditEvent) -> Markup {
                     None => "no reason recorded",
                 }
             },
-            "a2a_repair_applied" => {
+            kind::REPAIR_APPLIED => {
                 @match text(k, "action") {
                     Some("force_error") => "Forced an error on task ",
                     Some("auto_requeue") => "Retry gate requeued task ",
@@ -158,12 +161,12 @@ pub fn sentence(e: &AuditEvent) -> Markup {
                 (task_link(task)) " (" (repair_facts(k)) ")"
                 @if let Some(r) = reason { ": " (r) }
             },
-            "a2a_task_canceled" => {
+            kind::TASK_CANCELED => {
                 "Canceled task " (task_link(task)) " while " (text(k, "previous_state").unwrap_or("?"))
                 @if let Some(lease) = text(k, "lease_id") { " (lease " (lease) ")" }
                 @if let Some(r) = reason { ": " (r) }
             },
-            "a2a_auto_retry_scheduler_scan" => {
+            kind::RETRY_SCAN => {
                 @if let Some(err) = text(k, "error") {
                     "Retry scan failed: " (err)
                 } @else if k.get("coalesced") == Some(&Value::Bool(true)) {
@@ -177,18 +180,18 @@ pub fn sentence(e: &AuditEvent) -> Markup {
                     @if !why.is_empty() { " (" (why) ")" }
                 }
             },
-            "a2a_compacted" => {
+            kind::COMPACTED => {
                 "Compaction dropped " (number(k, "dropped").unwrap_or(0)) ": "
                 (number(k, "resolved_tasks").unwrap_or(0)) " settled tasks, "
                 (number(k, "result_cache_entries").unwrap_or(0)) " cached results, "
                 (number(k, "idempotency_keys").unwrap_or(0)) " Idempotency-Keys, "
                 (number(k, "audit_rows").unwrap_or(0)) " audit rows"
             },
-            "a2a_result_cache_replayed" => {
+            kind::RESULT_CACHE_REPLAYED => {
                 "Answered task " (task_link(task)) " from the result cache, with a copy of task "
                 (task_link(text(k, "replayed_from").unwrap_or("?")))
             },
-            "idempotency_key_replayed" => {
+            kind::IDEMPOTENCY_KEY_REPLAYED => {
                 "Answered a repeated request with the answer kept for Idempotency-Key "
                 span.mono { (text(k, "key").unwrap_or("?")) } " (" (text(k, "outcome").unwrap_or("?")) ")"
             },
@@ -217,6 +220,18 @@ pub fn row(e: &AuditEvent, now: u64) -> Markup {
                 span.sentence { (sentence(e)) }
                 details.raw { summary { "row" } pre { (raw) } }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_menu_names_every_kind_the_mailbox_writes() {
+        for slug in kind::ALL {
+            assert_ne!(label(slug), label("no such kind"), "{slug} has no label");
         }
     }
 }

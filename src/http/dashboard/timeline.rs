@@ -11,6 +11,7 @@ use super::events::{kind_of, number, refused, sentence, text};
 use super::layout::{ago, state_badge, when};
 use crate::domain::{TaskState, TaskStatus};
 use crate::mailbox::admin::AuditEvent;
+use crate::mailbox::audit::kind;
 
 /// One attempt: the rows written while it ran, and the row that ended it, if one did.
 struct Attempt<'a> {
@@ -67,8 +68,8 @@ fn attempts<'a>(t: &TaskStatus, rows: &'a [AuditEvent]) -> (Vec<Attempt<'a>>, Ve
     for e in rows.iter().rev() {
         let k = &e.kind;
         let ends = match kind_of(e) {
-            "a2a_repair_applied" => number(k, "attempt").map(|n| n as u32),
-            "a2a_task_canceled" if text(k, "previous_state") == Some("in_flight") => {
+            kind::REPAIR_APPLIED => number(k, "attempt").map(|n| n as u32),
+            kind::TASK_CANCELED if text(k, "previous_state") == Some("in_flight") => {
                 Some(ended + 1)
             }
             _ => None,
@@ -131,7 +132,7 @@ fn attempt(t: &TaskStatus, a: &Attempt, last: bool, now: u64) -> Markup {
 fn ending(t: &TaskStatus, a: &Attempt, last: bool, now: u64) -> Markup {
     if let Some(e) = a.end {
         let how = match (kind_of(e), text(&e.kind, "action")) {
-            ("a2a_task_canceled", _) => "canceled",
+            (kind::TASK_CANCELED, _) => "canceled",
             (_, Some("force_error")) => "forced_error",
             (_, Some("auto_requeue")) => "auto_requeued",
             _ => "requeued",
@@ -168,7 +169,7 @@ fn ending(t: &TaskStatus, a: &Attempt, last: bool, now: u64) -> Markup {
 
 /// Whether a row is the passed check of an answer to the task (its result's row).
 fn answers(e: &AuditEvent) -> bool {
-    kind_of(e) == "capability_check"
+    kind_of(e) == kind::CAPABILITY_CHECK
         && !refused(e)
         && text(&e.kind, "scope_id").is_some_and(|s| s.starts_with("a2a-respond:"))
 }
@@ -202,7 +203,7 @@ fn unleased_end(t: &TaskStatus, attempts: &[Attempt], after: &[&AuditEvent]) -> 
     }
     let cached = after
         .iter()
-        .any(|e| kind_of(e) == "a2a_result_cache_replayed");
+        .any(|e| kind_of(e) == kind::RESULT_CACHE_REPLAYED);
     let expired =
         t.result.as_ref().and_then(|r| r.error_message.as_deref()) == Some("deadline exceeded");
     html! {

@@ -24,7 +24,9 @@ use super::{
 use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx, OPERATOR};
 use crate::domain::Validate;
 use crate::error::{ErrorCode, MailboxError};
-use crate::mailbox::audit::{audit, checks_audit, EndedLease, RepairApplied, CAPABILITY_CHECK};
+use crate::mailbox::audit::{
+    audit, checks_audit, kind, EndedLease, RepairApplied, CAPABILITY_CHECK,
+};
 use crate::mailbox::{now_ms, rule, Cx, Done, Mailbox, Wake};
 use crate::mailbox::{Writer, Written};
 use crate::store::{parse_uuid, Tx};
@@ -236,7 +238,7 @@ async fn scan_row(
         tx,
         now,
         caller.sub.as_str(),
-        "a2a_auto_retry_scheduler_scan",
+        kind::RETRY_SCAN,
         json!({
             "enabled": policy.enabled,
             "considered": report.considered,

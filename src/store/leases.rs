@@ -7,6 +7,7 @@
 
 use super::facade::Store;
 use super::listing::{Sql, TaskFilter};
+use super::reads::Count;
 use super::records::TaskRow;
 use super::statements::task_cols;
 use crate::error::MailboxError;
@@ -90,10 +91,7 @@ pub struct LeaseQuery {
 
 impl LeaseQuery {
     fn sql(&self, select: &str) -> Sql {
-        let mut q = Sql {
-            text: select.to_owned(),
-            args: Vec::new(),
-        };
+        let mut q = Sql::new(select);
         let filter = TaskFilter {
             states: Vec::new(),
             ..self.filter.clone()
@@ -119,9 +117,7 @@ impl LeaseQuery {
         }
         q
     }
-}
 
-impl LeaseQuery {
     fn page_sql(&self, after: Option<&LeaseAfter>, limit: i64) -> Sql {
         let mut q = self.sql(&format!("SELECT {} FROM tasks", task_cols!()));
         let (column, descending, _) = self.order.column();
@@ -142,11 +138,6 @@ impl LeaseQuery {
             .push_str(&format!(" ORDER BY {column} {dir}, id ASC LIMIT {l}"));
         q
     }
-}
-
-#[derive(sqlx::FromRow)]
-struct Count {
-    n: i64,
 }
 
 impl Store {

@@ -70,6 +70,14 @@ pub(super) struct Sql {
 }
 
 impl Sql {
+    /// A statement that starts with `text`, nothing bound yet.
+    pub(super) fn new(text: impl Into<String>) -> Sql {
+        Sql {
+            text: text.into(),
+            args: Vec::new(),
+        }
+    }
+
     pub(super) fn bind(&mut self, v: impl Into<Val>) -> String {
         self.args.push(v.into());
         format!("${}", self.args.len())
@@ -123,10 +131,7 @@ impl Sql {
 
 /// The page statement: the newest `limit` tasks of `filter` after `after`.
 fn page_sql(filter: &TaskFilter, after: Option<&PageAfter>, limit: i64) -> Sql {
-    let mut q = Sql {
-        text: format!("SELECT {} FROM tasks", task_cols!()),
-        args: Vec::new(),
-    };
+    let mut q = Sql::new(format!("SELECT {} FROM tasks", task_cols!()));
     q.filter(filter);
     if let Some(a) = after {
         let (ms, id) = (q.bind(a.created_at_ms), q.bind(a.id.as_str()));
@@ -159,10 +164,7 @@ impl Store {
 
     /// How many of `filter`'s tasks are in each state (states without tasks left out).
     pub async fn count_by_state(&self, filter: &TaskFilter) -> Result<Vec<(String, i64)>> {
-        let mut q = Sql {
-            text: "SELECT state, COUNT(*) AS n FROM tasks".to_owned(),
-            args: Vec::new(),
-        };
+        let mut q = Sql::new("SELECT state, COUNT(*) AS n FROM tasks");
         q.filter(filter);
         q.text.push_str(" GROUP BY state");
         let rows: Vec<StateCount> = self.read_all(&q.text, &q.args).await?;

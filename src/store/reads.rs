@@ -3,8 +3,9 @@
 //! per-state gauges, which count one partial index each.
 
 use super::facade::Store;
+use super::listing::Sql;
 use super::records::{AuditRow, LeaseView, TaskRow};
-use super::runner::{args, Val};
+use super::runner::args;
 use super::statements as sql;
 use crate::error::MailboxError;
 
@@ -44,9 +45,10 @@ struct Probe {
     timestamp_ms: i64,
 }
 
+/// A `COUNT(*) AS n`.
 #[derive(sqlx::FromRow)]
-struct Count {
-    n: i64,
+pub(super) struct Count {
+    pub(super) n: i64,
 }
 
 #[derive(sqlx::FromRow)]
@@ -156,8 +158,8 @@ impl Store {
     /// `audit_by_kind` for any kind but the unindexed one, the primary key backwards otherwise);
     /// a catch-all `($1 IS NULL OR issuer = $1)` form made SQLite scan the whole table.
     pub async fn audit_feed(&self, q: &AuditQuery<'_>) -> Result<Vec<AuditRow>> {
-        let (stmt, args) = audit_sql(q, None, None, q.limit);
-        Ok(self.read_all(&stmt, &args).await?)
+        let s = audit_sql(q, None, None, q.limit);
+        Ok(self.read_all(&s.text, &s.args).await?)
     }
 
     /// One page of the audit feed, newest first, at most `q.limit` rows older than the row
@@ -183,8 +185,8 @@ impl Store {
                 since_ms: None,
                 ..*q
             };
-            let (stmt, args) = audit_sql(&entries, None, before, limit + 1);
-            let rows: Vec<Numbered> = self.read_all(&stmt, &args).await?;
+            let s = audit_sql(&entries, None, before, limit + 1);
+            let rows: Vec<Numbered> = self.read_all(&s.text, &s.args).await?;
             let read = rows.len();
             let since = q.since_ms.unwrap_or(i64::MIN);
             let within = |r: &Numbered| r.row.timestamp_ms >= since;
@@ -206,8 +208,8 @@ impl Store {
             },
         };
         let bottom = top.saturating_sub(scan.max(1));
-        let (stmt, args) = audit_sql(q, Some(bottom), Some(top), limit + 1);
-        let mut rows: Vec<Numbered> = self.read_all(&stmt, &args).await?;
+        let s = audit_sql(q, Some(bottom), Some(top), limit + 1);
+        let mut rows: Vec<Numbered> = self.read_all(&s.text, &s.args).await?;
         let older = if rows.len() as i64 > limit {
             rows.truncate(limit as usize);
             rows.last().map(|r| r.id)
@@ -223,21 +225,16 @@ impl Store {
     /// The newest row below `below` (anywhere when `None`): one step down an index, of the
     /// query's kind when that kind has its index, of any kind otherwise.
     async fn audit_probe(&self, q: &AuditQuery<'_>, below: Option<i64>) -> Result<Option<Probe>> {
-        let mut stmt = String::from("SELECT id, timestamp_ms FROM audit WHERE TRUE");
-        let mut args = Vec::new();
+        let mut s = Sql::new("SELECT id, timestamp_ms FROM audit WHERE TRUE");
         if let Some(kind) = q.kind.filter(|k| *k != UNINDEXED_AUDIT_KIND) {
-            args.push(Val::from(kind));
-            stmt.push_str(&format!(
-                " AND kind = ${} AND kind <> '{UNINDEXED_AUDIT_KIND}'",
-                args.len()
-            ));
+            and_kind(&mut s, kind);
         }
         if let Some(below) = below {
-            args.push(Val::from(below));
-            stmt.push_str(&format!(" AND id < ${}", args.len()));
+            let p = s.bind(below);
+            s.text.push_str(&format!(" AND id < {p}"));
         }
-        stmt.push_str(" ORDER BY id DESC LIMIT 1");
-        Ok(self.read_optional(&stmt, &args).await?)
+        s.text.push_str(" ORDER BY id DESC LIMIT 1");
+        Ok(self.read_optional(&s.text, &s.args).await?)
     }
 
     /// The audit rows about task `task_id` (their `task_id` column), newest first: read by the
@@ -272,51 +269,51 @@ fn numbered(rows: Vec<Numbered>) -> Vec<(i64, AuditRow)> {
 /// `bottom` it reads that stretch of the primary key and nothing else: its time filter is
 /// written `+timestamp_ms`, an expression no index serves, so neither engine trades the
 /// stretch for the time index.
-fn audit_sql(
-    q: &AuditQuery<'_>,
-    bottom: Option<i64>,
-    top: Option<i64>,
-    limit: i64,
-) -> (String, Vec<Val>) {
-    let mut stmt =
-        String::from("SELECT id, event_id, timestamp_ms, issuer, kind, body FROM audit WHERE TRUE");
-    let mut args = Vec::new();
+fn audit_sql(q: &AuditQuery<'_>, bottom: Option<i64>, top: Option<i64>, limit: i64) -> Sql {
+    let mut s =
+        Sql::new("SELECT id, event_id, timestamp_ms, issuer, kind, body FROM audit WHERE TRUE");
     if let Some(top) = top {
-        args.push(Val::from(top));
-        stmt.push_str(&format!(" AND id < ${}", args.len()));
+        let p = s.bind(top);
+        s.text.push_str(&format!(" AND id < {p}"));
     }
     if let Some(bottom) = bottom {
-        args.push(Val::from(bottom));
-        stmt.push_str(&format!(" AND id >= ${}", args.len()));
+        let p = s.bind(bottom);
+        s.text.push_str(&format!(" AND id >= {p}"));
     }
     if let Some(issuer) = q.issuer {
-        args.push(Val::from(issuer));
-        stmt.push_str(&format!(" AND issuer = ${}", args.len()));
+        let p = s.bind(issuer);
+        s.text.push_str(&format!(" AND issuer = {p}"));
     }
     if let Some(since) = q.since_ms {
-        args.push(Val::from(since));
+        let p = s.bind(since);
         let column = if bottom.is_some() {
             "+timestamp_ms"
         } else {
             "timestamp_ms"
         };
-        stmt.push_str(&format!(" AND {column} >= ${}", args.len()));
+        s.text.push_str(&format!(" AND {column} >= {p}"));
     }
     if let Some(kind) = q.kind {
-        args.push(Val::from(kind));
-        stmt.push_str(&format!(" AND kind = ${}", args.len()));
-        if kind != UNINDEXED_AUDIT_KIND {
-            // The partial index's own condition, spelled out: SQLite uses a partial index
-            // only when the query repeats its WHERE term (PostgreSQL would infer it).
-            stmt.push_str(&format!(" AND kind <> '{UNINDEXED_AUDIT_KIND}'"));
-        }
+        and_kind(&mut s, kind);
     }
     if q.hide_passed_checks && q.kind.is_none_or(|k| k == UNINDEXED_AUDIT_KIND) {
-        stmt.push_str(&format!(
+        s.text.push_str(&format!(
             " AND NOT (kind = '{UNINDEXED_AUDIT_KIND}' AND body LIKE '{PASSED_CHECK}')"
         ));
     }
-    args.push(Val::from(limit));
-    stmt.push_str(&format!(" ORDER BY id DESC LIMIT ${}", args.len()));
-    (stmt, args)
+    let l = s.bind(limit);
+    s.text.push_str(&format!(" ORDER BY id DESC LIMIT {l}"));
+    s
+}
+
+/// `AND kind = $n`; for any kind but the unindexed one, with the partial index's own condition
+/// spelled out: SQLite uses a partial index only when the query repeats its WHERE term
+/// (PostgreSQL would infer it).
+fn and_kind(s: &mut Sql, kind: &str) {
+    let p = s.bind(kind);
+    s.text.push_str(&format!(" AND kind = {p}"));
+    if kind != UNINDEXED_AUDIT_KIND {
+        s.text
+            .push_str(&format!(" AND kind <> '{UNINDEXED_AUDIT_KIND}'"));
+    }
 }

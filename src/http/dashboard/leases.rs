@@ -137,9 +137,10 @@ pub async fn list(state: State, req: HttpRequest) -> HttpResponse {
         Ok(page) => page,
         Err(e) => return super::failure(&s, &e, "/dashboard/leases"),
     };
-    let first = format!("/dashboard/leases?{}", q.query());
+    let query = q.query();
+    let first = format!("/dashboard/leases?{query}");
     let next = page.next.as_ref().map(|c| {
-        let sep = if q.query().is_empty() { "" } else { "&" };
+        let sep = if query.is_empty() { "" } else { "&" };
         format!("{first}{sep}after={}", encode(c))
     });
     ok(

@@ -50,8 +50,8 @@ pub struct Metrics {
     pub batched_requests: [AtomicU64; 4],
     /// PostgreSQL group commit: batches run (one transaction each, any mix of kinds).
     pub batch_transactions: AtomicU64,
-    /// PostgreSQL group commit, per [`BATCH_KINDS`]: parked long-polls (claims, drains) that
-    /// found their task or result riding along in the batch that queued or stored it.
+    /// Per [`BATCH_KINDS`]: parked long-polls (claims, drains) handed their task or result in
+    /// the commit that queued or stored it (PostgreSQL's batches; SQLite's sends, for claims).
     pub handoffs: [AtomicU64; 4],
     /// Refused tokens, per reason (`AuthReason as usize`).
     pub auth_failures: [AtomicU64; AuthReason::SLUGS.len()],
@@ -198,8 +198,8 @@ impl Metrics {
                 &self.batched_requests,
             ),
             (
-                "a2a_pg_handoffs_total",
-                "PostgreSQL group commit: waiting long-polls answered in the batch that queued their task (claim) or stored their result (drain).",
+                "a2a_handoffs_total",
+                "Waiting long-polls answered in the commit that queued their task (claim) or stored their result (drain).",
                 &self.handoffs,
             ),
         ] {

@@ -52,7 +52,8 @@ impl Mailbox {
     ) -> Result<Polled<(A2ATask, Lease)>, MailboxError> {
         // The common case, where the store has a fast path (PostgreSQL's lane): the head of
         // the queue is live and becomes the lease (no audit row: a lease is recorded in the task
-        // row). If it finds nothing, it stays parked for a later send.
+        // row). If it finds nothing (SQLite tries nothing), it stays parked for a later send,
+        // which leases its task to it in the same commit.
         let lease_id = Uuid::new_v4().to_string();
         let (claimed, ticket) = self
             .store

@@ -11,11 +11,11 @@ impl Mailbox {
     /// parked for its duration (docs/contract.md#waiting): registered under what it waits for,
     /// bounded per caller and in all, holding no connection; it looks again only when a commit
     /// that concerns it wakes it (on this instance or, on PostgreSQL, another one), and once
-    /// more when `wait` runs out. On PostgreSQL a probe that found nothing also leaves its
-    /// claim or drain parked in the batch lane, which answers it from the batch that queued its
-    /// task or stored its result (see `src/store/postgres/lane.rs`); any other wake-up unparks
-    /// it first, and a parked claim or drain that was riding in a batch at that moment is
-    /// waited for, so what it took is never dropped.
+    /// more when `wait` runs out. A probe that found nothing also leaves its claim (and, on
+    /// PostgreSQL, its drain) parked in the store, which answers it from the commit that queued
+    /// its task or stored its result (`src/store/postgres/lane.rs`, `src/store/sqlite/
+    /// parked.rs`); any other wake-up unparks it first, and a parked claim or drain that was
+    /// riding in a commit at that moment is waited for, so what it took is never dropped.
     pub(crate) async fn long_poll<T, F, Fut>(
         &self,
         wait: Duration,
@@ -80,7 +80,7 @@ impl Mailbox {
 pub(crate) enum Polled<T> {
     Found(T),
     Empty,
-    /// Nothing, and its claim or drain waits parked in the batch lane (PostgreSQL).
+    /// Nothing, and its claim or drain waits parked in the store for the commit that serves it.
     Waiting(Waiting<T>),
 }
 

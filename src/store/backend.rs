@@ -123,8 +123,9 @@ pub(crate) trait Backend: Send + Sync + 'static {
         audit_halves: (String, String),
     ) -> BoxFuture<'a, Result<Option<Committed<String>>>>;
     /// Leases the head of the recipient's queue in the engine's lane when it is live; if it
-    /// finds nothing, the claim stays parked for a later send. An engine without a lane tries
-    /// nothing (`Ok(None)`, no ticket): the mailbox's own transaction claims.
+    /// finds nothing, the claim stays parked for a later send. An engine without a lane only
+    /// parks the claim (`Ok(None)` and its ticket): the mailbox's own transaction claims what
+    /// is queued already.
     fn lane_claim<'a>(
         &'a self,
         recipient: &'a str,

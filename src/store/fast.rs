@@ -40,7 +40,8 @@ impl Store {
 
     /// With a lane (PostgreSQL): leases the head of the recipient's queue in the lane when it is
     /// live; if it finds nothing, the claim stays parked for a later send. Without one (SQLite)
-    /// nothing is tried (`Ok(None)`, no ticket), and the mailbox's own transaction claims.
+    /// the claim is only parked (`Ok(None)` and its ticket): a later send leases its task to it,
+    /// and the mailbox's own transaction claims what is queued already.
     pub async fn lane_claim(
         &self,
         recipient: &str,

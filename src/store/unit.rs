@@ -43,22 +43,32 @@ impl<R: Send + 'static> Unit for OpUnit<R> {
     }
 
     fn done(mut self: Box<Self>, committed: Result<(), String>) {
-        let answer = match (committed, self.outcome.take()) {
-            (Ok(()), Some(outcome)) => outcome,
-            (Ok(()), None) => Err(MailboxError::internal("a write unit never ran")),
-            (Err(cause), outcome) => {
-                if let Some(Err(e)) = outcome {
-                    Err(e)
-                } else {
-                    tracing::warn!(error = %cause, "write transaction failed");
-                    Err(MailboxError::storage_unavailable(
-                        "the database could not commit the change; retry later",
-                    ))
-                }
-            }
-        };
+        let answer = settle(committed, self.outcome.take());
         if let Some(tx) = self.answer.take() {
             let _ = tx.send(answer);
+        }
+    }
+}
+
+/// What a unit answers once its transaction ended: its own outcome if the transaction
+/// committed; if not, its own error, or 503 `storage_unavailable` (retriable) when it had
+/// succeeded but the commit failed.
+pub(crate) fn settle<R>(
+    committed: Result<(), String>,
+    outcome: Option<Result<R, MailboxError>>,
+) -> Result<R, MailboxError> {
+    match (committed, outcome) {
+        (Ok(()), Some(outcome)) => outcome,
+        (Ok(()), None) => Err(MailboxError::internal("a write unit never ran")),
+        (Err(cause), outcome) => {
+            if let Some(Err(e)) = outcome {
+                Err(e)
+            } else {
+                tracing::warn!(error = %cause, "write transaction failed");
+                Err(MailboxError::storage_unavailable(
+                    "the database could not commit the change; retry later",
+                ))
+            }
         }
     }
 }

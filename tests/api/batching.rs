@@ -194,7 +194,7 @@ mod bodies {
             before + 1.0
         );
         assert_eq!(
-            metric(&app, "a2a_pg_handoffs_total{kind=\"claim\"}").await,
+            metric(&app, "a2a_handoffs_total{kind=\"claim\"}").await,
             1.0
         );
         assert_eq!(
@@ -233,7 +233,7 @@ mod bodies {
             before + 1.0
         );
         assert_eq!(
-            metric(&app, "a2a_pg_handoffs_total{kind=\"drain\"}").await,
+            metric(&app, "a2a_handoffs_total{kind=\"drain\"}").await,
             1.0
         );
         assert_eq!(app.status_ok(&t).await["state"], "resolved");

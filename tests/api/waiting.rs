@@ -64,6 +64,28 @@ async fn a_send_wakes_one_parked_worker_of_its_recipient_and_nobody_else(app: Te
     app.until_metric("a2a_waiters", 0.0).await;
 }
 
+both_engines!(a_waiting_worker_is_handed_its_task_by_the_commit_that_queued_it);
+async fn a_waiting_worker_is_handed_its_task_by_the_commit_that_queued_it(app: TestApp) {
+    const HANDED: &str = "a2a_handoffs_total{kind=\"claim\"}";
+    let bob = app.bob();
+    let poll = parked(&app, &bob, LEASE);
+    app.until_metric("a2a_waiters", 1.0).await;
+    let handed = app.metric(HANDED).await;
+    let t = app.send_ok(&app.alice(), &task("alice", "bob")).await;
+    let r = poll.await.unwrap();
+    assert_eq!(r.expect(200)["task"]["id"].as_str(), Some(t.as_str()));
+    assert_eq!(r.body["lease"]["attempt"], 1);
+    assert_eq!(
+        app.metric(HANDED).await,
+        handed + 1.0,
+        "the send's own commit did not lease the task to the waiting worker"
+    );
+    let status = app.status_ok(&t).await;
+    assert_eq!(status["state"], "in_flight");
+    assert_eq!(status["lease"]["lease_id"], r.body["lease"]["lease_id"]);
+    assert_eq!(status["lease"]["leased_to"], "bob");
+}
+
 both_engines!(a_result_wakes_one_drain_of_its_sender_and_nobody_else);
 async fn a_result_wakes_one_drain_of_its_sender_and_nobody_else(app: TestApp) {
     let (alice, bob) = (app.alice(), app.bob());

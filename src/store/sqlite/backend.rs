@@ -1,12 +1,14 @@
 //! SQLite's side of the seam: its writer runs every write unit, its readers the reads, and the
 //! fast paths are one statement text each (`SEND_FAST`, `RESULT_FAST`, `DRAIN`) run as a unit of
-//! the next group commit. It has no lane: a claim goes down the mailbox's own transaction.
+//! the next group commit. It has no lane: a long-poll's claim waits parked for a send
+//! (`parked.rs`, `send.rs`), and otherwise goes down the mailbox's own transaction.
 
 use futures_util::future::BoxFuture;
 use sqlx::Row as _;
 
+use super::send::SendUnit;
 use super::session::fetch;
-use super::statements::{DRAIN, RESULT_FAST, SEND_FAST, STATEMENTS};
+use super::statements::{DRAIN, RESULT_FAST, STATEMENTS};
 use super::{Sqlite, ENGINE};
 use crate::error::MailboxError;
 use crate::store::backend::{Backend, Engine, LaneTicket};
@@ -106,16 +108,10 @@ impl Backend for Sqlite {
         Box::pin(async move {
             let mut a = t.columns();
             a.extend_from_slice(args![crate::clock::now_ms(), audit_body.as_str()]);
-            let changed: Vec<(i64,)> = self
-                .transact(Box::new(move |tx| {
-                    Box::pin(async move { Ok(tx.fetch_all(SEND_FAST, &a).await?) })
-                }))
-                .await?;
-            let inserted = changed.first().is_some_and(|r| r.0 > 0);
-            Ok(inserted.then_some(Committed {
-                made: (),
-                handed: false,
-            }))
+            let (unit, sent) = SendUnit::new(a, t.recipient, &self.parked, &self.metrics);
+            self.run(Box::new(unit)).await;
+            sent.await
+                .unwrap_or_else(|_| Err(MailboxError::internal("a send was dropped unanswered")))
         })
     }
 
@@ -152,13 +148,16 @@ impl Backend for Sqlite {
         })
     }
 
+    /// Parks the claim (`parked.rs`) and tries nothing: the mailbox reads whether anything is
+    /// queued and, if so, unparks it and claims in its own transaction.
     fn lane_claim<'a>(
         &'a self,
-        _recipient: &'a str,
-        _lease_id: &'a str,
-        _caller: &'a str,
+        recipient: &'a str,
+        lease_id: &'a str,
+        caller: &'a str,
     ) -> BoxFuture<'a, (Result<Option<TaskRow>>, Option<LaneTicket>)> {
-        Box::pin(std::future::ready((Ok(None), None)))
+        let ticket = self.parked.park(recipient, lease_id, caller);
+        Box::pin(std::future::ready((Ok(None), Some(ticket))))
     }
 
     fn drain_next<'a>(

@@ -3,6 +3,8 @@
 //! (`statements.rs`) and the shared ones on them (`session.rs`).
 
 mod backend;
+mod parked;
+mod send;
 mod session;
 mod statements;
 mod writer;
@@ -41,10 +43,10 @@ fn unavailable(db: &dyn sqlx::error::DatabaseError) -> bool {
 fn open<'a>(
     url: &'a str,
     settings: &'a PoolSettings,
-    _metrics: Arc<Metrics>,
+    metrics: Arc<Metrics>,
 ) -> BoxFuture<'a, anyhow::Result<Arc<dyn Backend>>> {
     Box::pin(async move {
-        let sqlite: Arc<dyn Backend> = Arc::new(Sqlite::connect(url, settings).await?);
+        let sqlite: Arc<dyn Backend> = Arc::new(Sqlite::connect(url, settings, metrics).await?);
         Ok(sqlite)
     })
 }
@@ -76,10 +78,17 @@ pub(crate) struct Sqlite {
     read: SqlitePool,
     /// Write units go to the group-commit writer.
     writer: tokio::sync::mpsc::Sender<Box<dyn Unit>>,
+    /// Long-poll claims waiting for a send to lease them its task.
+    parked: Arc<parked::Parked>,
+    metrics: Arc<Metrics>,
 }
 
 impl Sqlite {
-    async fn connect(url: &str, settings: &PoolSettings) -> anyhow::Result<Sqlite> {
+    async fn connect(
+        url: &str,
+        settings: &PoolSettings,
+        metrics: Arc<Metrics>,
+    ) -> anyhow::Result<Sqlite> {
         if url.contains(":memory:") || url.contains("mode=memory") {
             anyhow::bail!(
                 "an in-memory SQLite database is not supported: the writer and the readers \
@@ -115,6 +124,8 @@ impl Sqlite {
             write,
             read,
             writer,
+            parked: Arc::default(),
+            metrics,
         })
     }
 }

@@ -1,0 +1,161 @@
+//! Long-poll claims parked beside SQLite's writer, so that a send leases its task to a waiting
+//! worker in the very commit that queues it: one commit per hand-off instead of two and a
+//! wake-up (PostgreSQL's lane does the same in its batches, `postgres/lane.rs`).
+//!
+//! A long-poll's claim registers here first ([`Parked::park`]) and then reads whether anything
+//! is queued; a send that commits before the registration is seen by that read, one that runs
+//! after it finds the claim here. The send's write unit takes the oldest parked claim of its
+//! recipient ([`Parked::take`]) and leases the head of the queue for it inside its own savepoint;
+//! the claim is answered by the writer once the group committed (never by the sending request,
+//! which may go away): the leased row, or nothing if the commit failed or the head was not live,
+//! and then the poll looks again. A poll that stops waiting while its claim rides in a group waits
+//! for that answer ([`Ticket::leave`]), so a lease that committed is never dropped.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use futures_util::future::BoxFuture;
+use tokio::sync::oneshot;
+
+use crate::error::MailboxError;
+use crate::store::backend::{LaneOutcome, LaneTicket, Waiting};
+use crate::store::records::TaskRow;
+
+type Answer = oneshot::Sender<Result<LaneOutcome, MailboxError>>;
+
+/// The claims parked now, by recipient, oldest first.
+#[derive(Default)]
+pub(super) struct Parked {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    next_id: u64,
+    by_recipient: HashMap<String, VecDeque<Claim>>,
+}
+
+/// A parked claim: the lease it would take, and whom to answer.
+pub(super) struct Claim {
+    id: u64,
+    pub lease_id: String,
+    pub caller: String,
+    answer: Answer,
+}
+
+impl Claim {
+    /// Answers the poll: the row leased for it in a commit that succeeded, or nothing (it looks
+    /// again).
+    pub fn answer(self, leased: Option<TaskRow>) {
+        let _ = self
+            .answer
+            .send(Ok(LaneOutcome::Claimed(leased.map(Box::new))));
+    }
+}
+
+impl Parked {
+    /// Parks a claim of `recipient`'s next task for `caller` under `lease_id`.
+    pub fn park(self: &Arc<Self>, recipient: &str, lease_id: &str, caller: &str) -> LaneTicket {
+        let (answer, answered) = oneshot::channel();
+        let mut inner = self.inner.lock().expect("parked claims poisoned");
+        inner.next_id += 1;
+        let id = inner.next_id;
+        inner
+            .by_recipient
+            .entry(recipient.to_owned())
+            .or_default()
+            .push_back(Claim {
+                id,
+                lease_id: lease_id.to_owned(),
+                caller: caller.to_owned(),
+                answer,
+            });
+        LaneTicket::new(Ticket {
+            parked: self.clone(),
+            recipient: recipient.to_owned(),
+            id,
+            answered: Some(answered),
+        })
+    }
+
+    /// Takes the oldest claim of `recipient` whose poll still waits, for a send to answer.
+    pub fn take(&self, recipient: &str) -> Option<Claim> {
+        let mut inner = self.inner.lock().ok()?;
+        let queue = inner.by_recipient.get_mut(recipient)?;
+        let mut taken = None;
+        while let Some(claim) = queue.pop_front() {
+            if !claim.answer.is_closed() {
+                taken = Some(claim);
+                break;
+            }
+        }
+        if queue.is_empty() {
+            inner.by_recipient.remove(recipient);
+        }
+        taken
+    }
+
+    /// Removes claim `id` if it is still parked: `false` when a send took it.
+    fn unpark(&self, recipient: &str, id: u64) -> bool {
+        let Ok(mut inner) = self.inner.lock() else {
+            return false;
+        };
+        let Some(queue) = inner.by_recipient.get_mut(recipient) else {
+            return false;
+        };
+        let found = queue.iter().position(|c| c.id == id).map(|at| {
+            queue.remove(at);
+        });
+        if queue.is_empty() {
+            inner.by_recipient.remove(recipient);
+        }
+        found.is_some()
+    }
+}
+
+/// A long-poll's parked claim.
+struct Ticket {
+    parked: Arc<Parked>,
+    recipient: String,
+    id: u64,
+    /// `None` once answered or given up.
+    answered: Option<oneshot::Receiver<Result<LaneOutcome, MailboxError>>>,
+}
+
+impl Waiting for Ticket {
+    fn answered(&mut self) -> BoxFuture<'_, Result<LaneOutcome, MailboxError>> {
+        Box::pin(async move {
+            if let Some(rx) = self.answered.as_mut() {
+                let outcome = rx.await;
+                self.answered = None;
+                if let Ok(outcome) = outcome {
+                    return outcome;
+                }
+            }
+            std::future::pending().await
+        })
+    }
+
+    fn leave(mut self: Box<Self>) -> BoxFuture<'static, Option<Result<LaneOutcome, MailboxError>>> {
+        let rx = self.answered.take();
+        let still_parked = rx.is_some() && self.parked.unpark(&self.recipient, self.id);
+        Box::pin(async move {
+            if still_parked {
+                return None;
+            }
+            // A send took it: its group's answer is on its way (the writer always answers).
+            rx?.await.ok()
+        })
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        // The request went away: the receiver goes first, so a send that takes it meanwhile
+        // sees it closed and passes it over.
+        if let Some(rx) = self.answered.take() {
+            drop(rx);
+            self.parked.unpark(&self.recipient, self.id);
+        }
+    }
+}

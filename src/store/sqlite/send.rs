@@ -1,0 +1,110 @@
+//! SQLite's fast send: one write unit of the next group commit that queues the task and, when a
+//! long-poll of its recipient is parked (`parked.rs`), leases the head of that queue to it in the
+//! same savepoint, so the waiting worker holds its task as soon as the send's commit is durable.
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use tokio::sync::oneshot;
+
+use super::parked::{Claim, Parked};
+use super::statements::SEND_FAST;
+use crate::error::MailboxError;
+use crate::metrics::Metrics;
+use crate::store::records::{Committed, TaskRow};
+use crate::store::runner::{Tx, Val};
+use crate::store::unit::{settle, Unit};
+
+/// The `claim` kind of [`Metrics::handoffs`].
+const CLAIM: usize = 1;
+
+type Sent = Result<Option<Committed<()>>, MailboxError>;
+
+/// A send, and the parked claim it leased for, if any.
+pub(super) struct SendUnit {
+    args: Vec<Val>,
+    recipient: String,
+    parked: Arc<Parked>,
+    metrics: Arc<Metrics>,
+    /// Whether the task was inserted (its id was new), once it ran.
+    inserted: Option<Result<bool, MailboxError>>,
+    /// The parked claim it took, and the row it leased for it.
+    rider: Option<(Claim, Option<TaskRow>)>,
+    answer: Option<oneshot::Sender<Sent>>,
+}
+
+impl SendUnit {
+    /// A unit that runs `SEND_FAST` with `args` for a task of `recipient`; its outcome arrives on
+    /// the receiver once the group has committed.
+    pub fn new(
+        args: Vec<Val>,
+        recipient: String,
+        parked: &Arc<Parked>,
+        metrics: &Arc<Metrics>,
+    ) -> (SendUnit, oneshot::Receiver<Sent>) {
+        let (answer, answered) = oneshot::channel();
+        let unit = SendUnit {
+            args,
+            recipient,
+            parked: parked.clone(),
+            metrics: metrics.clone(),
+            inserted: None,
+            rider: None,
+            answer: Some(answer),
+        };
+        (unit, answered)
+    }
+}
+
+impl Unit for SendUnit {
+    fn run<'t>(&'t mut self, tx: &'t mut Tx) -> BoxFuture<'t, bool> {
+        Box::pin(async move {
+            let changed: Vec<(i64,)> = match tx.fetch_all(SEND_FAST, &self.args).await {
+                Ok(changed) => changed,
+                Err(e) => {
+                    self.inserted = Some(Err(e.into()));
+                    return false;
+                }
+            };
+            let inserted = changed.first().is_some_and(|r| r.0 > 0);
+            self.inserted = Some(Ok(inserted));
+            if inserted {
+                if let Some(claim) = self.parked.take(&self.recipient) {
+                    let now = crate::clock::now_ms();
+                    // A claim that fails changes nothing (SQLite undoes a failed statement) and
+                    // keeps the send: the poll is answered nothing and looks again.
+                    let leased = tx
+                        .claim_head(&self.recipient, &claim.lease_id, &claim.caller, now)
+                        .await
+                        .unwrap_or_else(|e| {
+                            tracing::warn!(error = %e, "a parked claim could not ride a send");
+                            None
+                        });
+                    self.rider = Some((claim, leased));
+                }
+            }
+            true
+        })
+    }
+
+    fn done(mut self: Box<Self>, committed: Result<(), String>) {
+        let durable = committed.is_ok();
+        let handed = match self.rider.take() {
+            Some((claim, leased)) => {
+                let leased = leased.filter(|_| durable);
+                let handed = leased.is_some();
+                if handed {
+                    self.metrics.inc(&self.metrics.handoffs[CLAIM]);
+                }
+                claim.answer(leased);
+                handed
+            }
+            None => false,
+        };
+        let sent = settle(committed, self.inserted.take())
+            .map(|inserted| inserted.then_some(Committed { made: (), handed }));
+        if let Some(answer) = self.answer.take() {
+            let _ = answer.send(sent);
+        }
+    }
+}

@@ -159,3 +159,74 @@ impl Drop for Ticket {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn claimed(outcome: Option<Result<LaneOutcome, MailboxError>>) -> Option<bool> {
+        match outcome? {
+            Ok(LaneOutcome::Claimed(row)) => Some(row.is_some()),
+            _ => panic!("a parked claim answered something else"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_poll_that_leaves_while_a_send_holds_its_claim_waits_for_the_send() {
+        let parked = Arc::new(Parked::default());
+        let ticket = parked.park("bob", "lease-1", "bob");
+        let claim = parked.take("bob").expect("the parked claim");
+        assert_eq!(
+            (claim.lease_id.as_str(), claim.caller.as_str()),
+            ("lease-1", "bob")
+        );
+        let leaving = tokio::spawn(ticket.leave());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(
+            !leaving.is_finished(),
+            "the poll left while the send that took its claim had not answered"
+        );
+        claim.answer(None);
+        assert_eq!(claimed(leaving.await.unwrap()), Some(false));
+        assert!(parked.take("bob").is_none(), "nothing is left parked");
+    }
+
+    #[tokio::test]
+    async fn a_poll_that_leaves_before_any_send_took_its_claim_is_unparked_at_once() {
+        let parked = Arc::new(Parked::default());
+        let ticket = parked.park("bob", "lease-1", "bob");
+        assert_eq!(claimed(ticket.leave().await), None);
+        assert!(
+            parked.take("bob").is_none(),
+            "a send finds nobody to lease to"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_send_takes_the_oldest_claim_whose_poll_still_waits() {
+        let parked = Arc::new(Parked::default());
+        let gone = parked.park("bob", "lease-1", "bob");
+        let mut second = parked.park("bob", "lease-2", "bob");
+        let _third = parked.park("bob", "lease-3", "bob");
+        let _carol = parked.park("carol", "lease-4", "carol");
+        drop(gone);
+        let claim = parked.take("bob").expect("a waiting claim of bob's");
+        assert_eq!(claim.lease_id, "lease-2", "the oldest waiting claim");
+        claim.answer(None);
+        assert!(matches!(
+            second.answered().await,
+            Ok(LaneOutcome::Claimed(None))
+        ));
+        assert_eq!(
+            parked.take("bob").map(|c| c.lease_id),
+            Some("lease-3".into())
+        );
+        assert!(parked.take("bob").is_none());
+        assert_eq!(
+            parked.take("carol").map(|c| c.lease_id),
+            Some("lease-4".into())
+        );
+    }
+}

@@ -66,6 +66,14 @@ pub struct Metrics {
 /// order; also the `o_kind` numbers of `a2a_step_many` (migrations 0003, 0004).
 pub const BATCH_KINDS: [&str; 4] = ["send", "claim", "result", "drain"];
 
+/// Each kind's place in [`BATCH_KINDS`] and in the per-kind counters (checked by a unit test).
+pub mod kind {
+    pub const SEND: usize = 0;
+    pub const CLAIM: usize = 1;
+    pub const RESULT: usize = 2;
+    pub const DRAIN: usize = 3;
+}
+
 impl Metrics {
     pub fn inc(&self, c: &AtomicU64) {
         self.add(c, 1);
@@ -237,5 +245,23 @@ impl Metrics {
             let _ = writeln!(out, "{name}_count{{{labels}}} {}", h.count);
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{kind, BATCH_KINDS};
+
+    #[test]
+    fn each_kind_index_names_its_kind() {
+        let named = [
+            (kind::SEND, "send"),
+            (kind::CLAIM, "claim"),
+            (kind::RESULT, "result"),
+            (kind::DRAIN, "drain"),
+        ];
+        for (at, name) in named {
+            assert_eq!(BATCH_KINDS[at], name);
+        }
     }
 }

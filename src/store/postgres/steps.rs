@@ -10,7 +10,7 @@ use sqlx::{FromRow, PgConnection, PgPool};
 use super::lane::{Combiner, Element, Ticket, MAX_DRAIN_RIDERS};
 use super::statements::{LANE_CLAIM, LANE_DRAIN, LANE_SEND, LANE_STORED, STEP_MANY};
 use crate::error::MailboxError;
-use crate::metrics::{Metrics, BATCH_KINDS};
+use crate::metrics::{kind, Metrics, BATCH_KINDS};
 use crate::store::new_task::NewTask;
 use crate::store::records::{Committed, Drained, TaskRow};
 use crate::store::runner::Column;
@@ -58,10 +58,10 @@ pub struct ResultArgs {
 /// as [`BATCH_KINDS`] names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StepKind {
-    Send = 0,
-    Claim = 1,
-    Result = 2,
-    Drain = 3,
+    Send = kind::SEND as isize,
+    Claim = kind::CLAIM as isize,
+    Result = kind::RESULT as isize,
+    Drain = kind::DRAIN as isize,
 }
 
 impl StepKind {

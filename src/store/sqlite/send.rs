@@ -10,13 +10,10 @@ use tokio::sync::oneshot;
 use super::parked::{Claim, Parked};
 use super::statements::SEND_FAST;
 use crate::error::MailboxError;
-use crate::metrics::Metrics;
+use crate::metrics::{kind, Metrics};
 use crate::store::records::{Committed, TaskRow};
 use crate::store::runner::{Tx, Val};
 use crate::store::unit::{settle, Unit};
-
-/// The `claim` kind of [`Metrics::handoffs`].
-const CLAIM: usize = 1;
 
 type Sent = Result<Option<Committed<()>>, MailboxError>;
 
@@ -94,7 +91,7 @@ impl Unit for SendUnit {
                 let leased = leased.filter(|_| durable);
                 let handed = leased.is_some();
                 if handed {
-                    self.metrics.inc(&self.metrics.handoffs[CLAIM]);
+                    self.metrics.inc(&self.metrics.handoffs[kind::CLAIM]);
                 }
                 claim.answer(leased);
                 handed

@@ -19,6 +19,7 @@ use anyhow::Context;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tracing_actix_web::TracingLogger;
 
+use super::compact_head::CompactHead;
 use super::conn::ContractErrors;
 use super::extract::{form_config, json_config, path_config, query_config};
 use super::nul_guard::refuse_nul;
@@ -72,6 +73,7 @@ fn app(
         .wrap(from_fn(refuse_nul))
         .wrap(from_fn(observe_latency))
         .wrap(TracingLogger::default())
+        .wrap(CompactHead)
         .configure(configure)
         .default_service(web::to(not_found_route))
 }

@@ -5,6 +5,7 @@
 
 pub mod a2a;
 mod batch;
+mod compact_head;
 pub(crate) mod conn;
 mod dashboard;
 mod docs;

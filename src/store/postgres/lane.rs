@@ -30,6 +30,7 @@
 //! and a wake-up. A rider that committed is always answered, even when its request stopped
 //! waiting while the batch ran ([`Ticket::leave`]).
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
@@ -44,6 +45,8 @@ use crate::error::MailboxError;
 use crate::metrics::Metrics;
 
 mod run;
+#[cfg(test)]
+mod tests;
 
 /// Lanes (batches running at once). One: requests arriving while a batch runs wait for it and
 /// then go together. One lane for all kinds measured less CPU per task and more tasks per second
@@ -94,8 +97,9 @@ struct Queue<A: Element> {
     items: Vec<Item<A>>,
     /// Lanes running now (at most [`IN_FLIGHT`]).
     running: usize,
-    /// Polls that found nothing and wait for a batch that may make work for them, by id.
-    parked: Vec<Item<A>>,
+    /// Polls that found nothing and wait for a batch that may make work for them, by id (the
+    /// order they first asked in). A map: thousands park and leave one by one.
+    parked: BTreeMap<u64, Item<A>>,
     /// Parked polls riding in the running batch, with whether their request stopped waiting
     /// (then their outcome is answered whatever it is, since no later batch will take them).
     riding: Vec<(u64, bool)>,
@@ -228,22 +232,23 @@ impl<A: Element> Queue<A> {
     fn take(&mut self) -> Vec<Item<A>> {
         let n = self.items.len().min(MAX_BATCH);
         let mut batch: Vec<Item<A>> = self.items.drain(..n).collect();
+        // A burst of thousands of requests leaves no large queue behind once it is served.
+        if self.items.capacity() > 4 * MAX_BATCH && self.items.len() < self.items.capacity() / 4 {
+            self.items.shrink_to(2 * self.items.len());
+        }
         if !self.parked.is_empty() {
             let rides = {
                 let args: Vec<&A> = batch.iter().map(|i| &i.arg).collect();
-                let parked: Vec<&A> = self.parked.iter().map(|i| &i.arg).collect();
+                let parked: Vec<&A> = self.parked.values().map(|i| &i.arg).collect();
                 A::riders(&args, &parked)
             };
-            let parked = std::mem::take(&mut self.parked);
-            for (item, rides) in parked
-                .into_iter()
-                .zip(rides.into_iter().chain(std::iter::repeat(false)))
-            {
-                if rides {
-                    self.riding.push((item.id, false));
+            let riders: Vec<u64> = (self.parked.keys().zip(rides))
+                .filter_map(|(&id, rides)| rides.then_some(id))
+                .collect();
+            for id in riders {
+                if let Some(item) = self.parked.remove(&id) {
+                    self.riding.push((id, false));
                     batch.push(item);
-                } else {
-                    self.parked.push(item);
                 }
             }
         }
@@ -253,7 +258,6 @@ impl<A: Element> Queue<A> {
     /// Parks poll `id` as a rider answered by `answer`, in id order (the order the polls first
     /// asked in).
     fn park(&mut self, id: u64, arg: A, answer: Responder<A::Outcome>) {
-        let at = self.parked.partition_point(|p| p.id < id);
         let item = Item {
             id,
             arg,
@@ -261,7 +265,7 @@ impl<A: Element> Queue<A> {
             park: None,
             rider: true,
         };
-        self.parked.insert(at, item);
+        self.parked.insert(id, item);
     }
 
     /// Takes a rider back from the running batch: whether its request stopped waiting.
@@ -286,7 +290,7 @@ impl<A: Element> Combiner<A> {
                     next_id: 0,
                     items: Vec::new(),
                     running: 0,
-                    parked: Vec::new(),
+                    parked: BTreeMap::new(),
                     riding: Vec::new(),
                 }),
                 runtime: Handle::current(),
@@ -315,7 +319,7 @@ impl<A: Element> Combiner<A> {
             for item in &q.items {
                 waiting[item.arg.kind()] += 1;
             }
-            for item in &q.parked {
+            for item in q.parked.values() {
                 parked[item.arg.kind()] += 1;
             }
         }

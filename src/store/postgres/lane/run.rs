@@ -54,8 +54,7 @@ impl<A: Element> Lane<A> {
         let Ok(mut q) = self.queue.lock() else {
             return false;
         };
-        if let Some(at) = q.parked.iter().position(|p| p.id == id) {
-            q.parked.remove(at);
+        if q.parked.remove(&id).is_some() {
             return true;
         }
         if let Some(r) = q.riding.iter_mut().find(|(r, _)| *r == id) {

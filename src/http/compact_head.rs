@@ -11,8 +11,8 @@ use std::future::{ready, Ready};
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform};
 use actix_web::http::header::HeaderMap;
 
-/// A map with room for more than this many times its headers (and more than 16 spare) is
-/// swapped for one of their size.
+/// A map with room for more than this many times its headers, and for more than 16 in all,
+/// is swapped for one of their size.
 const SPARE: usize = 2;
 
 /// Swaps `headers` for a map of their size when it has much more room than they use; keeps

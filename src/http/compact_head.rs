@@ -17,7 +17,7 @@ const SPARE: usize = 2;
 
 /// Swaps `headers` for a map of their size when it has much more room than they use; keeps
 /// every header and every value of a repeated one, in order.
-pub(crate) fn compact(headers: &mut HeaderMap) {
+fn compact(headers: &mut HeaderMap) {
     let needed = headers.len().max(8);
     if headers.capacity() <= SPARE * needed {
         return;

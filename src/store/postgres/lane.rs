@@ -226,6 +226,18 @@ impl<A: Element> Drop for Ticket<A> {
     }
 }
 
+impl<A: Element> Default for Queue<A> {
+    fn default() -> Self {
+        Queue {
+            next_id: 0,
+            items: Vec::new(),
+            running: 0,
+            parked: BTreeMap::new(),
+            riding: Vec::new(),
+        }
+    }
+}
+
 impl<A: Element> Queue<A> {
     /// The next batch: up to [`MAX_BATCH`] elements, oldest first, and the parked polls that
     /// ride along in it.
@@ -286,13 +298,7 @@ impl<A: Element> Combiner<A> {
     ) -> Combiner<A> {
         Combiner {
             lane: Arc::new(Lane {
-                queue: Mutex::new(Queue {
-                    next_id: 0,
-                    items: Vec::new(),
-                    running: 0,
-                    parked: BTreeMap::new(),
-                    riding: Vec::new(),
-                }),
+                queue: Mutex::new(Queue::default()),
                 runtime: Handle::current(),
                 on_caller: AtomicBool::new(false),
                 pool,

@@ -1,7 +1,8 @@
-//! The task list (docs/contract.md#listing) as the store runs it: one keyset page, newest first (creation
-//! time, then id, both descending), after equality filters that each lead an index of
-//! `migrations/*/0003_listing.sql`; and the tally of a filter's tasks by state. What a caller may
-//! see and what a role means are the mailbox's; here they arrive as plain filters.
+//! The task list (docs/contract.md#listing) as the store runs it: one keyset page, newest first
+//! (creation time, then id, both descending), after equality filters that each lead an index of
+//! `migrations/*/0003_listing.sql` (on PostgreSQL, indexes of the write-once keys of
+//! `0010_listing_keys.sql`); and the tally of a filter's tasks by state. What a caller may see
+//! and what a role means are the mailbox's; here they arrive as plain filters.
 
 use super::facade::Store;
 use super::records::TaskRow;
@@ -130,8 +131,8 @@ impl Sql {
 }
 
 /// The page statement: the newest `limit` tasks of `filter` after `after`.
-fn page_sql(filter: &TaskFilter, after: Option<&PageAfter>, limit: i64) -> Sql {
-    let mut q = Sql::new(format!("SELECT {} FROM tasks", task_cols!()));
+fn page_sql(listed: &str, filter: &TaskFilter, after: Option<&PageAfter>, limit: i64) -> Sql {
+    let mut q = Sql::new(format!("SELECT {} FROM {listed}", task_cols!()));
     q.filter(filter);
     if let Some(a) = after {
         let (ms, id) = (q.bind(a.created_at_ms), q.bind(a.id.as_str()));
@@ -158,13 +159,14 @@ impl Store {
         after: Option<&PageAfter>,
         limit: i64,
     ) -> Result<Vec<TaskRow>> {
-        let q = page_sql(filter, after, limit);
+        let q = page_sql(self.statements().listed, filter, after, limit);
         Ok(self.read_all(&q.text, &q.args).await?)
     }
 
     /// How many of `filter`'s tasks are in each state (states without tasks left out).
     pub async fn count_by_state(&self, filter: &TaskFilter) -> Result<Vec<(String, i64)>> {
-        let mut q = Sql::new("SELECT state, COUNT(*) AS n FROM tasks");
+        let listed = self.statements().listed;
+        let mut q = Sql::new(format!("SELECT state, COUNT(*) AS n FROM {listed}"));
         q.filter(filter);
         q.text.push_str(" GROUP BY state");
         let rows: Vec<StateCount> = self.read_all(&q.text, &q.args).await?;
@@ -195,7 +197,7 @@ impl Store {
         after: Option<&PageAfter>,
         limit: i64,
     ) -> Result<String> {
-        let q = page_sql(filter, after, limit);
+        let q = page_sql(self.statements().listed, filter, after, limit);
         Ok(self.explain(&q.text, &q.args).await?)
     }
 }

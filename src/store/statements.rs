@@ -105,6 +105,9 @@ pub(crate) struct Statements {
     pub snapshot_results_visible: &'static str,
     /// When the head of the whole queue was queued.
     pub oldest_queued: &'static str,
+    /// What a list reads: a relation with every column of `tasks` whose listing keys lead the
+    /// indexes of a list (`tasks` itself, or PostgreSQL's view over its write-once keys).
+    pub listed: &'static str,
 }
 
 /// `$1` now: the harmless write `/readyz` commits to learn whether a write can commit.

@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::{audit_rows, full_ops, idem_task, send_and_lease};
-use crate::common::{assert_error, result, task, AppConfig, TestApp};
+use crate::common::{assert_error, clock_tick, result, task, AppConfig, TestApp};
 
 async fn compaction_drops_only_resolved_tasks(app: TestApp) {
     let ops = full_ops(&app);
@@ -49,13 +49,77 @@ async fn compaction_drops_only_resolved_tasks(app: TestApp) {
 }
 both_engines!(compaction_drops_only_resolved_tasks);
 
-async fn live_cache_entries_survive_compaction(app: TestApp) {
-    let ops = full_ops(&app);
-    let (id, lease) = send_and_lease(&app, &idem_task("work-1")).await;
-    let mut r = result(&id, "ok", "done once");
+/// Sends `t`, has bob answer it with `text` and alice drain it: the task is resolved.
+async fn resolved(app: &TestApp, t: &serde_json::Value, text: &str) -> String {
+    let (id, lease) = send_and_lease(app, t).await;
+    let mut r = result(&id, "ok", text);
     r["lease_id"] = json!(lease);
     app.post_result(&app.bob(), &r).await.expect(201);
     app.drain(&app.alice()).await.expect("drained");
+    id
+}
+
+/// Alice's list: every task id of it, in order (one page holds them all here).
+async fn listed(app: &TestApp) -> Vec<String> {
+    let r = app.get("/a2a/tasks?limit=100", &app.alice()).await;
+    let b = r.expect(200);
+    assert_eq!(b["next_cursor"], json!(null), "{}", r.text);
+    b["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["task"]["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// However a task is stored (a send, a batch, a replay from the result cache), it is listed
+/// once; a compacted task leaves the list, and its id sent again is listed once, as the new
+/// task it is.
+async fn the_list_follows_every_way_in_and_compaction(app: TestApp) {
+    let ops = full_ops(&app);
+    let first = resolved(&app, &idem_task("listed-1"), "done").await;
+    clock_tick().await;
+    let items = [task("alice", "bob"), task("alice", "bob")];
+    app.post("/a2a/tasks/batch", &app.alice(), &json!({ "tasks": items }))
+        .await
+        .expect(201);
+    clock_tick().await;
+    let replay = app.send(&app.alice(), &idem_task("listed-1")).await;
+    let replayed = replay.expect(201)["task_id"].as_str().unwrap().to_owned();
+    // The batch's tasks share their creation time: the larger id comes first.
+    let mut batch: Vec<String> = items
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_owned())
+        .collect();
+    batch.sort_by(|a, b| b.cmp(a));
+    let mut expected = vec![replayed];
+    expected.extend(batch);
+    expected.push(first.clone());
+    assert_eq!(listed(&app).await, expected, "newest first, each once");
+
+    // The first task is resolved; the replay's result waits to be drained.
+    let b = app.post("/a2a/compact", &ops, &json!({})).await;
+    assert_eq!(b.expect(200)["dropped"], 1);
+    assert_eq!(
+        listed(&app).await,
+        expected[..3],
+        "the compacted task is gone"
+    );
+
+    let mut again = task("alice", "bob");
+    again["id"] = json!(first);
+    clock_tick().await;
+    assert_eq!(app.send_ok(&app.alice(), &again).await, first);
+    let now = listed(&app).await;
+    assert_eq!(now[0], first, "sent again, it is the newest");
+    assert_eq!(now.iter().filter(|id| **id == first).count(), 1);
+    assert_eq!(app.status_ok(&first).await["state"], "queued");
+}
+both_engines!(the_list_follows_every_way_in_and_compaction);
+
+async fn live_cache_entries_survive_compaction(app: TestApp) {
+    let ops = full_ops(&app);
+    let id = resolved(&app, &idem_task("work-1"), "done once").await;
     app.post("/a2a/compact", &ops, &json!({})).await.expect(200);
     let again = app.send(&app.alice(), &idem_task("work-1")).await;
     let b = again.expect(201).clone();

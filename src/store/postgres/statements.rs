@@ -80,6 +80,7 @@ pub(crate) static STATEMENTS: Statements = Statements {
     ),
     oldest_queued: "SELECT updated_at_ms AS at FROM tasks WHERE state = 'queued' \
                     ORDER BY queue_seq + 0 LIMIT 1",
+    listed: "tasks_listed",
 };
 
 /// The lane's send (`__SEND__` in `step_many.sql`): the task of element `i` under its id unless

@@ -89,6 +89,7 @@ pub(crate) static STATEMENTS: Statements = Statements {
     ),
     oldest_queued: "SELECT updated_at_ms AS at FROM tasks WHERE state = 'queued' \
                     ORDER BY queue_seq LIMIT 1",
+    listed: "tasks",
 };
 
 /// The fast send as one text of the group-commit writer: `$1..$10` the task (it has no cache

@@ -1,7 +1,7 @@
 //! The task list (docs/contract.md#listing) as the store runs it: one keyset page, newest first
 //! (creation time, then id, both descending), after equality filters that each lead an index of
 //! `migrations/*/0003_listing.sql` (on PostgreSQL, indexes of the write-once keys of
-//! `0010_listing_keys.sql`); and the tally of a filter's tasks by state. What a caller may see
+//! `0011_listing_keys.sql`); and the tally of a filter's tasks by state. What a caller may see
 //! and what a role means are the mailbox's; here they arrive as plain filters.
 
 use super::facade::Store;

@@ -4,7 +4,9 @@
 
 use super::transitions::{lease, resolved};
 
-/// The columns every task query selects, in [`super::TaskRow`] order.
+/// The columns every task query selects, in [`super::TaskRow`] order. A list reads them from
+/// [`Statements::listed`]: a column added here is added to PostgreSQL's view `tasks_listed` too
+/// (by a migration that makes it again), or its lists fail.
 macro_rules! task_cols {
     () => {
         "id, sender, recipient, body, state, attempt, lease_id, leased_to, leased_at_ms, \
@@ -105,8 +107,9 @@ pub(crate) struct Statements {
     pub snapshot_results_visible: &'static str,
     /// When the head of the whole queue was queued.
     pub oldest_queued: &'static str,
-    /// What a list reads: a relation with every column of `tasks` whose listing keys lead the
-    /// indexes of a list (`tasks` itself, or PostgreSQL's view over its write-once keys).
+    /// What a list reads: a relation with the columns of `task_cols!` and of a list's filters,
+    /// whose listing keys lead its indexes (`tasks` itself, or PostgreSQL's view `tasks_listed`
+    /// over its write-once keys).
     pub listed: &'static str,
 }
 

@@ -104,9 +104,15 @@ impl Sqlite {
             .synchronous(SqliteSynchronous::Full)
             .busy_timeout(LOCK_WAIT)
             .foreign_keys(true);
+        // No ping on every checkout (sqlx's default): on SQLite it is a round trip to the
+        // connection's own thread before every read and before every group the writer commits,
+        // on the path every request waits on. A connection to a local file does not go stale;
+        // one that fails answers its next statement with an error (503, retriable) and the
+        // writer replaces it (`writer.rs`).
         let write = SqlitePoolOptions::new()
             .max_connections(1)
             .acquire_timeout(settings.acquire_timeout)
+            .test_before_acquire(false)
             .connect_with(
                 opts.clone()
                     .pragma("wal_autocheckpoint", SQLITE_WAL_AUTOCHECKPOINT.to_string())
@@ -116,6 +122,7 @@ impl Sqlite {
         let read = SqlitePoolOptions::new()
             .max_connections(settings.max_connections.clamp(1, 8))
             .acquire_timeout(settings.acquire_timeout)
+            .test_before_acquire(false)
             .connect_with(opts.read_only(true))
             .await?;
         let (writer, units) = tokio::sync::mpsc::channel(4096);

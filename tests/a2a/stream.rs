@@ -156,12 +156,13 @@ async fn a_failed_task_ends_its_stream_with_the_error_text(app: TestApp) {
     let params = json!({"message": message("charge card 10")});
     let mut s = Sse::rpc(&app, "bob", &alice, "SendStreamingMessage", params).await;
     s.result().await;
-    answer(
-        &app,
-        json!({"status": "error", "error_message": "card declined"}),
-    )
-    .await;
+    // WORKING is awaited before the answer: a stream reports the state it finds when a commit
+    // wakes it, so a lease answered at once may show only FAILED (docs/decisions.md, Streams).
+    let (id, lease) = app.lease_some(&app.bob()).await;
     assert_eq!(update_state(&s.result().await), "TASK_STATE_WORKING");
+    let body = json!({"task_id": id, "lease_id": lease["lease_id"], "status": "error",
+        "error_message": "card declined"});
+    app.post_result(&app.bob(), &body).await.expect(201);
     let failed = s.result().await;
     assert_eq!(update_state(&failed), "TASK_STATE_FAILED", "{failed}");
     assert_eq!(

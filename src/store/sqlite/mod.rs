@@ -106,9 +106,11 @@ impl Sqlite {
             .foreign_keys(true);
         // No ping on every checkout (sqlx's default): on SQLite it is a round trip to the
         // connection's own thread before every read and before every group the writer commits,
-        // on the path every request waits on. A connection to a local file does not go stale;
-        // one that fails answers its next statement with an error (503, retriable) and the
-        // writer replaces it (`writer.rs`).
+        // on the path every request waits on. All a ping finds is a connection whose thread has
+        // died; SQLite reports every other fault on the statement itself (503, retriable). The
+        // writer closes its connection after a group that failed (`writer.rs`), so writes heal
+        // at once; a read connection is retired by the pool's idle timeout and lifetime (sqlx's
+        // 10 and 30 minutes).
         let write = SqlitePoolOptions::new()
             .max_connections(1)
             .acquire_timeout(settings.acquire_timeout)

@@ -1,8 +1,9 @@
-//! SQLite: one writer connection behind a group-commit writer (`writer.rs`), and a few readers
-//! that WAL lets run beside it. Its [`Backend`] (`backend.rs`) runs every statement of its own
+//! SQLite: one writer connection behind a group-commit writer (`writer.rs`), a checkpointer
+//! beside it (`checkpointer.rs`), and a few readers that WAL lets run beside both. Its [`Backend`] (`backend.rs`) runs every statement of its own
 //! (`statements.rs`) and the shared ones on them (`session.rs`).
 
 mod backend;
+mod checkpointer;
 mod parked;
 mod send;
 mod session;
@@ -50,14 +51,6 @@ fn open<'a>(
         Ok(sqlite)
     })
 }
-
-/// WAL pages after which the writer checkpoints (SQLite's default is 1,000). A checkpoint runs
-/// inside the commit that crosses the threshold, so that group's requests wait while it copies
-/// every distinct WAL page into the database and fsyncs it. In a deep queue a group's pages are
-/// mostly distinct (a send dirties a random leaf of the task-id index), so a 1,000-page
-/// checkpoint is a stall that lands in the p99; smaller, more frequent ones spread the same work
-/// (BENCHMARKS.md: the lease p99 at a depth of 1M stays within 1.2x of that at 1k).
-pub const SQLITE_WAL_AUTOCHECKPOINT: u32 = 300;
 
 // The writer's `temp_store` is `memory`. Each write unit runs inside its own savepoint
 // (`writer.rs`), and SQLite copies every page a unit changes into the savepoint's sub-journal
@@ -117,7 +110,10 @@ impl Sqlite {
             .test_before_acquire(false)
             .connect_with(
                 opts.clone()
-                    .pragma("wal_autocheckpoint", SQLITE_WAL_AUTOCHECKPOINT.to_string())
+                    .pragma(
+                        "wal_autocheckpoint",
+                        checkpointer::BACKSTOP_PAGES.to_string(),
+                    )
                     .pragma("temp_store", "memory"),
             )
             .await?;
@@ -125,10 +121,18 @@ impl Sqlite {
             .max_connections(settings.max_connections.clamp(1, 8))
             .acquire_timeout(settings.acquire_timeout)
             .test_before_acquire(false)
-            .connect_with(opts.read_only(true))
+            .connect_with(opts.clone().read_only(true))
+            .await?;
+        let checkpoints = SqlitePoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(settings.acquire_timeout)
+            .test_before_acquire(false)
+            .connect_with(opts)
             .await?;
         let (writer, units) = tokio::sync::mpsc::channel(4096);
-        tokio::spawn(writer::group_commit_writer(write.clone(), units));
+        let (commits, committed) = tokio::sync::watch::channel(0);
+        tokio::spawn(checkpointer::checkpointer(checkpoints, committed));
+        tokio::spawn(writer::group_commit_writer(write.clone(), units, commits));
         Ok(Sqlite {
             write,
             read,

@@ -37,6 +37,7 @@ async fn replace_connection(pool: &SqlitePool) {
 pub(super) async fn group_commit_writer(
     pool: SqlitePool,
     mut units: tokio::sync::mpsc::Receiver<Box<dyn Unit>>,
+    commits: tokio::sync::watch::Sender<u64>,
 ) {
     use futures_util::FutureExt;
     let mut batch: Vec<Box<dyn Unit>> = Vec::with_capacity(MAX_GROUP);
@@ -110,6 +111,8 @@ pub(super) async fn group_commit_writer(
         };
         if committed.is_err() {
             replace_connection(&pool).await;
+        } else {
+            commits.send_modify(|n| *n += 1);
         }
         for unit in ran {
             unit.done(committed.clone());

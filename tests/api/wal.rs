@@ -1,11 +1,15 @@
 //! SQLite's write-ahead log is copied into the database beside the writer: a checkpointer on a
 //! connection of its own runs every few commits and once the writer is quiet
-//! (src/store/sqlite/checkpointer.rs), so that no commit carries a checkpoint (BENCHMARKS.md).
+//! (src/store/sqlite/checkpointer.rs), so that no commit carries a checkpoint (BENCHMARKS.md);
+//! and the WAL file stays within the writer's 4,000-page backstop (docs/operations.md).
 //! SQLite only: PostgreSQL's WAL is its server's business.
 
 use std::time::{Duration, Instant};
 
 use crate::common::*;
+
+/// One WAL frame: a 24-byte frame header and a 4 KiB page (SQLite's default page size).
+const FRAME: u64 = 24 + 4096;
 
 /// The WAL index's header in the `-shm` file (SQLite's file format, "WAL-index format"): the
 /// last valid frame of the WAL (`mxFrame`, a native-endian u32 at byte 16) and how many frames
@@ -26,7 +30,7 @@ async fn the_checkpointer_copies_the_sqlite_wal_into_the_database_without_the_wr
             let alice = app.alice();
             let shm = app.dir.join("mailbox.db-shm");
             // One at a time, so each send is its own commit of several pages (the task row, its
-            // index entries, its audit row): about 1,600 frames, below the 4,000 at which the
+            // index entries, its audit row): about 1,300 frames, below the 4,000 at which the
             // writer would checkpoint by itself. Whatever is copied, the checkpointer copied.
             for _ in 0..100 {
                 app.send_ok(&alice, &task("alice", "bob")).await;
@@ -46,6 +50,20 @@ async fn the_checkpointer_copies_the_sqlite_wal_into_the_database_without_the_wr
                 );
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
+            // A steady stream of commits, about 6,500 frames, past the backstop: the WAL file
+            // is reused from its start, never shrunk, so its size is the most frames it ever
+            // held. 4,000 frames and one commit's, with room to spare.
+            let wal = app.dir.join("mailbox.db-wal");
+            let mut largest = 0;
+            for _ in 0..500 {
+                app.send_ok(&alice, &task("alice", "bob")).await;
+                largest = largest.max(std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0));
+            }
+            assert!(
+                largest <= 4_200 * FRAME,
+                "the WAL grew to {} frames, past the writer's 4,000-page backstop",
+                largest / FRAME
+            );
         },
     )
     .await;

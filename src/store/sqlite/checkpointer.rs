@@ -6,9 +6,11 @@
 //! threshold: that group's requests wait for it, and every group waits behind it. Here it runs
 //! on another connection, every few commits and once the writer is quiet. It is PASSIVE: it
 //! never waits for the writer or a reader and never blocks them; the frames a reader still needs
-//! are copied by a later one. Once every frame is copied, the writer starts the WAL again from
-//! its beginning, so the file stays as short as the last few commits. Durability is unchanged: a commit is acknowledged once its WAL frames
-//! are fsynced, and a checkpoint only moves frames that are already durable.
+//! are copied by a later one. The WAL starts again from its beginning when a write finds every
+//! frame copied; under a steady load that is mostly when the writer's backstop
+//! ([`BACKSTOP_PAGES`]) finds the work already done, so the WAL stays within that size.
+//! Durability is unchanged: a commit is acknowledged once its WAL frames are fsynced, and a
+//! checkpoint only moves frames that are already durable.
 
 use std::time::Duration;
 

@@ -1,6 +1,7 @@
 //! SQLite: one writer connection behind a group-commit writer (`writer.rs`), a checkpointer
-//! beside it (`checkpointer.rs`), and a few readers that WAL lets run beside both. Its [`Backend`] (`backend.rs`) runs every statement of its own
-//! (`statements.rs`) and the shared ones on them (`session.rs`).
+//! beside it (`checkpointer.rs`), and a few readers that WAL lets run beside both. Its
+//! [`Backend`] (`backend.rs`) runs every statement of its own (`statements.rs`) and the shared
+//! ones on them (`session.rs`).
 
 mod backend;
 mod checkpointer;

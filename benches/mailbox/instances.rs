@@ -1,6 +1,8 @@
 //! `instances` (PostgreSQL): three servers on one database. The closed loop with every pair's
-//! worker and sender on different instances, against the same loop on one instance; and
-//! hand-offs across instances against hand-offs within one.
+//! worker and sender on different instances, against the same loop on one instance; the loop
+//! again with the pairs spread over the three instances but each pair's worker and sender on the
+//! same one (what spreading the load costs without a hand-off across instances); and hand-offs
+//! across instances against hand-offs within one.
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -85,19 +87,33 @@ async fn chain(
     Ok(t)
 }
 
-/// The closed loop of `s.pairs` pairs; pair i's worker on `bases[worker(i)]`, its sender on
-/// `bases[sender(i)]`.
+/// Where the closed loop puts pair i's worker and sender among `k` instances.
+#[derive(Clone, Copy, PartialEq)]
+enum Spread {
+    /// Both on instance 0.
+    One,
+    /// Worker on instance i % k, sender on (i + 1) % k: every hand-off crosses instances.
+    Across,
+    /// Both on instance i % k: the load spread, every hand-off within one instance.
+    Within,
+}
+
+/// The closed loop of `s.pairs` pairs, placed as `spread` says.
 async fn closed(
     s: &Settings,
     bases: &[String],
-    cross: bool,
+    spread: Spread,
     tag: &str,
     label: &str,
 ) -> Result<Value> {
     let k = bases.len();
     let mut pairs = Vec::new();
     for i in 0..s.pairs {
-        let (wi, ai) = if cross { (i % k, (i + 1) % k) } else { (0, 0) };
+        let (wi, ai) = match spread {
+            Spread::One => (0, 0),
+            Spread::Across => (i % k, (i + 1) % k),
+            Spread::Within => (i % k, i % k),
+        };
         let (wsub, asub) = (format!("{tag}-worker-{i}"), format!("{tag}-alice-{i}"));
         let w = Caller::new(&bases[wi], &wsub, &["a2a.respond.*"])?;
         let a = Caller::new(&bases[ai], &asub, &["a2a.send.*"])?;
@@ -138,7 +154,7 @@ async fn closed(
         all.drained.extend(t.drained);
     }
     Ok(json!({
-        "instances": if cross { k } else { 1 },
+        "instances": if spread == Spread::One { 1 } else { k },
         "pairs": s.pairs,
         "tasks": s.tasks,
         "secs": round3(secs),
@@ -183,7 +199,7 @@ async fn run(s: &Settings, engine: Engine, servers: &[Server]) -> Result<Value> 
     let one = closed(
         s,
         &bases,
-        false,
+        Spread::One,
         "one",
         &format!("{e} closed loop, 1 instance"),
     )
@@ -191,9 +207,17 @@ async fn run(s: &Settings, engine: Engine, servers: &[Server]) -> Result<Value> 
     let three = closed(
         s,
         &bases,
-        true,
+        Spread::Across,
         "three",
         &format!("{e} closed loop, 3 instances"),
+    )
+    .await?;
+    let spread = closed(
+        s,
+        &bases,
+        Spread::Within,
+        "spread",
+        &format!("{e} closed loop, 3 instances, pairs within one"),
     )
     .await?;
     let (n, waiting) = (s.scale.instances_handoffs, s.scale.instances_waiting);
@@ -221,13 +245,21 @@ async fn run(s: &Settings, engine: Engine, servers: &[Server]) -> Result<Value> 
         (Some(a), Some(b)) if b > 0.0 => json!(round3(a / b)),
         _ => Value::Null,
     };
+    let lost_or_duplicated: u64 = [&one, &three, &spread]
+        .iter()
+        .map(|l| l["lost"].as_u64().unwrap_or(0) + l["duplicates"].as_u64().unwrap_or(0))
+        .sum();
     Ok(json!({
         "servers": servers.len(),
         "server_env": "A2A_MAILBOX_HTTP_WORKERS=1 on each server (2 cores shared by 3 servers, PostgreSQL and the harness)",
         "one": one,
         "three": three,
         "three_over_one": div(&three["tasks_per_s"], &one["tasks_per_s"]),
-        "lost_or_duplicated": three["lost"].as_u64().unwrap_or(0) + three["duplicates"].as_u64().unwrap_or(0) + one["lost"].as_u64().unwrap_or(0) + one["duplicates"].as_u64().unwrap_or(0),
+        // Not a target: the same three instances with no hand-off across them, to tell what
+        // spreading the load costs from what crossing instances costs.
+        "three_pairs_within": spread,
+        "three_pairs_within_over_one": div(&spread["tasks_per_s"], &one["tasks_per_s"]),
+        "lost_or_duplicated": lost_or_duplicated,
         "handoff_within": within,
         "handoff_cross": cross,
         "cross_p99_over_within_p99": div(&cross["p99_ms"], &within["p99_ms"]),
@@ -238,6 +270,6 @@ async fn run(s: &Settings, engine: Engine, servers: &[Server]) -> Result<Value> 
             &cross["from_send_start"]["p99_ms"],
             &within["from_send_start"]["p99_ms"]
         ),
-        "shape": format!("closed loop of {} pairs, first every agent on instance 0 (the other two running idle), then pair i's worker on instance i%3 and its sender on (i+1)%3, on the same database; hand-offs: {waiting} workers parked on instance 1 and their senders on instance 0 (across), or all on instance 0 (within), serially", s.pairs),
+        "shape": format!("closed loop of {} pairs, first every agent on instance 0 (the other two running idle), then pair i's worker on instance i%3 and its sender on (i+1)%3, then both on instance i%3 (three_pairs_within), on the same database; hand-offs: {waiting} workers parked on instance 1 and their senders on instance 0 (across), or all on instance 0 (within), serially", s.pairs),
     }))
 }

@@ -25,6 +25,7 @@ mod secrets;
 mod send;
 pub mod tasks;
 mod visibility;
+mod wake;
 mod wakeups;
 mod writer;
 
@@ -42,10 +43,12 @@ use crate::store::{Store, Tx};
 
 pub use crate::clock::now_ms;
 pub use follow::Follow;
-pub use wakeups::{WaitingLimits, Wake, Wakeups};
+pub use wake::Wake;
+pub use wakeups::{WaitingLimits, Wakeups};
 pub use writer::{IdemRequest, Writer};
 
 pub(crate) use visibility::{check_lease, not_found, visible_to};
+pub(crate) use wake::PeerLines;
 pub(crate) use wakeups::WaitFor;
 
 /// Tunables of the mailbox's rules.
@@ -284,10 +287,15 @@ impl Mailbox {
         if !self.store.has_peers() {
             return self.wakeups.wake(wake, None);
         }
-        let mut others = Vec::new();
+        let mut others = PeerLines::default();
         self.wakeups.wake(wake, Some(&mut others));
-        if !others.is_empty() {
-            self.store.notify_peers(Wakeups::peer_note(&others));
+        if !others.now.is_empty() {
+            self.store
+                .notify_peers(Wakeups::peer_note(&others.now), false);
+        }
+        if !others.soon.is_empty() {
+            self.store
+                .notify_peers(Wakeups::peer_note(&others.soon), true);
         }
     }
 }

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
+use super::wake::{PeerLines, Wake};
 use crate::error::{ErrorCode, MailboxError};
 use crate::metrics::Metrics;
 
@@ -27,77 +28,6 @@ pub(crate) enum WaitFor {
     /// Any change of the task named with it (a blocking send waiting for its task, a stream
     /// following it): every such watcher wakes.
     Watch,
-}
-
-/// Whose parked requests a commit may have made work available to, or whose task it changed.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum Wake {
-    #[default]
-    Nobody,
-    /// A task was queued for this recipient: one of its leases.
-    Recipient(String),
-    /// A result of `task` is waiting for `sender`: one of the sender's drains, and every
-    /// request following the task.
-    Result { sender: String, task: String },
-    /// This task changed with no result to drain (a lease, a requeue, a cancel, a result a
-    /// waiting drain took in the same commit): every request following it.
-    Changed(String),
-    /// Several of the above (a batch, a retry scan).
-    Many(Vec<Wake>),
-    /// Anything may have changed (another instance's listener reconnected): everyone re-checks.
-    Everyone,
-}
-
-impl Wake {
-    /// A result of `task` waits for `sender`.
-    pub fn result(sender: &str, task: &str) -> Wake {
-        Wake::Result {
-            sender: sender.to_owned(),
-            task: task.to_owned(),
-        }
-    }
-
-    /// A task was leased (a stream shows it working).
-    pub fn leased(task: &str) -> Wake {
-        Wake::Changed(task.to_owned())
-    }
-
-    /// A task is back in its recipient's queue: one of the recipient's leases, and whoever
-    /// follows the task (a stream shows it submitted again).
-    pub fn requeued(recipient: &str, task: &str) -> Wake {
-        Wake::Many(vec![
-            Wake::Recipient(recipient.to_owned()),
-            Wake::Changed(task.to_owned()),
-        ])
-    }
-
-    /// The line that tells another instance of a single target (`t bob`, `r alice <task>`,
-    /// `w <task>`; `*` for everyone), read back by [`Wake::from_line`].
-    fn line(&self) -> Option<String> {
-        match self {
-            Wake::Recipient(who) => Some(format!("t {who}")),
-            Wake::Result { sender, task } => Some(format!("r {sender} {task}")),
-            Wake::Changed(task) => Some(format!("w {task}")),
-            Wake::Everyone => Some("*".to_owned()),
-            Wake::Nobody | Wake::Many(_) => None,
-        }
-    }
-
-    fn from_line(line: &str) -> Option<Wake> {
-        if line == "*" {
-            return Some(Wake::Everyone);
-        }
-        let (kind, rest) = line.split_once(' ')?;
-        match kind {
-            "t" => Some(Wake::Recipient(rest.to_owned())),
-            "r" => {
-                let (sender, task) = rest.split_once(' ')?;
-                Some(Wake::result(sender, task))
-            }
-            "w" => Some(Wake::Changed(rest.to_owned())),
-            _ => None,
-        }
-    }
 }
 
 /// The limits of [`Wakeups`]: parked requests per caller and in all (docs/contract.md#waiting).
@@ -227,8 +157,8 @@ impl Wakeups {
     /// Wakes what a commit concerns on this instance, and adds to `out` (`None` when no other
     /// instance is there) the lines the other instances must be told: a task's recipient when
     /// nobody here took it, every result's sender and every changed task (their drains and
-    /// watchers may be anywhere).
-    pub(crate) fn wake(&self, wake: &Wake, mut out: Option<&mut Vec<String>>) {
+    /// watchers may be anywhere); a changed task's line is for its followers only.
+    pub(crate) fn wake(&self, wake: &Wake, mut out: Option<&mut PeerLines>) {
         let told = match wake {
             Wake::Nobody => false,
             Wake::Everyone => {
@@ -251,7 +181,10 @@ impl Wakeups {
             }
         };
         if let (true, Some(out), Some(line)) = (told, out, wake.line()) {
-            out.push(line);
+            match wake {
+                Wake::Changed(_) => out.soon.push(line),
+                _ => out.now.push(line),
+            }
         }
     }
 
@@ -370,28 +303,5 @@ impl Drop for Parked<'_> {
         if forward {
             w.wake_one(self.key.0, &self.key.1);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Wake;
-
-    #[test]
-    fn a_note_line_names_the_same_target_on_every_instance() {
-        let task = "6f1c2b8e-0d1a-4c3b-9e8f-2a1b3c4d5e6f";
-        for wake in [
-            Wake::Recipient("bob@acme".into()),
-            Wake::result("alice", task),
-            Wake::leased(task),
-            Wake::Everyone,
-        ] {
-            let line = wake.line().expect("a single target has a line");
-            assert_eq!(Wake::from_line(&line), Some(wake));
-        }
-        assert_eq!(Wake::Many(vec![]).line(), None);
-        assert_eq!(Wake::from_line("hello"), None);
-        assert_eq!(Wake::from_line("x bob"), None);
-        assert_eq!(Wake::from_line("r alice"), None);
     }
 }

@@ -146,9 +146,11 @@ pub(crate) trait Backend: Send + Sync + 'static {
         Vec::new()
     }
     /// After a commit that made work available: tells the other instances sharing the
-    /// database `note` (whom it concerns; the mailbox writes and reads it).
-    fn notify_peers(&self, note: String) {
-        drop(note);
+    /// database `note` (whom it concerns; the mailbox writes and reads it). A note for
+    /// `followers_only` (requests following a task, not leases or drains) may wait a few
+    /// milliseconds for company.
+    fn notify_peers(&self, note: String, followers_only: bool) {
+        drop((note, followers_only));
     }
     /// Whether another instance was heard lately (an engine shared by several instances).
     fn has_peers(&self) -> bool {

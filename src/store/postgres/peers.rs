@@ -1,10 +1,15 @@
 //! Telling the other instances that share the database whom a commit concerns, and hearing
 //! what they tell.
 //!
-//! A note is text the mailbox writes (one line per recipient or sender, see
-//! `mailbox/wakeups.rs`); here it is only carried. Each `NOTIFY` payload starts with the line
+//! A note is text the mailbox writes (one line per recipient, sender or task, see
+//! `mailbox/wake.rs`); here it is only carried. Each `NOTIFY` payload starts with the line
 //! naming the instance that sent it, so an instance ignores its own (its waiters were woken
 //! directly).
+//!
+//! A note for the requests that only follow a task (a stream: the mailbox says which) waits up
+//! to [`FOLLOWERS_WAIT`] for company: the next note a waiting lease or drain needs takes it
+//! along at once, and under load the notes of many commits go in one `NOTIFY` instead of one
+//! each. Such a request hears of a change on another instance that much later at most.
 //!
 //! An instance alone on its database sends no notes: every instance says hello once it listens
 //! (and the others answer at once that they are here), says it is here every [`HERE_EVERY`],
@@ -36,11 +41,23 @@ const HERE: &str = "here";
 const HERE_EVERY: Duration = Duration::from_secs(10);
 /// Notes stop this long after the last word heard from another instance.
 const PEER_GONE_AFTER: Duration = Duration::from_secs(35);
+/// How long a note for followers only may wait for company.
+const FOLLOWERS_WAIT: Duration = Duration::from_millis(10);
+
+/// The notes not sent yet: `now` for waiting leases and drains, `soon` for followers only.
+#[derive(Default)]
+struct Pending {
+    now: String,
+    soon: String,
+}
 
 /// The notes waiting for the notifier task, and when another instance was last heard.
 pub(super) struct Outbox {
-    pending: Mutex<String>,
+    pending: Mutex<Pending>,
+    /// Any note posted.
     kick: Notify,
+    /// A note that must not wait posted.
+    hurry: Notify,
     started: Instant,
     /// Milliseconds after `started` when another instance was last heard; 0: never.
     peer_heard_ms: AtomicU64,
@@ -51,6 +68,7 @@ impl Default for Outbox {
         Outbox {
             pending: Mutex::default(),
             kick: Notify::new(),
+            hurry: Notify::new(),
             started: Instant::now(),
             peer_heard_ms: AtomicU64::new(0),
         }
@@ -68,14 +86,19 @@ impl Outbox {
             .store(self.since_start_ms(), Ordering::Relaxed);
     }
 
+    fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Queues a line for the other instances whether or not any was heard.
     fn say(&self, line: &str) {
         {
-            let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-            pending.push_str(line);
-            pending.push('\n');
+            let mut pending = self.pending();
+            pending.now.push_str(line);
+            pending.now.push('\n');
         }
         self.kick.notify_one();
+        self.hurry.notify_one();
     }
 
     /// Whether another instance was heard recently enough to be told anything.
@@ -84,26 +107,43 @@ impl Outbox {
         heard > 0 && self.since_start_ms() - heard < PEER_GONE_AFTER.as_millis() as u64
     }
 
-    /// Queues `note` for the next `NOTIFY` (dropped while no other instance is there).
-    pub(super) fn post(&self, note: &str) {
+    /// Queues `note` for the next `NOTIFY` (dropped while no other instance is there); one
+    /// for `followers_only` may wait up to [`FOLLOWERS_WAIT`] for it.
+    pub(super) fn post(&self, note: &str, followers_only: bool) {
         if !self.has_peers() {
             return;
         }
         {
-            let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-            if pending.len() + note.len() > MAX_PENDING {
-                pending.clear();
-                pending.push_str(EVERYONE);
-                pending.push('\n');
-            } else if !pending.starts_with(EVERYONE) {
-                pending.push_str(note);
+            let mut pending = self.pending();
+            if pending.now.len() + pending.soon.len() + note.len() > MAX_PENDING {
+                *pending = Pending::default();
+                pending.now.push_str(EVERYONE);
+                pending.now.push('\n');
+            } else if !pending.now.starts_with(EVERYONE) {
+                let to = if followers_only {
+                    &mut pending.soon
+                } else {
+                    &mut pending.now
+                };
+                to.push_str(note);
             }
         }
         self.kick.notify_one();
+        if !followers_only {
+            self.hurry.notify_one();
+        }
     }
 
+    /// Whether a note that must not wait is queued.
+    fn in_a_hurry(&self) -> bool {
+        !self.pending().now.is_empty()
+    }
+
+    /// Every note queued, those that must not wait first.
     fn take(&self) -> String {
-        std::mem::take(&mut *self.pending.lock().unwrap_or_else(|p| p.into_inner()))
+        let Pending { mut now, soon } = std::mem::take(&mut *self.pending());
+        now.push_str(&soon);
+        now
     }
 }
 
@@ -137,10 +177,18 @@ pub(super) async fn notify(pool: PgPool, outbox: std::sync::Arc<Outbox>, instanc
     let mut here = tokio::time::interval(HERE_EVERY);
     here.tick().await;
     loop {
-        let notes = tokio::select! {
-            () = outbox.kick.notified() => outbox.take(),
-            _ = here.tick() => format!("{HERE}\n"),
-        };
+        tokio::select! {
+            () = outbox.kick.notified() => {}
+            _ = here.tick() => outbox.say(HERE),
+        }
+        if !outbox.in_a_hurry() {
+            // Notes for followers only: wait a little for company.
+            tokio::select! {
+                () = tokio::time::sleep(FOLLOWERS_WAIT) => {}
+                () = outbox.hurry.notified() => {}
+            }
+        }
+        let notes = outbox.take();
         let payloads = payloads(&instance, &notes);
         if payloads.is_empty() {
             continue;
@@ -221,11 +269,24 @@ mod tests {
     #[test]
     fn an_instance_alone_keeps_no_notes() {
         let outbox = Outbox::default();
-        outbox.post("t bob\n");
+        outbox.post("t bob\n", false);
         assert_eq!(outbox.take(), "");
         outbox.heard_a_peer();
-        outbox.post("t bob\n");
+        outbox.post("t bob\n", false);
         assert_eq!(outbox.take(), "t bob\n");
+    }
+
+    #[test]
+    fn a_note_for_followers_waits_until_one_for_a_waiting_request_takes_it_along() {
+        let outbox = Outbox::default();
+        outbox.heard_a_peer();
+        outbox.post("w 6f1c\n", true);
+        assert!(!outbox.in_a_hurry());
+        outbox.post("t bob\n", false);
+        assert!(outbox.in_a_hurry());
+        assert_eq!(outbox.take(), "t bob\nw 6f1c\n");
+        assert!(!outbox.in_a_hurry());
+        assert_eq!(outbox.take(), "");
     }
 
     #[test]
@@ -234,10 +295,10 @@ mod tests {
         outbox.heard_a_peer();
         let line = format!("t {}\n", "w".repeat(1000));
         for _ in 0..(2 * MAX_PENDING / line.len()) {
-            outbox.post(&line);
+            outbox.post(&line, false);
         }
         assert_eq!(outbox.take(), "*\n");
-        outbox.post("r alice\n");
+        outbox.post("r alice\n", false);
         assert_eq!(outbox.take(), "r alice\n");
     }
 }

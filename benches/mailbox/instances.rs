@@ -196,30 +196,14 @@ pub async fn instances(s: &Settings, engine: Engine) -> Result<Value> {
 async fn run(s: &Settings, engine: Engine, servers: &[Server]) -> Result<Value> {
     let e = engine.name();
     let bases: Vec<String> = servers.iter().map(|x| x.base.clone()).collect();
-    let one = closed(
-        s,
-        &bases,
-        Spread::One,
-        "one",
-        &format!("{e} closed loop, 1 instance"),
-    )
-    .await?;
-    let three = closed(
-        s,
-        &bases,
-        Spread::Across,
-        "three",
-        &format!("{e} closed loop, 3 instances"),
-    )
-    .await?;
-    let spread = closed(
-        s,
-        &bases,
-        Spread::Within,
-        "spread",
-        &format!("{e} closed loop, 3 instances, pairs within one"),
-    )
-    .await?;
+    let looped = |spread, tag, label| {
+        let label = format!("{e} closed loop, {label}");
+        let bases = &bases;
+        async move { closed(s, bases, spread, tag, &label).await }
+    };
+    let one = looped(Spread::One, "one", "1 instance").await?;
+    let three = looped(Spread::Across, "three", "3 instances").await?;
+    let spread = looped(Spread::Within, "spread", "3 instances, pairs within one").await?;
     let (n, waiting) = (s.scale.instances_handoffs, s.scale.instances_waiting);
     let within = crate::handoff::handoffs(
         &servers[0],

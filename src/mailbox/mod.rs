@@ -289,13 +289,8 @@ impl Mailbox {
         }
         let mut others = PeerLines::default();
         self.wakeups.wake(wake, Some(&mut others));
-        if !others.now.is_empty() {
-            self.store
-                .notify_peers(Wakeups::peer_note(&others.now), false);
-        }
-        if !others.soon.is_empty() {
-            self.store
-                .notify_peers(Wakeups::peer_note(&others.soon), true);
+        if others != PeerLines::default() {
+            self.store.notify_peers(others.now, others.soon);
         }
     }
 }

@@ -78,8 +78,21 @@ impl Wake {
 /// stream, which may hear of a lease a few milliseconds late; see `store/postgres/peers.rs`).
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct PeerLines {
-    pub now: Vec<String>,
-    pub soon: Vec<String>,
+    pub now: String,
+    pub soon: String,
+}
+
+impl PeerLines {
+    /// Adds `wake`'s line (if it has one): a changed task's to `soon`, any other to `now`.
+    pub(super) fn add(&mut self, wake: &Wake) {
+        let Some(line) = wake.line() else { return };
+        let to = match wake {
+            Wake::Changed(_) => &mut self.soon,
+            _ => &mut self.now,
+        };
+        to.push_str(&line);
+        to.push('\n');
+    }
 }
 
 #[cfg(test)]

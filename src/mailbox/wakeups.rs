@@ -5,7 +5,7 @@
 //! thread. A commit names whom it concerns ([`Wake`]): a queued task wakes ONE request waiting
 //! for its recipient's tasks, a stored result ONE drain of its sender, and any change of a task
 //! every request following that task; nobody else is woken, and every other instance sharing the database is told
-//! whom the commit concerns (see [`Wakeups::peer_note`]).
+//! whom the commit concerns (see [`PeerLines`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -180,11 +180,8 @@ impl Wakeups {
                 false
             }
         };
-        if let (true, Some(out), Some(line)) = (told, out, wake.line()) {
-            match wake {
-                Wake::Changed(_) => out.soon.push(line),
-                _ => out.now.push(line),
-            }
+        if let (true, Some(out)) = (told, out) {
+            out.add(wake);
         }
     }
 
@@ -230,11 +227,6 @@ impl Wakeups {
     /// engine's lane) is woken too.
     pub(crate) fn handed(&self) {
         self.metrics.inc(&self.metrics.wakeups);
-    }
-
-    /// The note that tells the other instances the targets `wake` collected: a line each.
-    pub(crate) fn peer_note(lines: &[String]) -> String {
-        lines.iter().map(|l| format!("{l}\n")).collect()
     }
 
     /// Wakes what another instance's note names, as that instance's commits would have here.

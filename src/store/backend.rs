@@ -146,11 +146,10 @@ pub(crate) trait Backend: Send + Sync + 'static {
         Vec::new()
     }
     /// After a commit that made work available: tells the other instances sharing the
-    /// database `note` (whom it concerns; the mailbox writes and reads it). A note for
-    /// `followers_only` (requests following a task, not leases or drains) may wait a few
-    /// milliseconds for company.
-    fn notify_peers(&self, note: String, followers_only: bool) {
-        drop((note, followers_only));
+    /// database whom it concerns (lines the mailbox writes and reads): `now` at once, `soon`
+    /// (for requests following a task, not leases or drains) within a few milliseconds.
+    fn notify_peers(&self, now: String, soon: String) {
+        drop((now, soon));
     }
     /// Whether another instance was heard lately (an engine shared by several instances).
     fn has_peers(&self) -> bool {

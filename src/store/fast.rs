@@ -72,10 +72,10 @@ impl Store {
 
     /// After a commit that made work available: tells the other instances whom it concerns
     /// (`note`, one line per recipient or sender; `NOTIFY` on PostgreSQL, folded while one is
-    /// on its way; SQLite serves one process). A note for `followers_only` (requests following
-    /// a task) may wait a few milliseconds for company.
-    pub fn notify_peers(&self, note: String, followers_only: bool) {
-        self.backend().notify_peers(note, followers_only);
+    /// on its way; SQLite serves one process): `now` at once, `soon` (for requests following a
+    /// task) within a few milliseconds.
+    pub fn notify_peers(&self, now: String, soon: String) {
+        self.backend().notify_peers(now, soon);
     }
 
     /// Whether another instance shares the database now (then commits tell it whom they

@@ -176,8 +176,8 @@ impl Backend for Postgres {
     }
 
     /// Queues `note` for the next `NOTIFY` to the other instances.
-    fn notify_peers(&self, note: String, followers_only: bool) {
-        self.peers.post(&note, followers_only);
+    fn notify_peers(&self, now: String, soon: String) {
+        self.peers.post(&now, &soon);
     }
 
     /// Calls `woken` whenever another instance's commit may have made work available (and after

@@ -107,29 +107,26 @@ impl Outbox {
         heard > 0 && self.since_start_ms() - heard < PEER_GONE_AFTER.as_millis() as u64
     }
 
-    /// Queues `note` for the next `NOTIFY` (dropped while no other instance is there); one
-    /// for `followers_only` may wait up to [`FOLLOWERS_WAIT`] for it.
-    pub(super) fn post(&self, note: &str, followers_only: bool) {
+    /// Queues notes for the `NOTIFY`s (dropped while no other instance is there): `now` for the
+    /// next, `soon` (for followers only) for one within [`FOLLOWERS_WAIT`].
+    pub(super) fn post(&self, now: &str, soon: &str) {
         if !self.has_peers() {
             return;
         }
         {
             let mut pending = self.pending();
-            if pending.now.len() + pending.soon.len() + note.len() > MAX_PENDING {
+            let size = pending.now.len() + pending.soon.len() + now.len() + soon.len();
+            if size > MAX_PENDING {
                 *pending = Pending::default();
                 pending.now.push_str(EVERYONE);
                 pending.now.push('\n');
             } else if !pending.now.starts_with(EVERYONE) {
-                let to = if followers_only {
-                    &mut pending.soon
-                } else {
-                    &mut pending.now
-                };
-                to.push_str(note);
+                pending.now.push_str(now);
+                pending.soon.push_str(soon);
             }
         }
         self.kick.notify_one();
-        if !followers_only {
+        if !now.is_empty() {
             self.hurry.notify_one();
         }
     }
@@ -269,10 +266,10 @@ mod tests {
     #[test]
     fn an_instance_alone_keeps_no_notes() {
         let outbox = Outbox::default();
-        outbox.post("t bob\n", false);
+        outbox.post("t bob\n", "");
         assert_eq!(outbox.take(), "");
         outbox.heard_a_peer();
-        outbox.post("t bob\n", false);
+        outbox.post("t bob\n", "");
         assert_eq!(outbox.take(), "t bob\n");
     }
 
@@ -280,9 +277,9 @@ mod tests {
     fn a_note_for_followers_waits_until_one_for_a_waiting_request_takes_it_along() {
         let outbox = Outbox::default();
         outbox.heard_a_peer();
-        outbox.post("w 6f1c\n", true);
+        outbox.post("", "w 6f1c\n");
         assert!(!outbox.in_a_hurry());
-        outbox.post("t bob\n", false);
+        outbox.post("t bob\n", "");
         assert!(outbox.in_a_hurry());
         assert_eq!(outbox.take(), "t bob\nw 6f1c\n");
         assert!(!outbox.in_a_hurry());
@@ -295,10 +292,10 @@ mod tests {
         outbox.heard_a_peer();
         let line = format!("t {}\n", "w".repeat(1000));
         for _ in 0..(2 * MAX_PENDING / line.len()) {
-            outbox.post(&line, false);
+            outbox.post(&line, "");
         }
         assert_eq!(outbox.take(), "*\n");
-        outbox.post("r alice\n", false);
+        outbox.post("r alice\n", "");
         assert_eq!(outbox.take(), "r alice\n");
     }
 }

@@ -1,8 +1,10 @@
-//! `instances` (PostgreSQL): three servers on one database. The closed loop with every pair's
-//! worker and sender on different instances, against the same loop on one instance; the loop
-//! again with the pairs spread over the three instances but each pair's worker and sender on the
-//! same one (what spreading the load costs without a hand-off across instances); and hand-offs
-//! across instances against hand-offs within one.
+//! `instances` (PostgreSQL): three servers on one database. The closed loop of the waiting
+//! agents (1,024 by default: the load several instances are run for) with every pair's worker
+//! and sender on different instances, against the same loop on one instance; the loop again with
+//! the pairs spread over the three instances but each pair's worker and sender on the same one
+//! (what spreading the load costs without a hand-off across instances); the 16-pair loop on one
+//! and on three instances (what three instances cost when so few agents leave each instance's
+//! batches small); and hand-offs across instances against hand-offs within one.
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -98,17 +100,18 @@ enum Spread {
     Within,
 }
 
-/// The closed loop of `s.pairs` pairs, placed as `spread` says.
+/// The closed loop of `pairs` pairs, placed as `spread` says.
 async fn closed(
     s: &Settings,
     bases: &[String],
+    pairs_n: usize,
     spread: Spread,
     tag: &str,
     label: &str,
 ) -> Result<Value> {
     let k = bases.len();
     let mut pairs = Vec::new();
-    for i in 0..s.pairs {
+    for i in 0..pairs_n {
         let (wi, ai) = match spread {
             Spread::One => (0, 0),
             Spread::Across => (i % k, (i + 1) % k),
@@ -121,7 +124,7 @@ async fn closed(
     }
     let quiet = Progress::start(
         format!("{label} warm-up"),
-        (s.pairs * s.warmup_tasks) as u64,
+        (pairs_n * s.warmup_tasks) as u64,
     );
     let warm = join_all(
         pairs
@@ -130,8 +133,8 @@ async fn closed(
     )
     .await;
     quiet.finish();
-    let shares: Vec<usize> = (0..s.pairs)
-        .map(|i| s.tasks / s.pairs + usize::from(i < s.tasks % s.pairs))
+    let shares: Vec<usize> = (0..pairs_n)
+        .map(|i| s.tasks / pairs_n + usize::from(i < s.tasks % pairs_n))
         .collect();
     let p = Progress::start(label.to_owned(), s.tasks as u64);
     let t0 = Instant::now();
@@ -155,7 +158,7 @@ async fn closed(
     }
     Ok(json!({
         "instances": if spread == Spread::One { 1 } else { k },
-        "pairs": s.pairs,
+        "pairs": pairs_n,
         "tasks": s.tasks,
         "secs": round3(secs),
         "tasks_per_s": round1(s.tasks as f64 / secs),
@@ -164,7 +167,7 @@ async fn closed(
         "lost": all.lost,
         "duplicates": all.duplicates,
         "drained_out_of_order": all.foreign,
-        "counts_include_warmup": s.warmup_tasks * s.pairs,
+        "counts_include_warmup": s.warmup_tasks * pairs_n,
     }))
 }
 
@@ -196,14 +199,23 @@ pub async fn instances(s: &Settings, engine: Engine) -> Result<Value> {
 async fn run(s: &Settings, engine: Engine, servers: &[Server]) -> Result<Value> {
     let e = engine.name();
     let bases: Vec<String> = servers.iter().map(|x| x.base.clone()).collect();
-    let looped = |spread, tag, label| {
-        let label = format!("{e} closed loop, {label}");
+    let looped = |pairs, spread, tag, label| {
+        let label = format!("{e} closed loop of {pairs} pairs, {label}");
         let bases = &bases;
-        async move { closed(s, bases, spread, tag, &label).await }
+        async move { closed(s, bases, pairs, spread, tag, &label).await }
     };
-    let one = looped(Spread::One, "one", "1 instance").await?;
-    let three = looped(Spread::Across, "three", "3 instances").await?;
-    let spread = looped(Spread::Within, "spread", "3 instances, pairs within one").await?;
+    let agents = s.scale.waiting_pairs;
+    let one = looped(agents, Spread::One, "one", "1 instance").await?;
+    let three = looped(agents, Spread::Across, "three", "3 instances").await?;
+    let spread = looped(
+        agents,
+        Spread::Within,
+        "spread",
+        "3 instances, pairs within one",
+    )
+    .await?;
+    let few_one = looped(s.pairs, Spread::One, "few-one", "1 instance").await?;
+    let few_three = looped(s.pairs, Spread::Across, "few-three", "3 instances").await?;
     let (n, waiting) = (s.scale.instances_handoffs, s.scale.instances_waiting);
     let within = crate::handoff::handoffs(
         &servers[0],
@@ -229,7 +241,7 @@ async fn run(s: &Settings, engine: Engine, servers: &[Server]) -> Result<Value> 
         (Some(a), Some(b)) if b > 0.0 => json!(round3(a / b)),
         _ => Value::Null,
     };
-    let lost_or_duplicated: u64 = [&one, &three, &spread]
+    let lost_or_duplicated: u64 = [&one, &three, &spread, &few_one, &few_three]
         .iter()
         .map(|l| l["lost"].as_u64().unwrap_or(0) + l["duplicates"].as_u64().unwrap_or(0))
         .sum();
@@ -243,6 +255,13 @@ async fn run(s: &Settings, engine: Engine, servers: &[Server]) -> Result<Value> 
         // spreading the load costs from what crossing instances costs.
         "three_pairs_within": spread,
         "three_pairs_within_over_one": div(&spread["tasks_per_s"], &one["tasks_per_s"]),
+        // Not a target: the lifecycle's few pairs, whose batches three instances split three
+        // ways (each batch carries a third of the requests, and costs about as much).
+        "few_pairs": {
+            "one": few_one,
+            "three": few_three,
+            "three_over_one": div(&few_three["tasks_per_s"], &few_one["tasks_per_s"]),
+        },
         "lost_or_duplicated": lost_or_duplicated,
         "handoff_within": within,
         "handoff_cross": cross,
@@ -254,6 +273,6 @@ async fn run(s: &Settings, engine: Engine, servers: &[Server]) -> Result<Value> 
             &cross["from_send_start"]["p99_ms"],
             &within["from_send_start"]["p99_ms"]
         ),
-        "shape": format!("closed loop of {} pairs, first every agent on instance 0 (the other two running idle), then pair i's worker on instance i%3 and its sender on (i+1)%3, then both on instance i%3 (three_pairs_within), on the same database; hand-offs: {waiting} workers parked on instance 1 and their senders on instance 0 (across), or all on instance 0 (within), serially", s.pairs),
+        "shape": format!("closed loop of {agents} pairs (the waiting agents), first every agent on instance 0 (the other two running idle), then pair i's worker on instance i%3 and its sender on (i+1)%3, then both on instance i%3 (three_pairs_within), on the same database; then the closed loop of {} pairs on instance 0 and across instances (few_pairs); hand-offs: {waiting} workers parked on instance 1 and their senders on instance 0 (across), or all on instance 0 (within), serially", s.pairs),
     }))
 }

@@ -133,7 +133,7 @@ pub fn targets(name: &str, e: &Value, caveat: &str, out: &mut Vec<Value>) {
             false,
             "tasks/s",
             format!(
-                "{} pairs, every hand-off across instances, one database{caveat}",
+                "{} pairs (the waiting agents), every hand-off across instances, one database{caveat}",
                 i["three"]["pairs"]
             ),
         ));
@@ -259,20 +259,23 @@ pub fn markdown(m: &mut String, engines: &Map<String, Value>) {
             m,
             "\n### Instances (3 servers on one PostgreSQL database)\n"
         );
-        let _ = writeln!(m, "| engine | 1 instance tasks/s | 3 instances tasks/s | ratio | 3 instances, pairs within one: tasks/s (÷ 1) | sent / drained / lost / twice (3 inst.) | hand-off within p50 / p99 ms | across p50 / p99 ms | across p99 ÷ within p99 |");
-        let _ = writeln!(m, "|---|---|---|---|---|---|---|---|---|");
+        let _ = writeln!(m, "| engine | 1 instance tasks/s | 3 instances tasks/s | ratio | 3 instances, pairs within one: tasks/s (÷ 1) | few pairs: 1 / 3 instances tasks/s (ratio) | sent / drained / lost / twice (3 inst.) | hand-off within p50 / p99 ms | across p50 / p99 ms | across p99 ÷ within p99 |");
+        let _ = writeln!(m, "|---|---|---|---|---|---|---|---|---|---|");
         for (name, e) in engines {
             let i = &e["instances"];
             if i.is_object() {
-                let t = &i["three"];
+                let (t, few) = (&i["three"], &i["few_pairs"]);
                 let _ = writeln!(
                     m,
-                    "| {name} | {} | {} | {} | {} ({}) | {} / {} / {} / {} | {} | {} | {} |",
+                    "| {name} | {} | {} | {} | {} ({}) | {} / {} ({}) | {} / {} / {} / {} | {} | {} | {} |",
                     num(&i["one"]["tasks_per_s"]),
                     num(&t["tasks_per_s"]),
                     num(&i["three_over_one"]),
                     num(&i["three_pairs_within"]["tasks_per_s"]),
                     num(&i["three_pairs_within_over_one"]),
+                    num(&few["one"]["tasks_per_s"]),
+                    num(&few["three"]["tasks_per_s"]),
+                    num(&few["three_over_one"]),
                     t["sent"],
                     t["drained"],
                     t["lost"],

@@ -95,7 +95,8 @@ pub async fn wait_parked(server: &Server, parked: usize, fallback: Duration) -> 
 
 /// `pairs` workers parked on `worker_base` and their senders parked for results on
 /// `sender_base`; then `n` serial hand-offs (after `warmup` unrecorded ones), each to the next
-/// pair's worker: from the send's 201 (body read) to the worker's lease (body read).
+/// pair's worker: from the send's 201 (body read) to the worker's lease (body read). `server`
+/// is the workers' (its gauge and counters are read).
 pub async fn handoffs(
     server: &Server,
     prefix: &str,
@@ -125,7 +126,9 @@ pub async fn handoffs(
         handles.push(tokio::spawn(drain(a.clone(), asub, tx.clone())));
         senders.push((a, format!("{prefix}-alice-{i}"), wsub));
     }
-    let parked_seen = wait_parked(server, 2 * pairs, Duration::from_secs(2)).await;
+    // The senders' drains park on `server` too only when it serves them.
+    let parked_here = pairs * (1 + usize::from(worker_base == sender_base));
+    let parked_seen = wait_parked(server, parked_here, Duration::from_secs(2)).await;
     let warmup = (n / 10).clamp(1, 50);
     let p = Progress::start(label.to_owned(), (warmup + n) as u64);
     let (mut smp, mut from_start) = (Samples::default(), Samples::default());

@@ -404,8 +404,9 @@ pub fn smoke_checks(s: &Settings, e: &str, r: &Value, check: &mut dyn FnMut(bool
         let (agents, few) = (s.scale.waiting_pairs, &i["few_pairs"]);
         check(
             i["servers"].as_u64() == Some(3)
-                && ok(&i["three"], agents)
-                && ok(&i["one"], agents)
+                && ["one", "three", "one_again", "three_again"]
+                    .iter()
+                    .all(|k| ok(&i[*k], agents))
                 && ok(&i["three_pairs_within"], agents)
                 && ok(&few["three"], s.pairs)
                 && ok(&few["one"], s.pairs)

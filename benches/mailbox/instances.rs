@@ -1,10 +1,11 @@
 //! `instances` (PostgreSQL): three servers on one database. The closed loop of the waiting
 //! agents (1,024 by default: the load several instances are run for) with every pair's worker
-//! and sender on different instances, against the same loop on one instance; the loop again with
-//! the pairs spread over the three instances but each pair's worker and sender on the same one
-//! (what spreading the load costs without a hand-off across instances); the 16-pair loop on one
-//! and on three instances (what three instances cost when so few agents leave each instance's
-//! batches small); and hand-offs across instances against hand-offs within one.
+//! and sender on different instances, against the same loop on one instance (each twice,
+//! alternated); the loop again with the pairs spread over the three instances but each pair's
+//! worker and sender on the same one (what spreading the load costs without a hand-off across
+//! instances); the 16-pair loop on one and on three instances (what three instances cost when so
+//! few agents leave each instance's batches small); and hand-offs across instances against
+//! hand-offs within one.
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};

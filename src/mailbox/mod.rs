@@ -289,7 +289,7 @@ impl Mailbox {
         }
         let mut others = PeerLines::default();
         self.wakeups.wake(wake, Some(&mut others));
-        if others != PeerLines::default() {
+        if !others.is_empty() {
             self.store.notify_peers(others.now, others.soon);
         }
     }

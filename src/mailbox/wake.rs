@@ -76,13 +76,17 @@ impl Wake {
 /// The lines a commit tells the other instances: `now` for the waiting leases and drains it
 /// may serve (a hand-off waits on them), `soon` for the requests that only follow a task (a
 /// stream, which may hear of a lease a few milliseconds late; see `store/postgres/peers.rs`).
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default)]
 pub(crate) struct PeerLines {
     pub now: String,
     pub soon: String,
 }
 
 impl PeerLines {
+    pub(super) fn is_empty(&self) -> bool {
+        self.now.is_empty() && self.soon.is_empty()
+    }
+
     /// Adds `wake`'s line (if it has one): a changed task's to `soon`, any other to `now`.
     pub(super) fn add(&mut self, wake: &Wake) {
         let Some(line) = wake.line() else { return };

@@ -71,7 +71,7 @@ impl Store {
     }
 
     /// After a commit that made work available: tells the other instances whom it concerns
-    /// (`note`, one line per recipient or sender; `NOTIFY` on PostgreSQL, folded while one is
+    /// (lines naming recipients, senders and tasks; `NOTIFY` on PostgreSQL, folded while one is
     /// on its way; SQLite serves one process): `now` at once, `soon` (for requests following a
     /// task) within a few milliseconds.
     pub fn notify_peers(&self, now: String, soon: String) {

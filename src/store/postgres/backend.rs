@@ -175,7 +175,7 @@ impl Backend for Postgres {
         self.peers.has_peers()
     }
 
-    /// Queues `note` for the next `NOTIFY` to the other instances.
+    /// Queues a commit's lines for the `NOTIFY`s to the other instances (`soon` may wait).
     fn notify_peers(&self, now: String, soon: String) {
         self.peers.post(&now, &soon);
     }

@@ -21,6 +21,7 @@ mod openloop;
 mod parked;
 mod peer;
 mod progress;
+mod raw;
 mod report;
 mod scale;
 mod scale_report;
@@ -455,7 +456,7 @@ async fn run_engine(s: &Settings, engine: Engine) -> Result<Value> {
     out["database"] = db::describe(s, engine).await?;
 
     if s.phase("baselines") {
-        out["baselines"] = json!({ "raw_commits": db::raw_commits(s, engine).await? });
+        out["baselines"] = json!({ "raw_commits": raw::raw_commits(s, engine).await? });
     }
 
     if s.phase("lifecycle") || s.phase("baselines") {
@@ -476,6 +477,11 @@ async fn run_engine(s: &Settings, engine: Engine) -> Result<Value> {
             out["lifecycle"]["postgres"] = db::pg_counter_delta(&before, &after, s.tasks);
         }
         store.drop_it(s).await?;
+        if s.phase("lifecycle") && s.phase("baselines") {
+            // The line divides by the mean of the loops before and after the lifecycle: a
+            // drift of the machine's disk during the run falls on both sides of the ratio.
+            out["baselines"]["raw_commits"]["cn_after"] = raw::raw_commits_again(s, engine).await?;
+        }
     }
 
     if s.phase("agents") {

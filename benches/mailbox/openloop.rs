@@ -20,8 +20,45 @@ use crate::Settings;
 #[derive(Default)]
 struct State {
     due: HashMap<String, Instant>,
+    /// When each task's send was answered and its lease read, and when its send began.
+    marks: HashMap<String, [Option<Instant>; 3]>,
     lives: Samples,
+    /// Each ended life and its stages, in microseconds (see [`STAGES`]).
+    stages: Vec<[u32; 5]>,
     failed: Vec<String>,
+}
+
+/// Where a life's time went: the arrival to the send's answer; to the worker's lease (which may
+/// come before the send's answer); the lease to the drain (the worker's result, its commit and the
+/// drain, which may be answered before the result is); the arrival to the send's start (the
+/// harness's own lag).
+const STAGES: [&str; 4] = ["send", "to_lease", "lease_to_drain", "send_start"];
+
+fn mark(st: &Shared, id: &str, stage: usize, at: Instant) {
+    st.lock()
+        .expect("state")
+        .marks
+        .entry(id.to_owned())
+        .or_default()[stage] = Some(at);
+}
+
+/// Each stage's p50 and p99 over every life, and its median over the slowest 1 % of lives: which
+/// stage the tail is spent in.
+fn stages(all: &mut [[u32; 5]]) -> Value {
+    all.sort_unstable_by_key(|l| l[0]);
+    let tail = &all[all.len() - all.len().div_ceil(100)..];
+    let mut out = serde_json::Map::new();
+    for (k, name) in STAGES.iter().enumerate() {
+        let (mut every, mut slow) = (Samples::default(), Samples::default());
+        every.0 = all.iter().map(|l| l[k + 1]).collect();
+        slow.0 = tail.iter().map(|l| l[k + 1]).collect();
+        let (every, slow) = (every.summary(), slow.summary());
+        out.insert(
+            (*name).to_owned(),
+            json!({ "p50_ms": every["p50_ms"], "p99_ms": every["p99_ms"], "slowest_1pct_p50_ms": slow["p50_ms"] }),
+        );
+    }
+    Value::Object(out)
 }
 
 type Shared = Arc<Mutex<State>>;
@@ -39,8 +76,9 @@ fn fail(st: &Shared, what: String) {
 async fn work(w: Caller, me: String, st: Shared) {
     loop {
         let r = async {
-            let (leased, _) = w.must("/a2a/tasks/next?wait_ms=30000", None, 200).await?;
-            if leased["task"].is_object() {
+            let (leased, at) = w.must("/a2a/tasks/next?wait_ms=30000", None, 200).await?;
+            if let Some(id) = leased["task"]["id"].as_str() {
+                mark(&st, id, 1, at);
                 w.must("/a2a/results", Some(&scale::result_of(&leased)), 201)
                     .await?;
             }
@@ -60,7 +98,24 @@ async fn drain(a: Caller, me: String, st: Shared) {
                 if let Some(id) = got["result"]["task_id"].as_str() {
                     let mut s = st.lock().expect("state");
                     match s.due.remove(id) {
-                        Some(due) => s.lives.push(at.saturating_duration_since(due)),
+                        Some(due) => {
+                            let life = at.saturating_duration_since(due);
+                            s.lives.push(life);
+                            let m = s.marks.remove(id).unwrap_or_default();
+                            let us = |from: Option<Instant>, to: Option<Instant>| {
+                                from.zip(to).map_or(0, |(a, b)| {
+                                    b.saturating_duration_since(a).as_micros() as u32
+                                })
+                            };
+                            let lived = [
+                                life.as_micros() as u32,
+                                us(Some(due), m[0]),
+                                us(Some(due), m[1]),
+                                us(m[1], Some(at)),
+                                us(Some(due), m[2]),
+                            ];
+                            s.stages.push(lived);
+                        }
                         None => s.failed.push(format!("{me} drained {id}, not due")),
                     }
                 }
@@ -79,7 +134,7 @@ async fn arrivals(
     n: usize,
     seed: u64,
     label: &str,
-) -> Result<(Samples, f64)> {
+) -> Result<(Samples, f64, Value)> {
     let mut rng = Rng::new(seed);
     let p = Progress::start(label.to_owned(), n as u64);
     let t0 = Instant::now();
@@ -94,8 +149,10 @@ async fn arrivals(
         let (a, t, st) = (a.clone(), scale::task(&id, me, worker), st.clone());
         // The send runs on its own, so a slow answer delays no later arrival.
         tokio::spawn(async move {
-            if let Err(e) = a.must("/a2a/tasks", Some(&t), 201).await {
-                fail(&st, format!("send: {e:#}"));
+            mark(&st, &id, 2, Instant::now());
+            match a.must("/a2a/tasks", Some(&t), 201).await {
+                Ok((_, at)) => mark(&st, &id, 0, at),
+                Err(e) => fail(&st, format!("send: {e:#}")),
             }
         });
         p.inc(1);
@@ -121,8 +178,11 @@ async fn arrivals(
     }
     let secs = t0.elapsed().as_secs_f64();
     p.finish();
-    let lives = std::mem::take(&mut st.lock().expect("state").lives);
-    Ok((lives, secs))
+    let mut s = st.lock().expect("state");
+    let lives = std::mem::take(&mut s.lives);
+    let stages = stages(&mut std::mem::take(&mut s.stages));
+    s.marks.clear();
+    Ok((lives, secs, stages))
 }
 
 /// The `openloop` phase of one engine.
@@ -177,7 +237,8 @@ async fn run(s: &Settings, engine: Engine, server: &Server, closed: f64) -> Resu
                 engine.name(),
                 fraction * 100.0
             );
-            let (lives, secs) = arrivals(&senders, &st, rate, n, 42 + k as u64, &label).await?;
+            let (lives, secs, stages) =
+                arrivals(&senders, &st, rate, n, 42 + k as u64, &label).await?;
             let life = lives.summary();
             let ratio = match (life["p99_ms"].as_f64(), life["p50_ms"].as_f64()) {
                 (Some(a), Some(b)) if b > 0.0 => json!(round3(a / b)),
@@ -191,6 +252,7 @@ async fn run(s: &Settings, engine: Engine, server: &Server, closed: f64) -> Resu
                 "achieved_per_s": round1(n as f64 / secs),
                 "life": life,
                 "p99_over_p50": ratio,
+                "stages": stages,
             }));
         }
         Ok::<_, anyhow::Error>(Value::Array(rows))

@@ -247,20 +247,23 @@ pub fn markdown(m: &mut String, engines: &Map<String, Value>) {
             m,
             "\n### Open loop (Poisson arrivals; life from the scheduled arrival to the drain)\n"
         );
-        let _ = writeln!(m, "| engine | closed loop tasks/s | fraction | rate /s | achieved /s | life p50 / p99 ms | p99 ÷ p50 |");
-        let _ = writeln!(m, "|---|---|---|---|---|---|---|");
+        let _ = writeln!(m, "| engine | closed loop tasks/s | fraction | rate /s | achieved /s | life p50 / p99 ms | p99 ÷ p50 | slowest 1 % of lives, median ms from the arrival to: the send's start / its answer / the lease; lease → drain |");
+        let _ = writeln!(m, "|---|---|---|---|---|---|---|---|");
         for (name, e) in engines {
             let o = &e["openloop"];
             for r in o["rates"].as_array().cloned().unwrap_or_default() {
                 let _ = writeln!(
                     m,
-                    "| {name} | {} | {} | {} | {} | {} | {} |",
+                    "| {name} | {} | {} | {} | {} | {} | {} | {} |",
                     num(&o["closed_loop_tasks_per_s"]),
                     r["fraction"],
                     num(&r["rate_per_s"]),
                     num(&r["achieved_per_s"]),
                     pp(&r["life"]),
-                    num(&r["p99_over_p50"])
+                    num(&r["p99_over_p50"]),
+                    ["send_start", "send", "to_lease", "lease_to_drain"]
+                        .map(|k| num(&r["stages"][k]["slowest_1pct_p50_ms"]))
+                        .join(" / ")
                 );
             }
         }

@@ -80,6 +80,12 @@ pub fn raw_cn(e: &Value) -> Option<f64> {
     Some(f(&rc["cn_after"]["per_s"]).map_or(before, |after| (before + after) / 2.0))
 }
 
+/// The closed loop's target: 0.7 x (raw commits/s at the service's concurrency ÷ 4, a task life
+/// being four writes).
+pub fn loop_target(e: &Value) -> Option<f64> {
+    raw_cn(e).map(|c| 0.7 * c / 4.0)
+}
+
 /// " → N" for the raw commits' loop after the lifecycle, when it ran.
 fn after(again: &Value) -> String {
     match again["per_s"].as_f64() {
@@ -96,7 +102,7 @@ pub fn ratios(e: &mut Value) {
     if e["lifecycle"].is_object() {
         let l = e["lifecycle"].clone();
         let tps = f(&l["tasks_per_s"]);
-        let target = rawn.map(|c| 0.7 * c / 4.0);
+        let target = loop_target(e);
         let mut r = json!({
             "raw_commits_cn_per_s": rawn.map(round3),
             "tasks_per_s_over_raw_commits_cn": div(tps, rawn),
@@ -115,7 +121,7 @@ pub fn ratios(e: &mut Value) {
     }
     if e["lifecycle_agents"].is_object() {
         let tps = f(&e["lifecycle_agents"]["tasks_per_s"]);
-        let target = rawn.map(|c| 0.7 * c / 4.0);
+        let target = loop_target(e);
         e["lifecycle_agents"]["ratios"] = json!({
             "tasks_per_s_over_raw_commits_cn": div(tps, rawn),
             "tasks_per_s_over_target": div(tps, target),
@@ -189,7 +195,7 @@ pub fn targets(sum: &Value) -> Value {
                 "lifecycle throughput >= 0.7 x (raw commits/s / 4)",
                 name,
                 f(&e["lifecycle"]["tasks_per_s"]),
-                raw_cn(e).map(|c| 0.7 * c / 4.0),
+                loop_target(e),
                 false,
                 "tasks/s",
                 format!(

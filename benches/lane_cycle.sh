@@ -4,8 +4,9 @@
 # One pgbench client plays the lane: each transaction is ONE call of `a2a_step_many` carrying k
 # whole task lives (k sends, k results for the tasks the previous call leased, k claims that
 # lease this call's sends, k drains that take this call's results: 4k elements), on a scratch
-# database with the mailbox's migrations and its group-commit function (src/store/postgres/
-# step_many.sql, with the kind numbers of `StepKind` in steps.rs written in as the server does). Run with the commit's WAL flush (synchronous_commit
+# database with the mailbox's migrations and its group-commit function, installed by the
+# server's own `a2a-mailbox migrate` (the release build; `A2A_MAILBOX_BIN` names another). Run
+# with the commit's WAL flush (synchronous_commit
 # on, as the mailbox runs) and without it (off, only to take the flush apart), for k = 1, 2, 4
 # and 8, and a trivial statement for the round trip. Prints latency per call.
 #
@@ -15,8 +16,8 @@
 # the difference from the variant before it, divided by 4.
 #
 # Usage: bash benches/lane_cycle.sh [--kinds] [postgres URL without database]   (default
-# postgres://postgres@127.0.0.1:5432). Needs psql and pgbench; creates and drops
-# a2a_lane_cycle_<pid>.
+# postgres://postgres@127.0.0.1:5432). Needs psql, pgbench and `cargo build --release`; creates
+# and drops a2a_lane_cycle_<pid>.
 set -euo pipefail
 mode=cycle
 if [[ "${1:-}" == --kinds ]]; then
@@ -26,16 +27,12 @@ fi
 base="${1:-postgres://postgres@127.0.0.1:5432}"
 db="a2a_lane_cycle_$$"
 here="$(cd "$(dirname "$0")/.." && pwd)"
+bin="${A2A_MAILBOX_BIN:-$here/target/release/a2a-mailbox}"
 work="$(mktemp -d)"
 trap 'psql -q "$base/postgres" -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1; rm -rf "$work"' EXIT
 fresh() {
     psql -q "$base/postgres" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
-    for f in "$here"/migrations/postgres/*.sql; do
-        psql -q -v ON_ERROR_STOP=1 "$base/$db" -f "$f" >/dev/null
-    done
-    sed -e 's/__KIND_SEND__/0/g' -e 's/__KIND_CLAIM__/1/g' -e 's/__KIND_RESULT__/2/g' \
-        -e 's/__KIND_DRAIN__/3/g' "$here/src/store/postgres/step_many.sql" >"$work/step_many.sql"
-    psql -q -v ON_ERROR_STOP=1 "$base/$db" -f "$work/step_many.sql" >/dev/null
+    DATABASE_URL="$base/$db" "$bin" migrate >/dev/null
 }
 
 # k task lives per call, of the kinds in $2 (s: sends, c: claims, r: results, d: drains; the
@@ -54,9 +51,10 @@ script() {
     if [[ $kinds == *s* ]]; then
         echo " ARRAY[$ids], $(arr "'s'||(:client_id)::text"), $(arr "'r'||(:client_id)::text"), $(arr "repeat('b',230)"),"
         echo " $(arr NULL)::bigint[], $(arr NULL)::text[], $(arr NULL)::text[],"
-        echo " $(arr NULL)::text[], $(arr NULL)::text[], $(arr NULL)::text[], $(arr "repeat('a',150)"),"
+        echo " $(arr NULL)::text[], $(arr NULL)::text[], $(arr NULL)::text[], $(arr NULL)::text[],"
+        echo " $(arr "repeat('a',150)"),"
     else
-        echo " $e, $e, $e, $e, $eb, $e, $e, $e, $e, $e, $e,"
+        echo " $e, $e, $e, $e, $eb, $e, $e, $e, $e, $e, $e, $e,"
     fi
     if [[ $kinds == *c* ]]; then
         echo " $(arr "'r'||(:client_id)::text"), $(arr "gen_random_uuid()::text"), $(arr "'w'||(:client_id)::text"), $(arr false),"

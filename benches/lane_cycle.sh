@@ -33,10 +33,14 @@ trap 'psql -q "$base/postgres" -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1;
 fresh() {
     psql -q "$base/postgres" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
     DATABASE_URL="$base/$db" "$bin" migrate >/dev/null
+    nargs=$(psql -Atq "$base/$db" -c "SELECT pronargs FROM pg_proc WHERE proname = 'a2a_step_many'")
 }
 
 # k task lives per call, of the kinds in $2 (s: sends, c: claims, r: results, d: drains; the
 # others' arrays are empty); :nI are this call's task ids, :pI the previous call's (leased by it).
+# The arguments follow the installed function's ($nargs): 27 today; 21 for builds before the
+# task graph and the result cache (219d3ed, the A/B's baseline: no parent, context, kind or cache
+# key of a send, and the result's audit row built in SQL).
 script() {
     local k=$1 kinds=${2:-scrd} i ids prev
     local e="ARRAY[]::text[]" eb="ARRAY[]::bigint[]" eo="ARRAY[]::boolean[]"
@@ -51,10 +55,12 @@ script() {
     if [[ $kinds == *s* ]]; then
         echo " ARRAY[$ids], $(arr "'s'||(:client_id)::text"), $(arr "'r'||(:client_id)::text"), $(arr "repeat('b',230)"),"
         echo " $(arr NULL)::bigint[], $(arr NULL)::text[], $(arr NULL)::text[],"
-        echo " $(arr NULL)::text[], $(arr NULL)::text[], $(arr NULL)::text[], $(arr NULL)::text[],"
+        [[ $nargs == 21 ]] || echo " $(arr NULL)::text[], $(arr NULL)::text[], $(arr NULL)::text[], $(arr NULL)::text[],"
         echo " $(arr "repeat('a',150)"),"
     else
-        echo " $e, $e, $e, $e, $eb, $e, $e, $e, $e, $e, $e, $e,"
+        echo " $e, $e, $e, $e, $eb, $e, $e,"
+        [[ $nargs == 21 ]] || echo " $e, $e, $e, $e,"
+        echo " $e,"
     fi
     if [[ $kinds == *c* ]]; then
         echo " $(arr "'r'||(:client_id)::text"), $(arr "gen_random_uuid()::text"), $(arr "'w'||(:client_id)::text"), $(arr false),"
@@ -64,9 +70,10 @@ script() {
     if [[ $kinds == *r* ]]; then
         echo " ARRAY[$prev], $(arr "'ok'"), $(arr "'[]'"), $(arr NULL)::text[], $(arr "'w'||(:client_id)::text"), $(arr NULL)::text[],"
         # The audit body's two halves around the sender (no `:` in them: pgbench reads `:x` as a variable).
-        echo " $(arr "repeat('a',100)"), $(arr "repeat('a',50)"),"
+        [[ $nargs == 21 ]] || echo " $(arr "repeat('a',100)"), $(arr "repeat('a',50)"),"
     else
-        echo " $e, $e, $e, $e, $e, $e, $e, $e,"
+        echo " $e, $e, $e, $e, $e, $e,"
+        [[ $nargs == 21 ]] || echo " $e, $e,"
     fi
     if [[ $kinds == *d* ]]; then
         echo " $(arr "'s'||(:client_id)::text"), $(arr false), (extract(epoch from now()) * 1000)::bigint);"
@@ -87,8 +94,8 @@ if [[ $mode == kinds ]]; then
     defs=(-D p1=0 -D p2=0 -D p3=0 -D p4=0)
     for round in 1 2; do
         for kinds in none s sc scr scrd; do
-            script 4 "$kinds" >"$work/$kinds.sql"
             fresh
+            script 4 "$kinds" >"$work/$kinds.sql"
             PGOPTIONS='-c synchronous_commit=off' run "round $round, k=4, kinds $kinds" "$work/$kinds.sql" "${defs[@]}"
         done
     done

@@ -99,8 +99,9 @@ pub struct Args {
     /// `waiting` (1,024 waiting agents against the closed loop), `handoff` (send to a waiting
     /// worker's lease, 1,024 agents parked), `parked` (10,000 parked long-polls: memory, CPU,
     /// wake-ups per send), `openloop` (Poisson arrivals at 50 % and 80 % of a closed loop
-    /// measured just before them), `instances` (PostgreSQL: three servers on one database), `streams` (1,000 A2A
-    /// streams open at once, one event each: commit to event, memory per stream).
+    /// measured just before them), `instances` (PostgreSQL: three servers on one database),
+    /// `streams` (1,000 A2A streams open at once, one event each: commit to event, memory per
+    /// stream).
     #[arg(
         long,
         value_delimiter = ',',

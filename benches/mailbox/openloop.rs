@@ -191,7 +191,7 @@ async fn arrivals(
 /// a loop measured several phases earlier can be past what the server sustains now, or far
 /// below it. The lifecycle phase's rate, when it ran, is kept beside it.
 pub async fn openloop(s: &Settings, engine: Engine, out: &Value) -> Result<Value> {
-    let (closed, _, life) = scale::closed_loop_rate(s, engine, &Value::Null).await?;
+    let (closed, life) = scale::closed_loop_now(s, engine).await?;
     if closed <= 0.0 {
         bail!(
             "{} open loop: no closed-loop rate to start from",

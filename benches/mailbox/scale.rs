@@ -285,7 +285,7 @@ impl Rng {
 }
 
 /// The 16-pair closed-loop lifecycle's tasks/s of this run: the lifecycle phase's when it ran,
-/// else measured now on a fresh database. Answers (tasks/s, reused, its JSON).
+/// else measured now ([`closed_loop_now`]). Answers (tasks/s, reused, its JSON).
 pub async fn closed_loop_rate(
     s: &Settings,
     engine: Engine,
@@ -296,6 +296,13 @@ pub async fn closed_loop_rate(
             return Ok((tps, true, path.clone()));
         }
     }
+    let (tps, l) = closed_loop_now(s, engine).await?;
+    Ok((tps, false, l))
+}
+
+/// The 16-pair closed-loop lifecycle measured now, on a fresh database and server of its own.
+/// Answers (tasks/s, its JSON).
+pub async fn closed_loop_now(s: &Settings, engine: Engine) -> Result<(f64, Value)> {
     let store = Store::fresh(s, engine, "scale-life").await?;
     let server = Server::start(s, engine, &store, "scale-life").await?;
     let mut l = load::lifecycle(s, engine, &server, &store).await?;
@@ -304,8 +311,7 @@ pub async fn closed_loop_rate(
     if let Some(o) = l.as_object_mut() {
         o.remove("pg_counters_before");
     }
-    let tps = l["tasks_per_s"].as_f64().unwrap_or(0.0);
-    Ok((tps, false, l))
+    Ok((l["tasks_per_s"].as_f64().unwrap_or(0.0), l))
 }
 
 /// `waiting`: the lifecycle with 1,024 waiting agents (512 pairs of `lifecycle_agents`), and the

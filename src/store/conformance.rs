@@ -7,7 +7,7 @@
 //! PostgreSQL is skipped, with a notice, only when the URL is unset and
 //! `A2A_MAILBOX_REQUIRE_POSTGRES` is not `1` (as the black-box suite does).
 
-mod harness;
+pub(crate) mod harness;
 
 use sqlx::{Connection, Executor, PgConnection};
 

@@ -16,6 +16,18 @@ macro_rules! queued {
 }
 pub(crate) use queued;
 
+/// `leased_at_birth!(position)`: the values of `state, attempt, queue_seq` of a task inserted
+/// already leased: what [`queued!`] then [`lease!`] would leave, in flight at its first attempt.
+/// The lease's own columns (`lease_id, leased_to, leased_at_ms, heartbeat_at_ms`) follow among
+/// the columns `insert_task!` names. PostgreSQL's lane inserts a send this way when a claim of
+/// the same batch would lease it next (`LANE_SEND_LEASED`).
+macro_rules! leased_at_birth {
+    ($position:expr) => {
+        concat!("'in_flight', 1, ", $position)
+    };
+}
+pub(crate) use leased_at_birth;
+
 /// `lease!(lease id, lessee, now)`: the `SET` list of a lease, the one definition every lease
 /// writes (`LEASE_TASK`, and [`claim_head!`] for each engine's claim and PostgreSQL's lane): in
 /// flight, one more attempt, the new lease, leased and heartbeat now.
@@ -38,9 +50,13 @@ macro_rules! lease {
 pub(crate) use lease;
 
 /// `live!(now)`: a queued task may still be leased at `now` (no deadline, or one not passed).
+/// `live!(deadline, now)`: the same of a task about to be inserted with that deadline.
 macro_rules! live {
     ($now:literal) => {
-        concat!("(deadline_ms IS NULL OR deadline_ms >= ", $now, ")")
+        $crate::store::transitions::live!("deadline_ms", $now)
+    };
+    ($deadline:literal, $now:literal) => {
+        concat!("(", $deadline, " IS NULL OR ", $deadline, " >= ", $now, ")")
     };
 }
 pub(crate) use live;
@@ -71,8 +87,16 @@ pub(crate) use claim_head;
 /// it: stored ([`stored!`]), forced ([`force_error!`]) or a deadline's ([`expire!`]).
 macro_rules! result_pending {
     ($status:literal, $content:literal, $error:literal, $now:literal, $position:expr) => {
+        $crate::store::transitions::result_pending!(
+            state "'result_pending'", $status, $content, $error, $now, $position
+        )
+    };
+    (state $state:literal, $status:literal, $content:literal, $error:literal, $now:literal,
+     $position:expr) => {
         concat!(
-            "state = 'result_pending', result_status = ",
+            "state = ",
+            $state,
+            ", result_status = ",
             $status,
             ", result_content = ",
             $content,
@@ -96,10 +120,20 @@ macro_rules! released {
 
 /// `stored!(status, content, error, by, now, position)`: the `SET` list of a result its author
 /// stored (the exact path's [`store_result!`], SQLite's fast result, PostgreSQL's lane).
+/// `stored!(state STATE, …)` writes the state STATE in place of `result_pending`: PostgreSQL's
+/// lane delivers a result at once when a drain of the same batch would take it next.
 macro_rules! stored {
     ($status:literal, $content:literal, $error:literal, $by:literal, $now:literal, $position:expr) => {
+        $crate::store::transitions::stored!(
+            state "'result_pending'", $status, $content, $error, $by, $now, $position
+        )
+    };
+    (state $state:literal, $status:literal, $content:literal, $error:literal, $by:literal,
+     $now:literal, $position:expr) => {
         concat!(
-            $crate::store::transitions::result_pending!($status, $content, $error, $now, $position),
+            $crate::store::transitions::result_pending!(
+                state $state, $status, $content, $error, $now, $position
+            ),
             ", result_by = ",
             $by,
             ", updated_at_ms = ",

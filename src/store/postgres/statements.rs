@@ -6,7 +6,8 @@
 
 use crate::store::statements::{insert_task, select_tasks, task_cols, Statements};
 use crate::store::transitions::{
-    claim_head, drain_head, expire, force_error, queued, requeue, store_result, stored,
+    claim_head, drain_head, expire, force_error, leased_at_birth, live, queued, requeue,
+    store_result, stored,
 };
 
 pub(crate) static STATEMENTS: Statements = Statements {
@@ -93,6 +94,23 @@ pub(crate) const LANE_SEND: &str = insert_task!(
     ", p_now, p_now) ON CONFLICT (id) DO NOTHING"
 );
 
+/// The lane's send handed to a claim (`__SEND_LEASED__` in `step_many.sql`): element `i`'s task
+/// inserted already leased by claim `j` of the same batch, as that claim's lease would leave it,
+/// if the recipient's queue holds no task (the claim would lease the head, and this task is the
+/// head only then) and the task is live ([`claim_head!`]'s two conditions). Inserts nothing
+/// otherwise, and the send is queued as any other.
+pub(crate) const LANE_SEND_LEASED: &str = insert_task!(
+    "lease_id, leased_to, leased_at_ms, heartbeat_at_ms, created_at_ms, updated_at_ms",
+    "SELECT s_ids[i], s_senders[i], s_recipients[i], s_bodies[i], s_deadlines[i], \
+        s_safeties[i], s_idem_keys[i], s_parents[i], s_contexts[i], s_kinds[i], s_cache_keys[i], ",
+    leased_at_birth!("nextval('a2a_queue_seq')"),
+    ", c_lease_ids[j], c_callers[j], p_now, p_now, p_now, p_now WHERE ",
+    live!("s_deadlines[i]", "p_now"),
+    " AND NOT EXISTS (SELECT 1 FROM tasks q WHERE q.state = 'queued' \
+                       AND q.recipient = s_recipients[i]) \
+     ON CONFLICT (id) DO NOTHING"
+);
+
 /// The lane's claim (`__CLAIM__` in `step_many.sql`): `claim_head` on element `i`'s arguments.
 pub(crate) const LANE_CLAIM: &str = claim_head!(
     "c_recipients[i]",
@@ -103,8 +121,14 @@ pub(crate) const LANE_CLAIM: &str = claim_head!(
 );
 
 /// The `SET` list of the lane's results (`__STORED__` in `step_many.sql`): element `i`'s result,
-/// stored as every path stores one.
+/// stored as every path stores one; delivered at once (`resolved`, as `resolved!` leaves a
+/// drained task) when a drain of the same batch that has not answered yet waits for the task's
+/// sender (`v_drains`) and the sender has no other result pending (the drain would take the
+/// oldest, and this one is the oldest only then).
 pub(crate) const LANE_STORED: &str = stored!(
+    state "CASE WHEN sender = ANY (v_drains) AND NOT EXISTS (SELECT 1 FROM tasks p \
+           WHERE p.state = 'result_pending' AND p.sender = tasks.sender) \
+           THEN 'resolved' ELSE 'result_pending' END",
     "r_statuses[i]",
     "r_contents[i]",
     "r_errors[i]",

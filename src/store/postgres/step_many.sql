@@ -4,7 +4,8 @@
 -- `StepKind`, written in when it is installed; the `SEND`, `CLAIM`, `STORED` and `DRAIN` marks
 -- are what every other path runs to queue a task, lease a queue's head, store a result and
 -- drain one (`LANE_SEND`, `LANE_CLAIM`, `LANE_STORED`, `LANE_DRAIN` in `statements.rs`, built
--- from the shared `queued!`, `claim_head!`, `stored!` and `drain_head!`), written in too.
+-- from the shared `queued!`, `claim_head!`, `stored!` and `drain_head!`), written in too, and
+-- `SEND_LEASED` a send handed to a claim of the batch (`LANE_SEND_LEASED`, below).
 --
 -- The elements run one after another, each the statement its path runs alone, so the outcome of
 -- each is what it would have been alone in that order. No element waits for a row another
@@ -15,6 +16,14 @@
 -- A riding element (a long-poll parked in the lane) runs only when its batch made work for it:
 -- a claim flagged in `c_if_sent` only if a send of this batch queued a task for its recipient,
 -- a drain flagged in `d_if_stored` only if a result of this batch was stored for its sender.
+--
+-- Hand-offs inside the batch: when a claim of the batch would lease the task a send of the batch
+-- queues (the first claim for that recipient not answered yet, the recipient's queue otherwise
+-- empty, the task live), the send inserts the task already leased by that claim (`SEND_LEASED`)
+-- and answers both; when a drain of the batch would take the result a result of the batch
+-- stores (the first drain for that sender not answered yet, no other result of the sender
+-- pending), the result is stored delivered and answers both. The rows answered are the ones the
+-- two statements in turn would have answered; a task life written once instead of twice.
 -- CREATE OR REPLACE keeps a function of another signature beside this one: drop any such
 -- earlier version first (this one takes 27 arguments).
 DO $$
@@ -39,15 +48,41 @@ LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
     v_text TEXT;
+    v_id TEXT;
+    v_state TEXT;
+    v_status TEXT;
+    v_content TEXT;
+    v_error TEXT;
+    j INT;
     -- Recipients a send of this batch queued a task for; senders a result was stored for.
     v_sent TEXT[] := '{}';
     v_stored TEXT[] := '{}';
+    -- The claims' recipients and the drains' senders, each set to NULL once answered.
+    v_claims TEXT[] := c_recipients;
+    v_drains TEXT[] := d_senders;
 BEGIN
-    o_status := NULL; o_content := NULL; o_error := NULL;
     -- Sends: the task under its id unless the id exists, and its capability_check audit row
     -- (whose scope names the recipient, not a task: no task_id).
-    o_kind := __KIND_SEND__; o_text := NULL;
     FOR i IN 1 .. COALESCE(array_length(s_ids, 1), 0) LOOP
+        o_status := NULL; o_content := NULL; o_error := NULL;
+        j := array_position(v_claims, s_recipients[i]);
+        IF j IS NOT NULL THEN
+            WITH t AS (
+                __SEND_LEASED__
+                RETURNING sender, row_to_json(tasks)::text AS leased),
+            a AS (
+                INSERT INTO audit (timestamp_ms, issuer, kind, body, task_id)
+                SELECT p_now, t.sender, 'capability_check', s_audits[i], NULL FROM t)
+            SELECT t.leased INTO v_text FROM t;
+            IF FOUND THEN
+                v_claims[j] := NULL;
+                o_kind := __KIND_SEND__; o_ord := i; o_text := NULL;
+                RETURN NEXT;
+                o_kind := __KIND_CLAIM__; o_ord := j; o_text := v_text;
+                RETURN NEXT;
+                CONTINUE;
+            END IF;
+        END IF;
         WITH t AS (
             __SEND__
             RETURNING sender)
@@ -55,37 +90,46 @@ BEGIN
         SELECT p_now, t.sender, 'capability_check', s_audits[i], NULL FROM t;
         IF FOUND THEN
             v_sent := v_sent || s_recipients[i];
-            o_ord := i;
+            o_kind := __KIND_SEND__; o_ord := i; o_text := NULL;
             RETURN NEXT;
         END IF;
     END LOOP;
     -- Results: stored if the task is still in flight to the caller (under the guard's lease id
     -- when one is given) and has no cache key, with its audit row, whose body names the task's
     -- sender between the two halves the server gave; its scope `a2a-respond:<id>` names the task.
-    o_kind := __KIND_RESULT__;
     FOR i IN 1 .. COALESCE(array_length(r_ids, 1), 0) LOOP
         WITH u AS (
             UPDATE tasks SET __STORED__
             WHERE id = (SELECT h.id FROM tasks h WHERE h.id = r_ids[i] FOR UPDATE SKIP LOCKED)
               AND state = 'in_flight' AND leased_to = r_callers[i]
               AND cache_key IS NULL AND (r_guards[i] IS NULL OR lease_id = r_guards[i])
-            RETURNING id, sender),
+            RETURNING id, sender, state, result_status, result_content, result_error),
         a AS (
             INSERT INTO audit (timestamp_ms, issuer, kind, body, task_id)
             SELECT p_now, r_callers[i], 'capability_check', r_audit_pre[i] || u.sender || r_audit_post[i],
                 u.id
             FROM u)
-        SELECT u.sender INTO v_text FROM u;
+        SELECT u.sender, u.id, u.state, u.result_status, u.result_content, u.result_error
+        INTO v_text, v_id, v_state, v_status, v_content, v_error FROM u;
         IF FOUND THEN
-            v_stored := v_stored || v_text;
-            o_ord := i;
-            o_text := v_text;
+            o_kind := __KIND_RESULT__; o_ord := i; o_text := v_text;
+            o_status := NULL; o_content := NULL; o_error := NULL;
             RETURN NEXT;
+            IF v_state = 'resolved' THEN
+                j := array_position(v_drains, v_text);
+                v_drains[j] := NULL;
+                o_kind := __KIND_DRAIN__; o_ord := j; o_text := v_id;
+                o_status := v_status; o_content := v_content; o_error := v_error;
+                RETURN NEXT;
+            ELSE
+                v_stored := v_stored || v_text;
+            END IF;
         END IF;
     END LOOP;
     -- Lease claims: the head of the recipient's queue, when it is live and not locked.
-    o_kind := __KIND_CLAIM__;
+    o_kind := __KIND_CLAIM__; o_status := NULL; o_content := NULL; o_error := NULL;
     FOR i IN 1 .. COALESCE(array_length(c_recipients, 1), 0) LOOP
+        CONTINUE WHEN v_claims[i] IS NULL;
         CONTINUE WHEN c_if_sent[i] AND NOT (c_recipients[i] = ANY (v_sent));
         __CLAIM__
         RETURNING row_to_json(tasks)::text INTO v_text;
@@ -98,6 +142,7 @@ BEGIN
     -- Drains: the oldest pending result of the sender that no other transaction holds.
     o_kind := __KIND_DRAIN__;
     FOR i IN 1 .. COALESCE(array_length(d_senders, 1), 0) LOOP
+        CONTINUE WHEN v_drains[i] IS NULL;
         CONTINUE WHEN d_if_stored[i] AND NOT (d_senders[i] = ANY (v_stored));
         __DRAIN__
         INTO o_text, o_status, o_content, o_error;

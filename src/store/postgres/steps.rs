@@ -8,7 +8,9 @@ use futures_util::future::BoxFuture;
 use sqlx::{FromRow, PgConnection, PgPool};
 
 use super::lane::{Combiner, Element, Ticket, MAX_DRAIN_RIDERS};
-use super::statements::{LANE_CLAIM, LANE_DRAIN, LANE_SEND, LANE_STORED, STEP_MANY};
+use super::statements::{
+    LANE_CLAIM, LANE_DRAIN, LANE_SEND, LANE_SEND_LEASED, LANE_STORED, STEP_MANY,
+};
 use crate::error::MailboxError;
 use crate::metrics::{kind, Metrics, BATCH_KINDS};
 use crate::store::new_task::NewTask;
@@ -16,6 +18,8 @@ use crate::store::records::{Committed, Drained, TaskRow};
 use crate::store::runner::Column;
 
 mod handoffs;
+#[cfg(test)]
+mod in_batch_tests;
 #[cfg(test)]
 mod tests;
 
@@ -90,6 +94,7 @@ pub fn step_many_source() -> String {
         .fold(include_str!("step_many.sql").to_owned(), |sql, k| {
             sql.replace(k.mark(), &(*k as usize).to_string())
         })
+        .replace("__SEND_LEASED__", LANE_SEND_LEASED)
         .replace("__SEND__", LANE_SEND)
         .replace("__CLAIM__", LANE_CLAIM)
         .replace("__STORED__", LANE_STORED)

@@ -144,16 +144,25 @@ fn an_unreadable_claim_fails_only_its_own_element() {
 /// Every mark of `step_many.sql` is written in: the kinds, and the shared statements.
 #[test]
 fn step_many_is_installed_with_every_mark_written_in() {
-    use super::{LANE_CLAIM, LANE_DRAIN, LANE_SEND, LANE_STORED};
+    use super::{LANE_CLAIM, LANE_DRAIN, LANE_SEND, LANE_SEND_LEASED, LANE_STORED};
     let source = super::step_many_source();
     let marks = super::StepKind::ALL.map(super::StepKind::mark);
-    for mark in marks
-        .iter()
-        .chain(&["__SEND__", "__CLAIM__", "__STORED__", "__DRAIN__"])
-    {
+    for mark in marks.iter().chain(&[
+        "__SEND_LEASED__",
+        "__SEND__",
+        "__CLAIM__",
+        "__STORED__",
+        "__DRAIN__",
+    ]) {
         assert!(!source.contains(mark), "{mark} is left in step_many.sql");
     }
-    for shared in [LANE_CLAIM, LANE_SEND, LANE_STORED, LANE_DRAIN] {
+    for shared in [
+        LANE_CLAIM,
+        LANE_SEND,
+        LANE_SEND_LEASED,
+        LANE_STORED,
+        LANE_DRAIN,
+    ] {
         assert!(source.contains(shared), "{shared}");
     }
 }

@@ -1,0 +1,182 @@
+//! `a2a_step_many` on a fresh PostgreSQL database: a claim or a drain of a batch that would take
+//! what a send or a result of the same batch makes gets it from that one statement, and what it
+//! answers is what the two statements in turn would have answered. Each batch runs in a
+//! transaction of the test's own; the session's statistics (`pg_stat_xact_user_tables`) before
+//! and after the call count the rows of `tasks` it inserted and updated.
+//!
+//! Skipped, with a notice, only when `A2A_MAILBOX_TEST_POSTGRES_URL` is unset and
+//! `A2A_MAILBOX_REQUIRE_POSTGRES` is not `1`.
+
+use sqlx::{Connection, Executor, PgConnection};
+
+use super::{step_many, ClaimArgs, DrainArgs, Outcome, ResultArgs, SendArgs, Step};
+use crate::store::conformance::harness::{id, open, task, with_db};
+
+/// A fresh migrated database (with the group-commit function installed), a connection to it,
+/// and the admin connection and name to drop it with.
+async fn fresh() -> Option<(PgConnection, PgConnection, String)> {
+    let Some(base) = std::env::var("A2A_MAILBOX_TEST_POSTGRES_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+    else {
+        assert_ne!(
+            std::env::var("A2A_MAILBOX_REQUIRE_POSTGRES").as_deref(),
+            Ok("1"),
+            "A2A_MAILBOX_REQUIRE_POSTGRES=1 but A2A_MAILBOX_TEST_POSTGRES_URL is unset"
+        );
+        eprintln!("step_many: PostgreSQL skipped (A2A_MAILBOX_TEST_POSTGRES_URL is unset)");
+        return None;
+    };
+    let name = format!("a2a_step_many_{}", uuid::Uuid::new_v4().simple());
+    let mut admin = PgConnection::connect(&base).await.expect("PostgreSQL");
+    admin
+        .execute(format!(r#"CREATE DATABASE "{name}""#).as_str())
+        .await
+        .expect("creating the test database");
+    let url = with_db(&base, &name);
+    open(&url).await.close().await;
+    let conn = PgConnection::connect(&url)
+        .await
+        .expect("the test database");
+    Some((conn, admin, name))
+}
+
+async fn drop_db(conn: PgConnection, mut admin: PgConnection, name: &str) {
+    let _ = conn.close().await;
+    let _ = admin
+        .execute(format!(r#"DROP DATABASE IF EXISTS "{name}" WITH (FORCE)"#).as_str())
+        .await;
+}
+
+fn send(n: u8, recipient: &str) -> Step {
+    Step::Send(SendArgs {
+        task: task(n, recipient, None),
+        audit_body: "{}".to_owned(),
+    })
+}
+
+fn claim(recipient: &str, riding: bool) -> Step {
+    Step::Claim(ClaimArgs {
+        recipient: recipient.to_owned(),
+        lease_id: uuid::Uuid::new_v4().to_string(),
+        caller: recipient.to_owned(),
+        if_sent: riding,
+    })
+}
+
+fn answer(n: u8, by: &str) -> Step {
+    Step::Result(ResultArgs {
+        task_id: id(n),
+        status: "ok".to_owned(),
+        content: format!(r#"[{{"n":{n}}}]"#),
+        error_message: None,
+        caller: by.to_owned(),
+        lease_guard: None,
+        audit_pre: "{}".to_owned(),
+        audit_post: String::new(),
+    })
+}
+
+fn drain(sender: &str, riding: bool) -> Step {
+    Step::Drain(DrainArgs {
+        sender: sender.to_owned(),
+        if_stored: riding,
+    })
+}
+
+/// Runs one batch in a transaction of its own: its outcomes, and the rows of `tasks` it
+/// inserted and updated.
+async fn batch(conn: &mut PgConnection, steps: &[Step]) -> (Vec<Outcome>, (i64, i64)) {
+    conn.execute("BEGIN").await.unwrap();
+    let before = written(conn).await;
+    let out = step_many(conn, steps).await.expect("the batch");
+    let after = written(conn).await;
+    conn.execute("COMMIT").await.unwrap();
+    (out, (after.0 - before.0, after.1 - before.1))
+}
+
+/// The rows of `tasks` this session inserted and updated and has not reported yet (its
+/// transaction's, and earlier ones' until their statistics are flushed).
+async fn written(conn: &mut PgConnection) -> (i64, i64) {
+    sqlx::query_as(
+        "SELECT n_tup_ins, n_tup_upd FROM pg_stat_xact_user_tables WHERE relname = 'tasks'",
+    )
+    .fetch_one(conn)
+    .await
+    .unwrap()
+}
+
+fn leased(o: &Outcome) -> (String, String, i64) {
+    match o {
+        Outcome::Claimed(Some(r)) => (r.id.clone(), r.state.clone(), r.attempt),
+        _ => panic!("the claim leased nothing"),
+    }
+}
+
+fn drained(o: &Outcome) -> String {
+    match o {
+        Outcome::Drained(Some(d)) => d.id.clone(),
+        _ => panic!("the drain took nothing"),
+    }
+}
+
+async fn state(conn: &mut PgConnection, n: u8) -> String {
+    let (s,): (String,) = sqlx::query_as("SELECT state::text FROM tasks WHERE id = $1")
+        .bind(id(n))
+        .fetch_one(conn)
+        .await
+        .unwrap();
+    s
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_takes_a_send_of_its_batch_and_a_drain_a_result_in_one_write_each() {
+    let Some((mut c, admin, name)) = fresh().await else {
+        return;
+    };
+    // Two sends to bob and one riding claim: the claim leases the first, inserted leased (one
+    // insert per task, no update); the second is queued. Carol's claim finds nothing.
+    let (out, written) = batch(
+        &mut c,
+        &[
+            send(1, "bob"),
+            send(2, "bob"),
+            claim("bob", true),
+            claim("carol", false),
+        ],
+    )
+    .await;
+    assert!(matches!(out[0], Outcome::Sent(Some(_))));
+    assert!(matches!(out[1], Outcome::Sent(Some(_))));
+    assert_eq!(leased(&out[2]), (id(1), "in_flight".to_owned(), 1));
+    assert!(matches!(out[3], Outcome::Claimed(None)));
+    assert_eq!(written, (2, 0), "(inserted, updated) rows of tasks");
+    assert_eq!(state(&mut c, 2).await, "queued");
+
+    // A claim of bob's and a third send: the queue holds task 2, so the claim takes it, by an
+    // update, and task 3 is queued behind.
+    let (out, written) = batch(&mut c, &[send(3, "bob"), claim("bob", false)]).await;
+    assert_eq!(leased(&out[1]), (id(2), "in_flight".to_owned(), 1));
+    assert_eq!(written, (1, 1));
+    assert_eq!(state(&mut c, 3).await, "queued");
+
+    // Bob answers task 1 while a drain of alice's rides: stored delivered, one update.
+    let (out, written) = batch(&mut c, &[answer(1, "bob"), drain("alice", true)]).await;
+    assert!(matches!(&out[0], Outcome::Stored(Some(s)) if s.made == "alice"));
+    assert_eq!(drained(&out[1]), id(1));
+    assert_eq!(written, (0, 1));
+    assert_eq!(state(&mut c, 1).await, "resolved");
+
+    // Task 2's result is stored pending with no drain in its batch; then task 3 is leased and
+    // answered in a batch with a drain: the drain takes the older result (task 2's), and
+    // task 3's stays pending.
+    let (_, written) = batch(&mut c, &[answer(2, "bob")]).await;
+    assert_eq!(written, (0, 1));
+    let (out, _) = batch(&mut c, &[claim("bob", false)]).await;
+    assert_eq!(leased(&out[0]).0, id(3));
+    let (out, written) = batch(&mut c, &[answer(3, "bob"), drain("alice", false)]).await;
+    assert_eq!(drained(&out[1]), id(2));
+    assert_eq!(written, (0, 2));
+    assert_eq!(state(&mut c, 3).await, "result_pending");
+    drop_db(c, admin, &name).await;
+}

@@ -132,7 +132,7 @@ impl Metrics {
         let name = "a2a_waiters";
         let _ = writeln!(
             out,
-            "# HELP {name} Requests parked on this instance now, waiting for a task or a result.\n# TYPE {name} gauge\n{name} {}",
+            "# HELP {name} Requests parked on this instance now whose first look found nothing, waiting for a task, a result or a change.\n# TYPE {name} gauge\n{name} {}",
             self.waiters.load(Ordering::Relaxed)
         );
         let counters: [(&str, &str, &AtomicU64); 10] = [

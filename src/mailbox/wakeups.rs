@@ -51,6 +51,8 @@ impl Default for WaitingLimits {
 struct Signal {
     woken: AtomicBool,
     notify: Notify,
+    /// Counted in `a2a_waiters`: the request has begun to wait (its first look found nothing).
+    waiting: AtomicBool,
 }
 
 impl Signal {
@@ -81,6 +83,8 @@ struct Registry {
     /// Parked requests per caller (`sub`).
     callers: HashMap<Box<str>, usize>,
     total: usize,
+    /// Parked requests that have begun to wait (`a2a_waiters`); the others are still looking.
+    waiting: usize,
 }
 
 /// The parked requests of this instance.
@@ -143,9 +147,6 @@ impl Wakeups {
             .or_default()
             .of(kind)
             .push_back(signal.clone());
-        self.metrics
-            .waiters
-            .store(r.total as u64, Ordering::Relaxed);
         Ok(Parked {
             wakeups: self,
             key,
@@ -252,7 +253,17 @@ impl Parked<'_> {
     }
 
     /// Returns once the request is woken (since its last [`Parked::arm`]) or `nap` has passed.
+    /// The first wait counts the request in `a2a_waiters`: from then on it is waiting, not
+    /// looking (a count that reaches n means n requests have looked and found nothing).
     pub(crate) async fn wait(&self, nap: Duration) {
+        if !self.signal.waiting.swap(true, Ordering::AcqRel) {
+            let mut r = self.wakeups.registry();
+            r.waiting += 1;
+            self.wakeups
+                .metrics
+                .waiters
+                .store(r.waiting as u64, Ordering::Relaxed);
+        }
         let sleep = tokio::time::sleep(nap);
         tokio::pin!(sleep);
         loop {
@@ -288,7 +299,10 @@ impl Drop for Parked<'_> {
                 }
             }
             r.total -= 1;
-            w.metrics.waiters.store(r.total as u64, Ordering::Relaxed);
+            if self.signal.waiting.load(Ordering::Acquire) {
+                r.waiting -= 1;
+                w.metrics.waiters.store(r.waiting as u64, Ordering::Relaxed);
+            }
             // Woken for a task or result it may not have taken: pass it on to the next one.
             self.key.0 != WaitFor::Watch && self.signal.woken.load(Ordering::Acquire)
         };

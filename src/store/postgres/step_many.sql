@@ -65,8 +65,11 @@ BEGIN
     -- (whose scope names the recipient, not a task: no task_id).
     FOR i IN 1 .. COALESCE(array_length(s_ids, 1), 0) LOOP
         o_status := NULL; o_content := NULL; o_error := NULL;
+        -- A claim to hand the task to, unless this batch already queued one for the recipient
+        -- (then the task is not the queue's head). A recipient with a backlog costs its first
+        -- send of a batch one insert that inserts nothing, when a claim of it is in the batch.
         j := array_position(v_claims, s_recipients[i]);
-        IF j IS NOT NULL THEN
+        IF j IS NOT NULL AND NOT (s_recipients[i] = ANY (v_sent)) THEN
             WITH t AS (
                 __SEND_LEASED__
                 RETURNING sender, row_to_json(tasks)::text AS leased),

@@ -24,6 +24,10 @@
 -- stores (the first drain for that sender not answered yet, no other result of the sender
 -- pending), the result is stored delivered and answers both. The rows answered are the ones the
 -- two statements in turn would have answered; a task life written once instead of twice.
+--
+-- The audit rows of the sends and results that did something are gathered as they run and
+-- written by one insert after them, in the order of their elements: each statement on a table
+-- costs its executor's start, and the audit table is then started once a batch.
 -- CREATE OR REPLACE keeps a function of another signature beside this one: drop any such
 -- earlier version first (this one takes 27 arguments).
 DO $$
@@ -60,9 +64,14 @@ DECLARE
     -- The claims' recipients and the drains' senders, each set to NULL once answered.
     v_claims TEXT[] := c_recipients;
     v_drains TEXT[] := d_senders;
+    -- The audit rows of the sends and results that did something, in their order: written by
+    -- one insert once both have run (one statement on `audit` a batch, not one an element).
+    a_issuers TEXT[] := '{}';
+    a_bodies TEXT[] := '{}';
+    a_tasks TEXT[] := '{}';
 BEGIN
     -- Sends: the task under its id unless the id exists, and its capability_check audit row
-    -- (whose scope names the recipient, not a task: no task_id).
+    -- (whose scope names the recipient, not a task: no task_id; issued by the sender).
     FOR i IN 1 .. COALESCE(array_length(s_ids, 1), 0) LOOP
         o_status := NULL; o_content := NULL; o_error := NULL;
         -- A claim to hand the task to, unless this batch already queued one for the recipient
@@ -70,14 +79,12 @@ BEGIN
         -- send of a batch one insert that inserts nothing, when a claim of it is in the batch.
         j := array_position(v_claims, s_recipients[i]);
         IF j IS NOT NULL AND NOT (s_recipients[i] = ANY (v_sent)) THEN
-            WITH t AS (
-                __SEND_LEASED__
-                RETURNING sender, row_to_json(tasks)::text AS leased),
-            a AS (
-                INSERT INTO audit (timestamp_ms, issuer, kind, body, task_id)
-                SELECT p_now, t.sender, 'capability_check', s_audits[i], NULL FROM t)
-            SELECT t.leased INTO v_text FROM t;
+            __SEND_LEASED__
+            RETURNING sender, row_to_json(tasks)::text INTO v_id, v_text;
             IF FOUND THEN
+                a_issuers := a_issuers || v_id;
+                a_bodies := a_bodies || s_audits[i];
+                a_tasks := a_tasks || NULL::text;
                 v_claims[j] := NULL;
                 o_kind := __KIND_SEND__; o_ord := i; o_text := NULL;
                 RETURN NEXT;
@@ -86,35 +93,32 @@ BEGIN
                 CONTINUE;
             END IF;
         END IF;
-        WITH t AS (
-            __SEND__
-            RETURNING sender)
-        INSERT INTO audit (timestamp_ms, issuer, kind, body, task_id)
-        SELECT p_now, t.sender, 'capability_check', s_audits[i], NULL FROM t;
+        __SEND__
+        RETURNING sender INTO v_id;
         IF FOUND THEN
+            a_issuers := a_issuers || v_id;
+            a_bodies := a_bodies || s_audits[i];
+            a_tasks := a_tasks || NULL::text;
             v_sent := v_sent || s_recipients[i];
             o_kind := __KIND_SEND__; o_ord := i; o_text := NULL;
             RETURN NEXT;
         END IF;
     END LOOP;
     -- Results: stored if the task is still in flight to the caller (under the guard's lease id
-    -- when one is given) and has no cache key, with its audit row, whose body names the task's
-    -- sender between the two halves the server gave; its scope `a2a-respond:<id>` names the task.
+    -- when one is given) and has no cache key, with its audit row, issued by the caller, whose
+    -- body names the task's sender between the two halves the server gave; its scope
+    -- `a2a-respond:<id>` names the task.
     FOR i IN 1 .. COALESCE(array_length(r_ids, 1), 0) LOOP
-        WITH u AS (
-            UPDATE tasks SET __STORED__
-            WHERE id = (SELECT h.id FROM tasks h WHERE h.id = r_ids[i] FOR UPDATE SKIP LOCKED)
-              AND state = 'in_flight' AND leased_to = r_callers[i]
-              AND cache_key IS NULL AND (r_guards[i] IS NULL OR lease_id = r_guards[i])
-            RETURNING id, sender, state, result_status, result_content, result_error),
-        a AS (
-            INSERT INTO audit (timestamp_ms, issuer, kind, body, task_id)
-            SELECT p_now, r_callers[i], 'capability_check', r_audit_pre[i] || u.sender || r_audit_post[i],
-                u.id
-            FROM u)
-        SELECT u.sender, u.id, u.state, u.result_status, u.result_content, u.result_error
-        INTO v_text, v_id, v_state, v_status, v_content, v_error FROM u;
+        UPDATE tasks SET __STORED__
+        WHERE id = (SELECT h.id FROM tasks h WHERE h.id = r_ids[i] FOR UPDATE SKIP LOCKED)
+          AND state = 'in_flight' AND leased_to = r_callers[i]
+          AND cache_key IS NULL AND (r_guards[i] IS NULL OR lease_id = r_guards[i])
+        RETURNING sender, id, state, result_status, result_content, result_error
+        INTO v_text, v_id, v_state, v_status, v_content, v_error;
         IF FOUND THEN
+            a_issuers := a_issuers || r_callers[i];
+            a_bodies := a_bodies || (r_audit_pre[i] || v_text || r_audit_post[i]);
+            a_tasks := a_tasks || v_id;
             o_kind := __KIND_RESULT__; o_ord := i; o_text := v_text;
             o_status := NULL; o_content := NULL; o_error := NULL;
             RETURN NEXT;
@@ -129,6 +133,11 @@ BEGIN
             END IF;
         END IF;
     END LOOP;
+    IF cardinality(a_issuers) > 0 THEN
+        INSERT INTO audit (timestamp_ms, issuer, kind, body, task_id)
+        SELECT p_now, x.issuer, 'capability_check', x.body, x.task_id
+        FROM unnest(a_issuers, a_bodies, a_tasks) AS x(issuer, body, task_id);
+    END IF;
     -- Lease claims: the head of the recipient's queue, when it is live and not locked.
     o_kind := __KIND_CLAIM__; o_status := NULL; o_content := NULL; o_error := NULL;
     FOR i IN 1 .. COALESCE(array_length(c_recipients, 1), 0) LOOP

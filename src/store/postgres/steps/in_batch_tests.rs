@@ -180,3 +180,68 @@ async fn a_claim_takes_a_send_of_its_batch_and_a_drain_a_result_in_one_write_eac
     assert_eq!(state(&mut c, 3).await, "result_pending");
     drop_db(c, admin, &name).await;
 }
+
+/// The audit rows of a batch, after the first `from` rows: (issuer, task id, body) in order.
+async fn audits(conn: &mut PgConnection, from: usize) -> Vec<(String, Option<String>, String)> {
+    let rows: Vec<(String, Option<String>, String)> =
+        sqlx::query_as("SELECT issuer, task_id, body FROM audit ORDER BY id")
+            .fetch_all(conn)
+            .await
+            .unwrap();
+    rows.into_iter().skip(from).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_audits_each_send_and_result_that_did_something_in_its_order() {
+    let Some((mut c, admin, name)) = fresh().await else {
+        return;
+    };
+    // Two sends that insert (one of them handed to a riding claim) and one whose id exists:
+    // two rows, in the sends' order, issued by the sender, naming no task.
+    let (out, _) = batch(
+        &mut c,
+        &[
+            send(1, "bob"),
+            send(1, "bob"),
+            send(2, "carol"),
+            claim("bob", true),
+        ],
+    )
+    .await;
+    assert!(matches!(out[1], Outcome::Sent(None)));
+    assert_eq!(
+        audits(&mut c, 0).await,
+        vec![
+            ("alice".to_owned(), None, "{}".to_owned()),
+            ("alice".to_owned(), None, "{}".to_owned()),
+        ]
+    );
+    // A result stored (delivered to a riding drain), one for a task that does not exist and
+    // one by a caller that does not hold the lease: one row, issued by the worker, naming the
+    // task, its body the server's halves around the task's sender.
+    let mut stored = answer(1, "bob");
+    if let Step::Result(r) = &mut stored {
+        r.audit_pre = "<".to_owned();
+        r.audit_post = ">".to_owned();
+    }
+    let (out, _) = batch(
+        &mut c,
+        &[
+            answer(9, "bob"),
+            stored,
+            answer(2, "bob"),
+            drain("alice", true),
+        ],
+    )
+    .await;
+    assert!(matches!(out[0], Outcome::Stored(None)));
+    assert!(matches!(out[2], Outcome::Stored(None)));
+    assert_eq!(
+        audits(&mut c, 2).await,
+        vec![("bob".to_owned(), Some(id(1)), "<alice>".to_owned())]
+    );
+    // A batch of claims and drains only writes no audit row.
+    batch(&mut c, &[claim("carol", false), drain("alice", false)]).await;
+    assert_eq!(audits(&mut c, 3).await, vec![]);
+    drop_db(c, admin, &name).await;
+}

@@ -77,30 +77,27 @@ BEGIN
         -- A claim to hand the task to, unless this batch already queued one for the recipient
         -- (then the task is not the queue's head). A recipient with a backlog costs its first
         -- send of a batch one insert that inserts nothing, when a claim of it is in the batch.
+        -- v_text: the leased row when the task went to that claim, NULL when it was queued.
         j := array_position(v_claims, s_recipients[i]);
+        v_text := NULL;
         IF j IS NOT NULL AND NOT (s_recipients[i] = ANY (v_sent)) THEN
             __SEND_LEASED__
             RETURNING sender, row_to_json(tasks)::text INTO v_id, v_text;
-            IF FOUND THEN
-                a_issuers := a_issuers || v_id;
-                a_bodies := a_bodies || s_audits[i];
-                a_tasks := a_tasks || NULL::text;
-                v_claims[j] := NULL;
-                o_kind := __KIND_SEND__; o_ord := i; o_text := NULL;
-                RETURN NEXT;
-                o_kind := __KIND_CLAIM__; o_ord := j; o_text := v_text;
-                RETURN NEXT;
-                CONTINUE;
-            END IF;
         END IF;
-        __SEND__
-        RETURNING sender INTO v_id;
-        IF FOUND THEN
-            a_issuers := a_issuers || v_id;
-            a_bodies := a_bodies || s_audits[i];
-            a_tasks := a_tasks || NULL::text;
+        IF v_text IS NULL THEN
+            __SEND__
+            RETURNING sender INTO v_id;
+            CONTINUE WHEN NOT FOUND;
             v_sent := v_sent || s_recipients[i];
-            o_kind := __KIND_SEND__; o_ord := i; o_text := NULL;
+        END IF;
+        a_issuers := a_issuers || v_id;
+        a_bodies := a_bodies || s_audits[i];
+        a_tasks := a_tasks || NULL::text;
+        o_kind := __KIND_SEND__; o_ord := i; o_text := NULL;
+        RETURN NEXT;
+        IF v_text IS NOT NULL THEN
+            v_claims[j] := NULL;
+            o_kind := __KIND_CLAIM__; o_ord := j; o_text := v_text;
             RETURN NEXT;
         END IF;
     END LOOP;

@@ -85,8 +85,8 @@ pub(crate) fn served_at<'a>(parts: impl Iterator<Item = &'a Part>) -> ServedAt {
     at
 }
 
-/// Registers every table's routes where `at` says, a path with all its methods (in the tables'
-/// order, which is the order paths are matched in).
+/// Registers every table's routes where `at` says, a path with all its methods (fixed paths
+/// before templated ones, each in the tables' order: the order paths are matched in).
 pub(crate) fn serve(cfg: &mut web::ServiceConfig, tables: Vec<Table>, at: &ServedAt) {
     let mut paths: Vec<(&str, Vec<(&'static str, actix_web::Route)>)> = Vec::new();
     for (name, route) in tables.into_iter().flat_map(|t| t.handlers) {
@@ -99,6 +99,12 @@ pub(crate) fn serve(cfg: &mut web::ServiceConfig, tables: Vec<Table>, at: &Serve
             None => paths.push((path, vec![(method, route)])),
         }
     }
+    // Fixed paths first, then the ones with `{…}` segments, each in the tables' order. A fixed
+    // path is matched by comparing strings and a templated one by a regular expression, so every
+    // request to a fixed path (the four of a task's life among them) would otherwise run the
+    // expression of each templated path registered before it; and a fixed path such as
+    // `/a2a/tasks/next` must win over a template that also matches it (`/a2a/tasks/{id}`).
+    paths.sort_by_key(|(path, _)| path.contains('{'));
     for (path, routes) in paths {
         cfg.service(endpoint(path, routes));
     }

@@ -78,7 +78,7 @@ impl Store {
     /// Runs a write operation as one unit of work: `Ok(value)` commits, `Err` undoes everything
     /// the operation wrote.
     pub async fn transact<R: Send + 'static>(&self, op: Op<R>) -> Result<R, MailboxError> {
-        unit::transact(op, |u| self.backend.run(u)).await
+        unit::transact(op, unit::Undo::Alone, |u| self.backend.run(u)).await
     }
 
     /// The first row a read answers, outside any write.

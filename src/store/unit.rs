@@ -20,11 +20,19 @@ pub type Op<R> =
 pub(crate) trait Unit: Send {
     fn run<'t>(&'t mut self, tx: &'t mut Tx) -> BoxFuture<'t, bool>;
     fn done(self: Box<Self>, committed: Result<(), String>);
+    /// Whether the unit must be undone alone when it fails (SQLite's writer gives it a savepoint
+    /// of its own). A unit that answers `false` writes with one statement text whose only
+    /// failure is a storage fault; if it fails, the writer undoes its whole group instead, and
+    /// every unit of the group answers as after a failed commit (503, retriable).
+    fn needs_savepoint(&self) -> bool {
+        true
+    }
 }
 
 /// Adapts an [`Op`] to a [`Unit`]: keeps the outcome until the transaction has committed.
 struct OpUnit<R> {
     op: Option<Op<R>>,
+    undo: Undo,
     outcome: Option<Result<R, MailboxError>>,
     answer: Option<oneshot::Sender<Result<R, MailboxError>>>,
 }
@@ -40,6 +48,10 @@ impl<R: Send + 'static> Unit for OpUnit<R> {
             self.outcome = Some(outcome);
             keep
         })
+    }
+
+    fn needs_savepoint(&self) -> bool {
+        self.undo == Undo::Alone
     }
 
     fn done(mut self: Box<Self>, committed: Result<(), String>) {
@@ -73,11 +85,21 @@ pub(crate) fn settle<R>(
     }
 }
 
+/// How a unit is undone when it fails (SQLite's writer; see [`Unit::needs_savepoint`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Undo {
+    /// In a savepoint of its own: the rest of its group still commits.
+    Alone,
+    /// With its whole group: for one statement text, whose only failure is a storage fault.
+    WithGroup,
+}
+
 /// Runs a write operation as one unit of work through `run` (an engine's way of committing
-/// units): `Ok` commits, `Err` undoes everything the operation wrote. Answers only once the
-/// transaction that carried it has ended.
+/// units): `Ok` commits, `Err` undoes everything the operation wrote (as `undo` says). Answers
+/// only once the transaction that carried it has ended.
 pub(crate) async fn transact<R, F>(
     op: Op<R>,
+    undo: Undo,
     run: impl FnOnce(Box<dyn Unit>) -> F,
 ) -> Result<R, MailboxError>
 where
@@ -87,6 +109,7 @@ where
     let (answer, answered) = oneshot::channel();
     run(Box::new(OpUnit {
         op: Some(op),
+        undo,
         outcome: None,
         answer: Some(answer),
     }))

@@ -17,14 +17,14 @@ use crate::store::ops::StoredResult;
 use crate::store::records::{Committed, Drained, TaskRow};
 use crate::store::runner::{args, bind_all, Rows, Val};
 use crate::store::statements::{Statements, ANY_PENDING};
-use crate::store::unit::{transact, Op, Unit};
+use crate::store::unit::{transact, Op, Undo, Unit};
 
 type Result<T> = std::result::Result<T, MailboxError>;
 
 impl Sqlite {
-    /// Runs `op` as a unit of the next group commit.
-    async fn transact<R: Send + 'static>(&self, op: Op<R>) -> Result<R> {
-        transact(op, |unit| self.run(unit)).await
+    /// Runs `op`, one statement text, as a unit of the next group commit that needs no savepoint.
+    async fn transact_statement<R: Send + 'static>(&self, op: Op<R>) -> Result<R> {
+        transact(op, Undo::WithGroup, |unit| self.run(unit)).await
     }
 
     async fn drain(&self, sender: &str) -> Result<Option<Drained>> {
@@ -35,7 +35,7 @@ impl Sqlite {
             return Ok(None);
         }
         let a = args![sender, crate::clock::now_ms()].to_vec();
-        self.transact(Box::new(move |tx| {
+        self.transact_statement(Box::new(move |tx| {
             Box::pin(async move { Ok(tx.fetch_optional(DRAIN, &a).await?) })
         }))
         .await
@@ -137,7 +137,7 @@ impl Backend for Sqlite {
         .to_vec();
         Box::pin(async move {
             let stored: Vec<(String,)> = self
-                .transact(Box::new(move |tx| {
+                .transact_statement(Box::new(move |tx| {
                     Box::pin(async move { Ok(tx.fetch_all(RESULT_FAST, &a).await?) })
                 }))
                 .await?;

@@ -53,13 +53,13 @@ fn open<'a>(
     })
 }
 
-// The writer's `temp_store` is `memory`. Each write unit runs inside its own savepoint
-// (`writer.rs`), and SQLite copies every page a unit changes into the savepoint's sub-journal
-// so that the unit alone can be rolled back. That journal lives in memory up to 64 KiB and, past
-// that, spills to a temporary file for the rest of the group's transaction: one `pwrite` per
-// page changed by every later unit. A send changes about sixteen pages (its row, the primary
-// key, the queue's and the listing's indexes, its audit row and that row's indexes), which is
-// past 64 KiB, so nearly every group spilled: more writes per task than the WAL itself. Kept in
+// The writer's `temp_store` is `memory`. A write unit with a savepoint of its own (`writer.rs`:
+// all but the one-statement fast paths) has every page it changes copied into the savepoint's
+// sub-journal, so that it alone can be rolled back. That journal lives in memory up to 64 KiB
+// and, past that, spills to a temporary file for the rest of the group's transaction: one
+// `pwrite` per page changed by every later unit. A task's write changes about sixteen pages (its
+// row, the primary key, the queue's and the listing's indexes, its audit row and that row's
+// indexes), so nearly every group would spill: more writes per task than the WAL itself. Kept in
 // memory, the journal is dropped when its unit's savepoint is released. It is never read for
 // recovery (the WAL is): durability is unchanged. What it costs: while a unit runs, the writer
 // holds a copy of each page that unit changed, in memory rather than in a temporary file; a

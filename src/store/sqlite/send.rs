@@ -1,6 +1,6 @@
 //! SQLite's fast send: one write unit of the next group commit that queues the task and, when a
 //! long-poll of its recipient is parked (`parked.rs`), leases the head of that queue to it in the
-//! same savepoint, so the waiting worker holds its task as soon as the send's commit is durable.
+//! same group, so the waiting worker holds its task as soon as the send's commit is durable.
 
 use std::sync::Arc;
 
@@ -68,20 +68,28 @@ impl Unit for SendUnit {
             if inserted {
                 if let Some(claim) = self.parked.take(&self.recipient) {
                     let now = crate::clock::now_ms();
-                    // A claim that fails changes nothing (SQLite undoes a failed statement) and
-                    // keeps the send: the poll is answered nothing and looks again.
-                    let leased = tx
+                    // The unit has no savepoint of its own: a claim that fails fails the group,
+                    // and the poll is answered nothing and looks again.
+                    match tx
                         .claim_head(&self.recipient, &claim.lease_id, &claim.caller, now)
                         .await
-                        .unwrap_or_else(|e| {
+                    {
+                        Ok(leased) => self.rider = Some((claim, leased)),
+                        Err(e) => {
                             tracing::warn!(error = %e, "a parked claim could not ride a send");
-                            None
-                        });
-                    self.rider = Some((claim, leased));
+                            self.rider = Some((claim, None));
+                            return false;
+                        }
+                    }
                 }
             }
             true
         })
+    }
+
+    /// `SEND_FAST` and the rider's claim are single statement texts (see `Unit`).
+    fn needs_savepoint(&self) -> bool {
+        false
     }
 
     fn done(mut self: Box<Self>, committed: Result<(), String>) {

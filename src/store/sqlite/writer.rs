@@ -28,10 +28,20 @@ async fn replace_connection(pool: &SqlitePool) {
     }
 }
 
+/// The text that ends the open savepoint: kept, or undone first.
+fn close(kept: bool) -> &'static str {
+    if kept {
+        "RELEASE unit"
+    } else {
+        "ROLLBACK TO unit; RELEASE unit"
+    }
+}
+
 /// Group commit. SQLite has one writer at a time and, with `synchronous=FULL`, pays one fsync per
 /// commit. The writer takes every unit that is waiting (up to [`MAX_GROUP`]), runs each inside its
 /// own SAVEPOINT of one `BEGIN IMMEDIATE` transaction (a unit that fails is rolled back to its
-/// savepoint without touching the others), commits once, and only then lets each unit answer.
+/// savepoint without touching the others; a single statement text needs none, see
+/// [`Unit::needs_savepoint`]), commits once, and only then lets each unit answer.
 /// Durability is unchanged, every acknowledged write is fsynced; the cost of the fsync is shared
 /// by all the requests that arrived while the previous one was running.
 pub(super) async fn group_commit_writer(
@@ -60,26 +70,34 @@ pub(super) async fn group_commit_writer(
                 continue;
             }
         };
-        // Each unit runs inside its own savepoint. Closing one savepoint and opening the next
-        // is a single call to the connection's worker thread (the cost that matters here):
-        // SQLite runs every statement of a multi-statement text.
+        // Each unit that needs it runs inside its own savepoint (`Unit::needs_savepoint`).
+        // Closing one savepoint and opening the next is a single call to the connection's
+        // worker thread (the cost that matters here): SQLite runs every statement of a
+        // multi-statement text. A unit without one is a single statement text: SQLite copies no
+        // page into a savepoint's journal for it, and if it fails, the whole group is undone.
         let mut ran = Vec::with_capacity(batch.len());
         let mut failed: Option<String> = None;
-        let mut previous_kept: Option<bool> = None;
+        // The savepoint open, if any, and whether its unit kept what it wrote.
+        let mut open: Option<bool> = None;
         for mut unit in batch.drain(..) {
             if failed.is_some() {
                 ran.push(unit);
                 continue;
             }
-            let open = match previous_kept {
-                None => "SAVEPOINT unit",
-                Some(true) => "RELEASE unit; SAVEPOINT unit",
-                Some(false) => "ROLLBACK TO unit; RELEASE unit; SAVEPOINT unit",
+            let own = unit.needs_savepoint();
+            let step = match (open.take(), own) {
+                (None, true) => Some("SAVEPOINT unit"),
+                (Some(true), true) => Some("RELEASE unit; SAVEPOINT unit"),
+                (Some(false), true) => Some("ROLLBACK TO unit; RELEASE unit; SAVEPOINT unit"),
+                (Some(kept), false) => Some(close(kept)),
+                (None, false) => None,
             };
-            if let Err(e) = tx.execute(open, &[]).await {
-                failed = Some(e.to_string());
-                ran.push(unit);
-                continue;
+            if let Some(step) = step {
+                if let Err(e) = tx.execute(step, &[]).await {
+                    failed = Some(e.to_string());
+                    ran.push(unit);
+                    continue;
+                }
             }
             let keep = std::panic::AssertUnwindSafe(unit.run(&mut tx))
                 .catch_unwind()
@@ -88,20 +106,21 @@ pub(super) async fn group_commit_writer(
                     tracing::error!("a write unit panicked; its changes are rolled back");
                     false
                 });
-            previous_kept = Some(keep);
+            if own {
+                open = Some(keep);
+            } else if !keep {
+                failed = Some("a write of the group failed, so the whole group is undone".into());
+            }
             ran.push(unit);
         }
-        let close = match previous_kept {
-            Some(true) => "RELEASE unit",
-            _ => "ROLLBACK TO unit; RELEASE unit",
-        };
-        if failed.is_none() && previous_kept.is_some() {
-            if let Err(e) = tx.execute(close, &[]).await {
+        if let (None, Some(kept)) = (&failed, open) {
+            if let Err(e) = tx.execute(close(kept), &[]).await {
                 failed = Some(e.to_string());
             }
         }
-        // A savepoint that cannot be opened or closed means the connection is unusable: the
-        // whole group is rolled back and every unit in it answers 503 (retriable).
+        // A savepoint that cannot be opened or closed means the connection is unusable, and a
+        // unit without a savepoint that failed left its group's transaction unknown: the whole
+        // group is rolled back and every unit in it answers 503 (retriable).
         let committed = match failed {
             Some(e) => {
                 let _ = tx.rollback().await;
@@ -117,5 +136,134 @@ pub(super) async fn group_commit_writer(
         for unit in ran {
             unit.done(committed.clone());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use futures_util::future::BoxFuture;
+    use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
+    use sqlx::SqlitePool;
+
+    use super::group_commit_writer;
+    use crate::store::runner::Tx;
+    use crate::store::unit::Unit;
+
+    /// A unit that runs one text, with or without a savepoint of its own, and records whether
+    /// its group committed.
+    struct Probe {
+        sql: &'static str,
+        savepoint: bool,
+        answers: Arc<Mutex<Vec<(&'static str, bool)>>>,
+    }
+
+    impl Unit for Probe {
+        fn run<'t>(&'t mut self, tx: &'t mut Tx) -> BoxFuture<'t, bool> {
+            Box::pin(async move { tx.execute(self.sql, &[]).await.is_ok() })
+        }
+        fn done(self: Box<Self>, committed: Result<(), String>) {
+            let answers = self.answers.clone();
+            answers.lock().unwrap().push((self.sql, committed.is_ok()));
+        }
+        fn needs_savepoint(&self) -> bool {
+            self.savepoint
+        }
+    }
+
+    /// A database file with a table `t (n)`.
+    async fn database(name: &str) -> SqlitePool {
+        let path =
+            std::env::temp_dir().join(format!("a2a-writer-{name}-{}.db", uuid::Uuid::new_v4()));
+        let options = SqliteConnectOptions::new()
+            .filename(&path)
+            .create_if_missing(true);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options)
+            .await
+            .expect("opening a SQLite file");
+        sqlx::query("CREATE TABLE t (n INTEGER NOT NULL)")
+            .execute(&pool)
+            .await
+            .expect("creating the table");
+        pool
+    }
+
+    /// Runs `units` (text, own savepoint) as ONE group of the writer: what each was answered
+    /// (whether its group committed) and the rows the table holds after it.
+    async fn one_group(
+        pool: &SqlitePool,
+        units: &[(&'static str, bool)],
+    ) -> (Vec<(&'static str, bool)>, Vec<i64>) {
+        let answers = Arc::new(Mutex::new(Vec::new()));
+        let (queue, waiting) = tokio::sync::mpsc::channel::<Box<dyn Unit>>(units.len());
+        for &(sql, savepoint) in units {
+            let probe = Probe {
+                sql,
+                savepoint,
+                answers: answers.clone(),
+            };
+            assert!(queue.try_send(Box::new(probe)).is_ok());
+        }
+        drop(queue);
+        let (commits, _) = tokio::sync::watch::channel(0);
+        group_commit_writer(pool.clone(), waiting, commits).await;
+        let rows: Vec<(i64,)> = sqlx::query_as("SELECT n FROM t ORDER BY n")
+            .fetch_all(pool)
+            .await
+            .expect("reading the table");
+        let answers = answers.lock().unwrap().clone();
+        (answers, rows.into_iter().map(|(n,)| n).collect())
+    }
+
+    #[tokio::test]
+    async fn a_unit_without_a_savepoint_that_fails_undoes_its_whole_group() {
+        let pool = database("bare-fails").await;
+        let (answers, rows) = one_group(
+            &pool,
+            &[
+                ("INSERT INTO t VALUES (1)", true),
+                ("INSERT INTO t VALUES (2)", false),
+                (
+                    "INSERT INTO t VALUES (3); INSERT INTO missing VALUES (4)",
+                    false,
+                ),
+                ("INSERT INTO t VALUES (5)", true),
+            ],
+        )
+        .await;
+        assert_eq!(answers.len(), 4, "every unit is answered: {answers:?}");
+        assert!(
+            answers.iter().all(|(_, committed)| !committed),
+            "no unit of the group is told it committed: {answers:?}"
+        );
+        assert_eq!(rows, Vec::<i64>::new(), "the whole group is undone");
+    }
+
+    #[tokio::test]
+    async fn a_unit_with_a_savepoint_that_fails_is_undone_alone_between_units_without() {
+        let pool = database("savepoint-fails").await;
+        let (answers, rows) = one_group(
+            &pool,
+            &[
+                ("INSERT INTO t VALUES (1)", false),
+                (
+                    "INSERT INTO t VALUES (2); INSERT INTO missing VALUES (3)",
+                    true,
+                ),
+                ("INSERT INTO t VALUES (4)", false),
+                ("INSERT INTO t VALUES (5)", true),
+                ("INSERT INTO t VALUES (6)", false),
+            ],
+        )
+        .await;
+        assert_eq!(answers.len(), 5, "every unit is answered: {answers:?}");
+        assert!(
+            answers.iter().all(|(_, committed)| *committed),
+            "the group committed: {answers:?}"
+        );
+        assert_eq!(rows, vec![1, 4, 5, 6], "only the failed unit is undone");
     }
 }

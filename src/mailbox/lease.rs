@@ -83,9 +83,10 @@ impl Mailbox {
         }
         let c = caller.clone();
         let r = recipient.to_owned();
+        // A claim refuses nothing (an empty queue is an answer): its only failures are faults.
         let (leased, expired) = self
             .store
-            .transact(Box::new(move |tx| {
+            .transact_refusing_nothing(Box::new(move |tx| {
                 Box::pin(async move { lease_in(tx, &c, &r).await })
             }))
             .await?;

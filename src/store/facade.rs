@@ -81,6 +81,15 @@ impl Store {
         unit::transact(op, unit::Undo::Alone, |u| self.backend.run(u)).await
     }
 
+    /// [`Store::transact`] for an operation that refuses nothing (its only failures are faults):
+    /// if it fails, its whole group is undone (`Undo::WithGroup`).
+    pub async fn transact_refusing_nothing<R: Send + 'static>(
+        &self,
+        op: Op<R>,
+    ) -> Result<R, MailboxError> {
+        unit::transact(op, unit::Undo::WithGroup, |u| self.backend.run(u)).await
+    }
+
     /// The first row a read answers, outside any write.
     pub(super) async fn read_optional<T: Row>(
         &self,

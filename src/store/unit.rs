@@ -21,8 +21,8 @@ pub(crate) trait Unit: Send {
     fn run<'t>(&'t mut self, tx: &'t mut Tx) -> BoxFuture<'t, bool>;
     fn done(self: Box<Self>, committed: Result<(), String>);
     /// Whether the unit must be undone alone when it fails (SQLite's writer gives it a savepoint
-    /// of its own). A unit that answers `false` writes with one statement text whose only
-    /// failure is a storage fault; if it fails, the writer undoes its whole group instead, and
+    /// of its own). A unit that answers `false` refuses nothing: its only failures are faults
+    /// (a storage fault, or a bug). If it fails, the writer undoes its whole group instead, and
     /// every unit of the group answers as after a failed commit (503, retriable).
     fn needs_savepoint(&self) -> bool {
         true
@@ -90,7 +90,8 @@ pub(crate) fn settle<R>(
 pub(crate) enum Undo {
     /// In a savepoint of its own: the rest of its group still commits.
     Alone,
-    /// With its whole group: for one statement text, whose only failure is a storage fault.
+    /// With its whole group: for an operation that refuses nothing (one statement text, or a
+    /// claim), whose only failures are faults; its group then answers 503 (retriable).
     WithGroup,
 }
 

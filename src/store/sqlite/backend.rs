@@ -22,7 +22,8 @@ use crate::store::unit::{transact, Op, Undo, Unit};
 type Result<T> = std::result::Result<T, MailboxError>;
 
 impl Sqlite {
-    /// Runs `op`, one statement text, as a unit of the next group commit that needs no savepoint.
+    /// Runs `op`, one statement text that refuses nothing, as a unit of the next group commit
+    /// that needs no savepoint.
     async fn transact_statement<R: Send + 'static>(&self, op: Op<R>) -> Result<R> {
         transact(op, Undo::WithGroup, |unit| self.run(unit)).await
     }

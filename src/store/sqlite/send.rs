@@ -87,7 +87,7 @@ impl Unit for SendUnit {
         })
     }
 
-    /// `SEND_FAST` and the rider's claim are single statement texts (see `Unit`).
+    /// `SEND_FAST` and the rider's claim refuse nothing (see `Unit`).
     fn needs_savepoint(&self) -> bool {
         false
     }

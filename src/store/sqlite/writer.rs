@@ -40,7 +40,7 @@ fn close(kept: bool) -> &'static str {
 /// Group commit. SQLite has one writer at a time and, with `synchronous=FULL`, pays one fsync per
 /// commit. The writer takes every unit that is waiting (up to [`MAX_GROUP`]), runs each inside its
 /// own SAVEPOINT of one `BEGIN IMMEDIATE` transaction (a unit that fails is rolled back to its
-/// savepoint without touching the others; a single statement text needs none, see
+/// savepoint without touching the others; a unit that refuses nothing needs none, see
 /// [`Unit::needs_savepoint`]), commits once, and only then lets each unit answer.
 /// Durability is unchanged, every acknowledged write is fsynced; the cost of the fsync is shared
 /// by all the requests that arrived while the previous one was running.
@@ -73,8 +73,9 @@ pub(super) async fn group_commit_writer(
         // Each unit that needs it runs inside its own savepoint (`Unit::needs_savepoint`).
         // Closing one savepoint and opening the next is a single call to the connection's
         // worker thread (the cost that matters here): SQLite runs every statement of a
-        // multi-statement text. A unit without one is a single statement text: SQLite copies no
-        // page into a savepoint's journal for it, and if it fails, the whole group is undone.
+        // multi-statement text. A unit without one refuses nothing (its only failures are
+        // faults): SQLite copies no page into a savepoint's journal for it, and if it fails,
+        // the whole group is undone.
         let mut ran = Vec::with_capacity(batch.len());
         let mut failed: Option<String> = None;
         // The savepoint open, if any, and whether its unit kept what it wrote.

@@ -185,3 +185,46 @@ pub async fn observe_latency(
     }
     Ok(res)
 }
+
+#[cfg(test)]
+mod tests {
+    use actix_web::{test, web, App, HttpResponse};
+
+    use super::*;
+
+    fn no_operations() -> utoipa::openapi::OpenApi {
+        utoipa::openapi::OpenApiBuilder::new().build()
+    }
+
+    /// A table of one handler that answers `body`.
+    fn table(name: &'static str, body: &'static str) -> Table {
+        let part = Part {
+            tag: name,
+            doc: no_operations,
+            refusals: &[],
+        };
+        let route = web::route().to(move || async move { HttpResponse::Ok().body(body) });
+        Table::new(part, vec![(name, route)])
+    }
+
+    #[actix_web::test]
+    async fn a_fixed_path_wins_over_a_template_registered_before_it() {
+        let at: ServedAt = [("by_id", ("/x/{id}", "GET")), ("next", ("/x/next", "GET"))]
+            .into_iter()
+            .map(|(name, (path, method))| (name.to_owned(), (path.to_owned(), method)))
+            .collect();
+        let app = test::init_service(App::new().configure(|cfg| {
+            serve(
+                cfg,
+                vec![table("by_id", "template"), table("next", "fixed")],
+                &at,
+            )
+        }))
+        .await;
+        for (path, served_by) in [("/x/next", "fixed"), ("/x/42", "template")] {
+            let req = test::TestRequest::get().uri(path).to_request();
+            let body = test::call_and_read_body(&app, req).await;
+            assert_eq!(String::from_utf8_lossy(&body), served_by, "GET {path}");
+        }
+    }
+}

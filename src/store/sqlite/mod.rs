@@ -54,8 +54,8 @@ fn open<'a>(
 }
 
 // The writer's `temp_store` is `memory`. A write unit with a savepoint of its own (`writer.rs`:
-// all but the one-statement fast paths) has every page it changes copied into the savepoint's
-// sub-journal, so that it alone can be rolled back. That journal lives in memory up to 64 KiB
+// all but those that refuse nothing, the fast send, result and drain and a lease) has every page
+// it changes copied into the savepoint's sub-journal, so that it alone can be rolled back. That journal lives in memory up to 64 KiB
 // and, past that, spills to a temporary file for the rest of the group's transaction: one
 // `pwrite` per page changed by every later unit. A task's write changes about sixteen pages (its
 // row, the primary key, the queue's and the listing's indexes, its audit row and that row's

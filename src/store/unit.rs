@@ -20,12 +20,9 @@ pub type Op<R> =
 pub(crate) trait Unit: Send {
     fn run<'t>(&'t mut self, tx: &'t mut Tx) -> BoxFuture<'t, bool>;
     fn done(self: Box<Self>, committed: Result<(), String>);
-    /// Whether the unit must be undone alone when it fails (SQLite's writer gives it a savepoint
-    /// of its own). A unit that answers `false` refuses nothing: its only failures are faults
-    /// (a storage fault, or a bug). If it fails, the writer undoes its whole group instead, and
-    /// every unit of the group answers as after a failed commit (503, retriable).
-    fn needs_savepoint(&self) -> bool {
-        true
+    /// How the unit is undone when it fails ([`Undo`]).
+    fn undo(&self) -> Undo {
+        Undo::Alone
     }
 }
 
@@ -50,8 +47,8 @@ impl<R: Send + 'static> Unit for OpUnit<R> {
         })
     }
 
-    fn needs_savepoint(&self) -> bool {
-        self.undo == Undo::Alone
+    fn undo(&self) -> Undo {
+        self.undo
     }
 
     fn done(mut self: Box<Self>, committed: Result<(), String>) {
@@ -85,13 +82,15 @@ pub(crate) fn settle<R>(
     }
 }
 
-/// How a unit is undone when it fails (SQLite's writer; see [`Unit::needs_savepoint`]).
+/// How a unit is undone when it fails. Only SQLite's writer, which runs many units in one
+/// transaction, tells the two apart.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Undo {
-    /// In a savepoint of its own: the rest of its group still commits.
+    /// Alone, in a savepoint of its own: the rest of its group still commits.
     Alone,
-    /// With its whole group: for an operation that refuses nothing (one statement text, or a
-    /// claim), whose only failures are faults; its group then answers 503 (retriable).
+    /// With its whole group, which then answers as after a failed commit (503, retriable): for
+    /// a unit that refuses nothing, whose only failures are faults (a storage fault, or a bug).
+    /// It takes no savepoint, so SQLite copies none of the pages it changes.
     WithGroup,
 }
 

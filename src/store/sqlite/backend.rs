@@ -22,9 +22,9 @@ use crate::store::unit::{transact, Op, Undo, Unit};
 type Result<T> = std::result::Result<T, MailboxError>;
 
 impl Sqlite {
-    /// Runs `op`, one statement text that refuses nothing, as a unit of the next group commit
-    /// that needs no savepoint.
-    async fn transact_statement<R: Send + 'static>(&self, op: Op<R>) -> Result<R> {
+    /// Runs `op`, which refuses nothing, as a unit of the next group commit undone with its
+    /// group ([`Undo::WithGroup`]).
+    async fn transact_refusing_nothing<R: Send + 'static>(&self, op: Op<R>) -> Result<R> {
         transact(op, Undo::WithGroup, |unit| self.run(unit)).await
     }
 
@@ -36,7 +36,7 @@ impl Sqlite {
             return Ok(None);
         }
         let a = args![sender, crate::clock::now_ms()].to_vec();
-        self.transact_statement(Box::new(move |tx| {
+        self.transact_refusing_nothing(Box::new(move |tx| {
             Box::pin(async move { Ok(tx.fetch_optional(DRAIN, &a).await?) })
         }))
         .await
@@ -138,7 +138,7 @@ impl Backend for Sqlite {
         .to_vec();
         Box::pin(async move {
             let stored: Vec<(String,)> = self
-                .transact_statement(Box::new(move |tx| {
+                .transact_refusing_nothing(Box::new(move |tx| {
                     Box::pin(async move { Ok(tx.fetch_all(RESULT_FAST, &a).await?) })
                 }))
                 .await?;

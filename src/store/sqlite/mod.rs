@@ -53,14 +53,14 @@ fn open<'a>(
     })
 }
 
-// The writer's `temp_store` is `memory`. A write unit with a savepoint of its own (`writer.rs`:
-// all but those that refuse nothing, the fast send, result and drain and a lease) has every page
-// it changes copied into the savepoint's sub-journal, so that it alone can be rolled back. That journal lives in memory up to 64 KiB
-// and, past that, spills to a temporary file for the rest of the group's transaction: one
-// `pwrite` per page changed by every later unit. A task's write changes about sixteen pages (its
-// row, the primary key, the queue's and the listing's indexes, its audit row and that row's
-// indexes), so nearly every group would spill: more writes per task than the WAL itself. Kept in
-// memory, the journal is dropped when its unit's savepoint is released. It is never read for
+// The writer's `temp_store` is `memory`. A write unit undone alone (`writer.rs`: all but those
+// that refuse nothing, the fast send, result and drain and a lease) runs in a savepoint of its
+// own, and SQLite copies every page it changes into that savepoint's sub-journal. That journal
+// lives in memory up to 64 KiB and, past that, spills to a temporary file for the rest of the
+// group's transaction: one `pwrite` per page changed by every later unit. A task's write changes
+// about sixteen pages (its row, the primary key, the queue's and the listing's indexes, its audit
+// row and that row's indexes), so nearly every group would spill: more writes per task than the
+// WAL itself. Kept in memory, the journal is dropped when its unit's savepoint is released. It is never read for
 // recovery (the WAL is): durability is unchanged. What it costs: while a unit runs, the writer
 // holds a copy of each page that unit changed, in memory rather than in a temporary file; a
 // compaction of a very large backlog holds the pages it deletes from.

@@ -13,7 +13,7 @@ use crate::error::MailboxError;
 use crate::metrics::{kind, Metrics};
 use crate::store::records::{Committed, TaskRow};
 use crate::store::runner::{Tx, Val};
-use crate::store::unit::{settle, Unit};
+use crate::store::unit::{settle, Undo, Unit};
 
 type Sent = Result<Option<Committed<()>>, MailboxError>;
 
@@ -87,9 +87,9 @@ impl Unit for SendUnit {
         })
     }
 
-    /// `SEND_FAST` and the rider's claim refuse nothing (see `Unit`).
-    fn needs_savepoint(&self) -> bool {
-        false
+    /// `SEND_FAST` and the rider's claim refuse nothing.
+    fn undo(&self) -> Undo {
+        Undo::WithGroup
     }
 
     fn done(mut self: Box<Self>, committed: Result<(), String>) {

@@ -6,7 +6,7 @@ use sqlx::SqlitePool;
 use super::session::SqliteTx;
 use crate::store::backend::LOCK_WAIT;
 use crate::store::runner::Tx;
-use crate::store::unit::Unit;
+use crate::store::unit::{Undo, Unit};
 
 /// The largest number of units one transaction carries.
 const MAX_GROUP: usize = 128;
@@ -41,7 +41,7 @@ fn close(kept: bool) -> &'static str {
 /// commit. The writer takes every unit that is waiting (up to [`MAX_GROUP`]), runs each inside its
 /// own SAVEPOINT of one `BEGIN IMMEDIATE` transaction (a unit that fails is rolled back to its
 /// savepoint without touching the others; a unit that refuses nothing needs none, see
-/// [`Unit::needs_savepoint`]), commits once, and only then lets each unit answer.
+/// [`Undo`]), commits once, and only then lets each unit answer.
 /// Durability is unchanged, every acknowledged write is fsynced; the cost of the fsync is shared
 /// by all the requests that arrived while the previous one was running.
 pub(super) async fn group_commit_writer(
@@ -70,7 +70,7 @@ pub(super) async fn group_commit_writer(
                 continue;
             }
         };
-        // Each unit that needs it runs inside its own savepoint (`Unit::needs_savepoint`).
+        // Each unit undone alone runs inside its own savepoint ([`Undo`]).
         // Closing one savepoint and opening the next is a single call to the connection's
         // worker thread (the cost that matters here): SQLite runs every statement of a
         // multi-statement text. A unit without one refuses nothing (its only failures are
@@ -85,7 +85,7 @@ pub(super) async fn group_commit_writer(
                 ran.push(unit);
                 continue;
             }
-            let own = unit.needs_savepoint();
+            let own = unit.undo() == Undo::Alone;
             let step = match (open.take(), own) {
                 (None, true) => Some("SAVEPOINT unit"),
                 (Some(true), true) => Some("RELEASE unit; SAVEPOINT unit"),
@@ -150,13 +150,13 @@ mod tests {
 
     use super::group_commit_writer;
     use crate::store::runner::Tx;
-    use crate::store::unit::Unit;
+    use crate::store::unit::{Undo, Unit};
 
-    /// A unit that runs one text, with or without a savepoint of its own, and records whether
-    /// its group committed.
+    /// A unit that runs one text, undone alone or with its group, and records whether its group
+    /// committed.
     struct Probe {
         sql: &'static str,
-        savepoint: bool,
+        undo: Undo,
         answers: Arc<Mutex<Vec<(&'static str, bool)>>>,
     }
 
@@ -165,11 +165,13 @@ mod tests {
             Box::pin(async move { tx.execute(self.sql, &[]).await.is_ok() })
         }
         fn done(self: Box<Self>, committed: Result<(), String>) {
-            let answers = self.answers.clone();
-            answers.lock().unwrap().push((self.sql, committed.is_ok()));
+            self.answers
+                .lock()
+                .unwrap()
+                .push((self.sql, committed.is_ok()));
         }
-        fn needs_savepoint(&self) -> bool {
-            self.savepoint
+        fn undo(&self) -> Undo {
+            self.undo
         }
     }
 
@@ -192,18 +194,18 @@ mod tests {
         pool
     }
 
-    /// Runs `units` (text, own savepoint) as ONE group of the writer: what each was answered
+    /// Runs `units` (text, how it is undone) as ONE group of the writer: what each was answered
     /// (whether its group committed) and the rows the table holds after it.
     async fn one_group(
         pool: &SqlitePool,
-        units: &[(&'static str, bool)],
+        units: &[(&'static str, Undo)],
     ) -> (Vec<(&'static str, bool)>, Vec<i64>) {
         let answers = Arc::new(Mutex::new(Vec::new()));
         let (queue, waiting) = tokio::sync::mpsc::channel::<Box<dyn Unit>>(units.len());
-        for &(sql, savepoint) in units {
+        for &(sql, undo) in units {
             let probe = Probe {
                 sql,
-                savepoint,
+                undo,
                 answers: answers.clone(),
             };
             assert!(queue.try_send(Box::new(probe)).is_ok());
@@ -225,13 +227,13 @@ mod tests {
         let (answers, rows) = one_group(
             &pool,
             &[
-                ("INSERT INTO t VALUES (1)", true),
-                ("INSERT INTO t VALUES (2)", false),
+                ("INSERT INTO t VALUES (1)", Undo::Alone),
+                ("INSERT INTO t VALUES (2)", Undo::WithGroup),
                 (
                     "INSERT INTO t VALUES (3); INSERT INTO missing VALUES (4)",
-                    false,
+                    Undo::WithGroup,
                 ),
-                ("INSERT INTO t VALUES (5)", true),
+                ("INSERT INTO t VALUES (5)", Undo::Alone),
             ],
         )
         .await;
@@ -249,14 +251,14 @@ mod tests {
         let (answers, rows) = one_group(
             &pool,
             &[
-                ("INSERT INTO t VALUES (1)", false),
+                ("INSERT INTO t VALUES (1)", Undo::WithGroup),
                 (
                     "INSERT INTO t VALUES (2); INSERT INTO missing VALUES (3)",
-                    true,
+                    Undo::Alone,
                 ),
-                ("INSERT INTO t VALUES (4)", false),
-                ("INSERT INTO t VALUES (5)", true),
-                ("INSERT INTO t VALUES (6)", false),
+                ("INSERT INTO t VALUES (4)", Undo::WithGroup),
+                ("INSERT INTO t VALUES (5)", Undo::Alone),
+                ("INSERT INTO t VALUES (6)", Undo::WithGroup),
             ],
         )
         .await;

@@ -58,12 +58,13 @@ fn open<'a>(
 // own, and SQLite copies every page it changes into that savepoint's sub-journal. That journal
 // lives in memory up to 64 KiB and, past that, spills to a temporary file for the rest of the
 // group's transaction: one `pwrite` per page changed by every later unit. A task's write changes
-// about sixteen pages (its row, the primary key, the queue's and the listing's indexes, its audit
-// row and that row's indexes), so nearly every group would spill: more writes per task than the
-// WAL itself. Kept in memory, the journal is dropped when its unit's savepoint is released. It is never read for
-// recovery (the WAL is): durability is unchanged. What it costs: while a unit runs, the writer
-// holds a copy of each page that unit changed, in memory rather than in a temporary file; a
-// compaction of a very large backlog holds the pages it deletes from.
+// about sixteen pages (its row, the primary key, the queue's and the listing's indexes, its
+// audit row and that row's indexes), so nearly every group would spill: more writes per task
+// than the WAL itself. Kept in memory, the journal is dropped when its unit's savepoint is
+// released. It is never read for recovery (the WAL is): durability is unchanged. What it costs:
+// while a unit runs, the writer holds a copy of each page that unit changed, in memory rather
+// than in a temporary file; a compaction of a very large backlog holds the pages it deletes
+// from.
 
 pub(crate) struct Sqlite {
     /// One writer connection (SQLite has one writer at a time anyway; queueing in the pool is

@@ -38,9 +38,10 @@ fresh() {
 
 # k task lives per call, of the kinds in $2 (s: sends, c: claims, r: results, d: drains; the
 # others' arrays are empty); :nI are this call's task ids, :pI the previous call's (leased by it).
-# The arguments follow the installed function's ($nargs): 27 today; 21 for builds before the
-# task graph and the result cache (219d3ed, the A/B's baseline: no parent, context, kind or cache
-# key of a send, and the result's audit row built in SQL).
+# The arguments follow the installed function's ($nargs): 29 today; 27 for builds whose audit
+# rows took their event ids from the column's default; 21 for builds before the task graph and
+# the result cache (219d3ed, the A/B's baseline: no parent, context, kind or cache key of a send,
+# and the result's audit row built in SQL).
 script() {
     local k=$1 kinds=${2:-scrd} i ids prev
     local e="ARRAY[]::text[]" eb="ARRAY[]::bigint[]" eo="ARRAY[]::boolean[]"
@@ -57,10 +58,12 @@ script() {
         echo " $(arr NULL)::bigint[], $(arr NULL)::text[], $(arr NULL)::text[],"
         [[ $nargs == 21 ]] || echo " $(arr NULL)::text[], $(arr NULL)::text[], $(arr NULL)::text[], $(arr NULL)::text[],"
         echo " $(arr "repeat('a',150)"),"
+        [[ $nargs != 29 ]] || echo " $(arr "'0190b6a0-0000-7000-8000-000000000000'"),"  # event ids: the server makes them
     else
         echo " $e, $e, $e, $e, $eb, $e, $e,"
         [[ $nargs == 21 ]] || echo " $e, $e, $e, $e,"
         echo " $e,"
+        [[ $nargs != 29 ]] || echo " $e,"
     fi
     if [[ $kinds == *c* ]]; then
         echo " $(arr "'r'||(:client_id)::text"), $(arr "gen_random_uuid()::text"), $(arr "'w'||(:client_id)::text"), $(arr false),"
@@ -71,9 +74,11 @@ script() {
         echo " ARRAY[$prev], $(arr "'ok'"), $(arr "'[]'"), $(arr NULL)::text[], $(arr "'w'||(:client_id)::text"), $(arr NULL)::text[],"
         # The audit body's two halves around the sender (no `:` in them: pgbench reads `:x` as a variable).
         [[ $nargs == 21 ]] || echo " $(arr "repeat('a',100)"), $(arr "repeat('a',50)"),"
+        [[ $nargs != 29 ]] || echo " $(arr "'0190b6a0-0000-7000-8000-000000000000'"),"  # event ids: the server makes them
     else
         echo " $e, $e, $e, $e, $e, $e,"
         [[ $nargs == 21 ]] || echo " $e, $e,"
+        [[ $nargs != 29 ]] || echo " $e,"
     fi
     if [[ $kinds == *d* ]]; then
         echo " $(arr "'s'||(:client_id)::text"), $(arr false), (extract(epoch from now()) * 1000)::bigint);"

@@ -144,7 +144,7 @@ pub(crate) const LANE_DRAIN: &str = drain_head!("d_senders[i]", "p_now", " FOR U
 pub(crate) const STEP_MANY: &str =
     "SELECT o_kind, o_ord, o_text, o_status, o_content, o_error FROM a2a_step_many(\
      $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, \
-     $21, $22, $23, $24, $25, $26, $27)";
+     $21, $22, $23, $24, $25, $26, $27, $28, $29)";
 
 /// Tells the other instances on this database whom commits concerned: one notification per
 /// payload of `$1`, committed without waiting for its WAL flush (nothing durable rides on it).

@@ -25,26 +25,32 @@
 -- pending), the result is stored delivered and answers both. The rows answered are the ones the
 -- two statements in turn would have answered; a task life written once instead of twice.
 --
+-- The listing keys of the tasks the sends inserted are written by one insert after the sends,
+-- for the same reason as the audit rows below; the trigger on `tasks` writes them for every
+-- other statement.
+--
 -- The audit rows of the sends and results that did something are gathered as they run and
 -- written by one insert after them, in the order of their elements: each statement on a table
--- costs its executor's start, and the audit table is then started once a batch.
+-- costs its executor's start, and the audit table is then started once a batch. Their event ids
+-- come with the elements (`s_events`, `r_events`, made by the server as the column's default
+-- would make them: a UUIDv7 each), which costs PostgreSQL less than the default's SQL per row.
 -- CREATE OR REPLACE keeps a function of another signature beside this one: drop any such
--- earlier version first (this one takes 27 arguments).
+-- earlier version first (this one takes 29 arguments).
 DO $$
 DECLARE f regprocedure;
 BEGIN
     FOR f IN SELECT oid::regprocedure FROM pg_proc
-             WHERE proname = 'a2a_step_many' AND pronargs <> 27 LOOP
+             WHERE proname = 'a2a_step_many' AND pronargs <> 29 LOOP
         EXECUTE 'DROP FUNCTION ' || f;
     END LOOP;
 END $$;
 CREATE OR REPLACE FUNCTION a2a_step_many(
     s_ids TEXT[], s_senders TEXT[], s_recipients TEXT[], s_bodies TEXT[], s_deadlines BIGINT[],
     s_safeties TEXT[], s_idem_keys TEXT[], s_parents TEXT[], s_contexts TEXT[], s_kinds TEXT[],
-    s_cache_keys TEXT[], s_audits TEXT[],
+    s_cache_keys TEXT[], s_audits TEXT[], s_events TEXT[],
     c_recipients TEXT[], c_lease_ids TEXT[], c_callers TEXT[], c_if_sent BOOLEAN[],
     r_ids TEXT[], r_statuses TEXT[], r_contents TEXT[], r_errors TEXT[], r_callers TEXT[],
-    r_guards TEXT[], r_audit_pre TEXT[], r_audit_post TEXT[],
+    r_guards TEXT[], r_audit_pre TEXT[], r_audit_post TEXT[], r_events TEXT[],
     d_senders TEXT[], d_if_stored BOOLEAN[],
     p_now BIGINT)
 RETURNS TABLE (o_kind INT, o_ord INT, o_text TEXT, o_status TEXT, o_content TEXT, o_error TEXT)
@@ -69,7 +75,13 @@ DECLARE
     a_issuers TEXT[] := '{}';
     a_bodies TEXT[] := '{}';
     a_tasks TEXT[] := '{}';
+    a_events TEXT[] := '{}';
+    -- The sends that inserted a task, whose listing keys the batch writes.
+    k_sent INT[] := '{}';
 BEGIN
+    -- The batch writes its sends' listing keys itself, after them: until then the trigger on
+    -- `tasks` returns at once for this transaction's inserts (migration 0012).
+    PERFORM set_config('a2a.keys_written', 'on', true);
     -- Sends: the task under its id unless the id exists, and its capability_check audit row
     -- (whose scope names the recipient, not a task: no task_id; issued by the sender).
     FOR i IN 1 .. COALESCE(array_length(s_ids, 1), 0) LOOP
@@ -93,6 +105,8 @@ BEGIN
         a_issuers := a_issuers || v_id;
         a_bodies := a_bodies || s_audits[i];
         a_tasks := a_tasks || NULL::text;
+        a_events := a_events || s_events[i];
+        k_sent := k_sent || i;
         o_kind := __KIND_SEND__; o_ord := i; o_text := NULL;
         RETURN NEXT;
         IF v_text IS NOT NULL THEN
@@ -116,6 +130,7 @@ BEGIN
             a_issuers := a_issuers || r_callers[i];
             a_bodies := a_bodies || (r_audit_pre[i] || v_text || r_audit_post[i]);
             a_tasks := a_tasks || v_id;
+            a_events := a_events || r_events[i];
             o_kind := __KIND_RESULT__; o_ord := i; o_text := v_text;
             o_status := NULL; o_content := NULL; o_error := NULL;
             RETURN NEXT;
@@ -130,10 +145,18 @@ BEGIN
             END IF;
         END IF;
     END LOOP;
+    -- The sent tasks' listing keys (`task_keys`, the columns its trigger copies), in one statement.
+    IF cardinality(k_sent) > 0 THEN
+        INSERT INTO task_keys (id, sender, recipient, parent, context_id, task_kind, created_at_ms)
+        SELECT s_ids[x], s_senders[x], s_recipients[x], s_parents[x], s_contexts[x], s_kinds[x],
+            p_now
+        FROM unnest(k_sent) AS x;
+    END IF;
+    PERFORM set_config('a2a.keys_written', 'off', true);
     IF cardinality(a_issuers) > 0 THEN
-        INSERT INTO audit (timestamp_ms, issuer, kind, body, task_id)
-        SELECT p_now, x.issuer, 'capability_check', x.body, x.task_id
-        FROM unnest(a_issuers, a_bodies, a_tasks) AS x(issuer, body, task_id);
+        INSERT INTO audit (timestamp_ms, issuer, kind, body, task_id, event_id)
+        SELECT p_now, x.issuer, 'capability_check', x.body, x.task_id, x.event_id
+        FROM unnest(a_issuers, a_bodies, a_tasks, a_events) AS x(issuer, body, task_id, event_id);
     END IF;
     -- Lease claims: the head of the recipient's queue, when it is live and not locked.
     o_kind := __KIND_CLAIM__; o_status := NULL; o_content := NULL; o_error := NULL;

@@ -246,3 +246,80 @@ async fn a_batch_audits_each_send_and_result_that_did_something_in_its_order() {
     assert_eq!(audits(&mut c, 3).await, vec![]);
     drop_db(c, admin, &name).await;
 }
+
+/// The listing keys of every task (`task_keys`), in id order.
+async fn keys(conn: &mut PgConnection) -> Vec<(String, String, String, Option<String>, bool)> {
+    sqlx::query_as(
+        "SELECT k.id, k.sender, k.recipient, k.parent, k.created_at_ms = t.created_at_ms \
+         FROM task_keys k JOIN tasks t USING (id) ORDER BY k.id",
+    )
+    .fetch_all(conn)
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_writes_the_keys_of_the_tasks_its_sends_insert_and_the_trigger_every_other() {
+    let Some((mut c, admin, name)) = fresh().await else {
+        return;
+    };
+    // A queued send naming a parent, the same id again (inserts nothing), and a send handed to
+    // a riding claim: one row of keys for each task inserted, the batch's own.
+    let mut child = send(1, "bob");
+    if let Step::Send(s) = &mut child {
+        s.task.parent = Some(id(7));
+    }
+    batch(
+        &mut c,
+        &[
+            child,
+            send(1, "bob"),
+            send(2, "carol"),
+            claim("carol", true),
+        ],
+    )
+    .await;
+    let row = |n: u8, to: &str, parent: Option<String>| {
+        (id(n), "alice".to_owned(), to.to_owned(), parent, true)
+    };
+    assert_eq!(
+        keys(&mut c).await,
+        vec![row(1, "bob", Some(id(7))), row(2, "carol", None)]
+    );
+    // A task inserted by another statement after a batch, in the batch's transaction: the
+    // trigger writes its keys (the batch hands them back once its sends are done).
+    c.execute("BEGIN").await.unwrap();
+    step_many(&mut c, &[send(3, "bob")]).await.unwrap();
+    c.execute(
+        format!(
+            "INSERT INTO tasks (id, sender, recipient, body, state, queue_seq, created_at_ms, \
+             updated_at_ms) VALUES ('{}', 'alice', 'dave', '{{}}', 'queued', 0, 1, 1)",
+            id(4)
+        )
+        .as_str(),
+    )
+    .await
+    .unwrap();
+    c.execute("COMMIT").await.unwrap();
+    assert_eq!(
+        keys(&mut c).await,
+        vec![
+            row(1, "bob", Some(id(7))),
+            row(2, "carol", None),
+            row(3, "bob", None),
+            row(4, "dave", None)
+        ]
+    );
+    // The batches' audit rows carry the event ids the server made: distinct UUIDv7s.
+    let events: Vec<(String,)> = sqlx::query_as("SELECT event_id FROM audit ORDER BY id")
+        .fetch_all(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(events.len(), 3);
+    for (e,) in &events {
+        let u = uuid::Uuid::parse_str(e).unwrap();
+        assert_eq!(u.get_version_num(), 7, "{e}");
+    }
+    assert!(events.windows(2).all(|w| w[0].0 != w[1].0), "{events:?}");
+    drop_db(c, admin, &name).await;
+}

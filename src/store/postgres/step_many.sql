@@ -80,8 +80,9 @@ DECLARE
     k_sent INT[] := '{}';
 BEGIN
     -- The batch writes its sends' listing keys itself, after them: until then the trigger on
-    -- `tasks` returns at once for this transaction's inserts (migration 0012).
-    PERFORM set_config('a2a.keys_written', 'on', true);
+    -- `tasks` returns at once for this transaction's inserts (migration 0012). (An assignment,
+    -- not PERFORM: PL/pgSQL evaluates it as a simple expression, without starting an executor.)
+    v_text := set_config('a2a.keys_written', 'on', true);
     -- Sends: the task under its id unless the id exists, and its capability_check audit row
     -- (whose scope names the recipient, not a task: no task_id; issued by the sender).
     FOR i IN 1 .. COALESCE(array_length(s_ids, 1), 0) LOOP
@@ -152,7 +153,7 @@ BEGIN
             p_now
         FROM unnest(k_sent) AS x;
     END IF;
-    PERFORM set_config('a2a.keys_written', 'off', true);
+    v_text := set_config('a2a.keys_written', 'off', true);
     IF cardinality(a_issuers) > 0 THEN
         INSERT INTO audit (timestamp_ms, issuer, kind, body, task_id, event_id)
         SELECT p_now, x.issuer, 'capability_check', x.body, x.task_id, x.event_id

@@ -84,6 +84,22 @@ pub(crate) static STATEMENTS: Statements = Statements {
     listed: "tasks_listed",
 };
 
+/// How the lane answers a task it leased (its claims and the sends handed to them): the
+/// columns of [`task_cols!`] as one JSON array, in that order, which `TaskRow` reads field by
+/// field. PostgreSQL builds it for less than `row_to_json` of the row (no key a column, only the
+/// columns read); `a_leased_row_is_read_as_the_row_its_columns_name` holds the two orders together.
+macro_rules! leased_row {
+    () => {
+        concat!(
+            "json_build_array(",
+            $crate::store::statements::task_cols!(),
+            ")::text"
+        )
+    };
+}
+#[cfg(test)]
+pub(crate) use leased_row;
+
 /// The lane's send (`__SEND__` in `step_many.sql`): the task of element `i` under its id unless
 /// the id exists, queued as every insert queues one.
 pub(crate) const LANE_SEND: &str = insert_task!(
@@ -108,16 +124,22 @@ pub(crate) const LANE_SEND_LEASED: &str = insert_task!(
     live!("s_deadlines[i]", "p_now"),
     " AND NOT EXISTS (SELECT 1 FROM tasks q WHERE q.state = 'queued' \
                        AND q.recipient = s_recipients[i]) \
-     ON CONFLICT (id) DO NOTHING"
+     ON CONFLICT (id) DO NOTHING RETURNING sender, ",
+    leased_row!()
 );
 
-/// The lane's claim (`__CLAIM__` in `step_many.sql`): `claim_head` on element `i`'s arguments.
-pub(crate) const LANE_CLAIM: &str = claim_head!(
-    "c_recipients[i]",
-    "c_lease_ids[i]",
-    "c_callers[i]",
-    "p_now",
-    " FOR UPDATE SKIP LOCKED"
+/// The lane's claim (`__CLAIM__` in `step_many.sql`): `claim_head` on element `i`'s arguments,
+/// answering the leased task as [`leased_row!`].
+pub(crate) const LANE_CLAIM: &str = concat!(
+    claim_head!(
+        "c_recipients[i]",
+        "c_lease_ids[i]",
+        "c_callers[i]",
+        "p_now",
+        " FOR UPDATE SKIP LOCKED"
+    ),
+    " RETURNING ",
+    leased_row!()
 );
 
 /// The `SET` list of the lane's results (`__STORED__` in `step_many.sql`): element `i`'s result,

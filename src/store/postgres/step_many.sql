@@ -5,7 +5,8 @@
 -- are what every other path runs to queue a task, lease a queue's head, store a result and
 -- drain one (`LANE_SEND`, `LANE_CLAIM`, `LANE_STORED`, `LANE_DRAIN` in `statements.rs`, built
 -- from the shared `queued!`, `claim_head!`, `stored!` and `drain_head!`), written in too, and
--- `SEND_LEASED` a send handed to a claim of the batch (`LANE_SEND_LEASED`, below).
+-- `SEND_LEASED` a send handed to a claim of the batch (`LANE_SEND_LEASED`, below). A claim and
+-- such a send end with their `RETURNING` of the leased task (`leased_row!`: a JSON array).
 --
 -- The elements run one after another, each the statement its path runs alone, so the outcome of
 -- each is what it would have been alone in that order. No element waits for a row another
@@ -95,7 +96,7 @@ BEGIN
         v_text := NULL;
         IF j IS NOT NULL AND NOT (s_recipients[i] = ANY (v_sent)) THEN
             __SEND_LEASED__
-            RETURNING sender, row_to_json(tasks)::text INTO v_id, v_text;
+            INTO v_id, v_text;
         END IF;
         IF v_text IS NULL THEN
             __SEND__
@@ -165,7 +166,7 @@ BEGIN
         CONTINUE WHEN v_claims[i] IS NULL;
         CONTINUE WHEN c_if_sent[i] AND NOT (c_recipients[i] = ANY (v_sent));
         __CLAIM__
-        RETURNING row_to_json(tasks)::text INTO v_text;
+        INTO v_text;
         IF FOUND THEN
             o_ord := i;
             o_text := v_text;

@@ -323,3 +323,37 @@ async fn a_batch_writes_the_keys_of_the_tasks_its_sends_insert_and_the_trigger_e
     assert!(events.windows(2).all(|w| w[0].0 != w[1].0), "{events:?}");
     drop_db(c, admin, &name).await;
 }
+
+/// The lane answers a leased task as `leased_row!` (its columns as a JSON array, read by
+/// `TaskRow` field by field): with every column set, and each column's value its own, it reads
+/// as the same task as the row's JSON object read by column name.
+#[tokio::test]
+async fn a_leased_row_is_read_as_the_row_its_columns_name() {
+    use crate::store::postgres::statements::leased_row;
+    use crate::store::records::TaskRow;
+    let Some((mut c, admin, name)) = fresh().await else {
+        return;
+    };
+    c.execute(
+        "INSERT INTO tasks (id, sender, recipient, body, state, attempt, lease_id, leased_to, \
+         leased_at_ms, heartbeat_at_ms, deadline_ms, duplicate_safety, idem_key, cache_key, \
+         replayed_from, result_status, result_content, result_error, result_by, created_at_ms, \
+         updated_at_ms, canceled_by, cancel_reason, canceled_from, canceled_at_ms, queue_seq) \
+         VALUES ('t', 's', 'r', 'b', 'in_flight', 2, 'l', 'w', 3, 4, 5, 'd', 'i', 'c', 'p', \
+         'ok', '[]', 'e', 'by', 6, 7, 'cb', 'cr', 'cf', 8, 9)",
+    )
+    .await
+    .unwrap();
+    let (array, object): (String, String) = sqlx::query_as(concat!(
+        "SELECT ",
+        leased_row!(),
+        ", row_to_json(tasks)::text FROM tasks"
+    ))
+    .fetch_one(&mut c)
+    .await
+    .unwrap();
+    let by_order: TaskRow = serde_json::from_str(&array).unwrap();
+    let by_name: TaskRow = serde_json::from_str(&object).unwrap();
+    assert_eq!(format!("{by_order:?}"), format!("{by_name:?}"), "{array}");
+    drop_db(c, admin, &name).await;
+}

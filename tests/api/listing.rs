@@ -382,7 +382,12 @@ async fn a_page_is_an_index_range_scan(app: TestApp) {
     // The new indexes lead with sender and recipient: the reads a long-poll repeats must still
     // walk their state's partial index, not every task of the agent.
     let plan = store.explain_wakeup_checks().await.unwrap();
-    for index in ["tasks_queued_by_recipient", "tasks_pending_by_sender"] {
+    // (PostgreSQL keeps a sender's queued tasks and pending results in one index.)
+    let by_sender = match app.engine {
+        Engine::Postgres => "tasks_waiting_by_sender",
+        Engine::Sqlite => "tasks_pending_by_sender",
+    };
+    for index in ["tasks_queued_by_recipient", by_sender] {
         assert!(
             plan.contains(index),
             "the wake-up checks do not walk {index}:\n{plan}"

@@ -73,21 +73,24 @@ DECLARE
     v_drains TEXT[] := d_senders;
     -- The audit rows of the sends and results that did something, in their order: written by
     -- one insert once both have run (one statement on `audit` a batch, not one an element).
-    a_issuers TEXT[] := '{}';
-    a_bodies TEXT[] := '{}';
-    a_tasks TEXT[] := '{}';
-    a_events TEXT[] := '{}';
+    -- These arrays and `k_sent` start NULL, not empty: `||` appends to NULL, `cardinality` of
+    -- NULL is NULL (read as false), and each expression PL/pgSQL evaluates costs the call its
+    -- setting up again in every transaction.
+    a_issuers TEXT[];
+    a_bodies TEXT[];
+    a_tasks TEXT[];
+    a_events TEXT[];
     -- The sends that inserted a task, whose listing keys the batch writes.
-    k_sent INT[] := '{}';
+    k_sent INT[];
 BEGIN
     -- The batch writes its sends' listing keys itself, after them: until then the trigger on
     -- `tasks` returns at once for this transaction's inserts (migration 0012). (An assignment,
     -- not PERFORM: PL/pgSQL evaluates it as a simple expression, without starting an executor.)
     v_text := set_config('a2a.keys_written', 'on', true);
     -- Sends: the task under its id unless the id exists, and its capability_check audit row
-    -- (whose scope names the recipient, not a task: no task_id; issued by the sender).
+    -- (whose scope names the recipient, not a task: no task_id; issued by the sender). Their
+    -- rows leave o_status, o_content and o_error NULL, as nothing before the results sets them.
     FOR i IN 1 .. COALESCE(array_length(s_ids, 1), 0) LOOP
-        o_status := NULL; o_content := NULL; o_error := NULL;
         -- A claim to hand the task to, unless this batch already queued one for the recipient
         -- (then the task is not the queue's head). A recipient with a backlog costs its first
         -- send of a batch one insert that inserts nothing, when a claim of it is in the batch.

@@ -65,6 +65,8 @@ DECLARE
     v_content TEXT;
     v_error TEXT;
     j INT;
+    -- What set_config answers (not read).
+    v_setting TEXT;
     -- Recipients a send of this batch queued a task for; senders a result was stored for.
     v_sent TEXT[] := '{}';
     v_stored TEXT[] := '{}';
@@ -86,7 +88,7 @@ BEGIN
     -- The batch writes its sends' listing keys itself, after them: until then the trigger on
     -- `tasks` returns at once for this transaction's inserts (migration 0012). (An assignment,
     -- not PERFORM: PL/pgSQL evaluates it as a simple expression, without starting an executor.)
-    v_text := set_config('a2a.keys_written', 'on', true);
+    v_setting := set_config('a2a.keys_written', 'on', true);
     -- Sends: the task under its id unless the id exists, and its capability_check audit row
     -- (whose scope names the recipient, not a task: no task_id; issued by the sender). Their
     -- rows leave o_status, o_content and o_error NULL, as nothing before the results sets them.
@@ -157,7 +159,7 @@ BEGIN
             p_now
         FROM unnest(k_sent) AS x;
     END IF;
-    v_text := set_config('a2a.keys_written', 'off', true);
+    v_setting := set_config('a2a.keys_written', 'off', true);
     IF cardinality(a_issuers) > 0 THEN
         INSERT INTO audit (timestamp_ms, issuer, kind, body, task_id, event_id)
         SELECT p_now, x.issuer, 'capability_check', x.body, x.task_id, x.event_id

@@ -9,6 +9,7 @@ mod client {
     mod checkpoint;
     mod checkpoint_file;
     mod gateway;
+    mod keep_alive;
     mod listing;
     mod ops;
     mod proxy;

@@ -59,7 +59,7 @@ pub fn client() -> Result<reqwest::Client> {
         .no_proxy()
         .tcp_nodelay(true)
         .tls_built_in_root_certs(false)
-        .pool_idle_timeout(Duration::from_secs(300))
+        .pool_idle_timeout(load::POOL_IDLE)
         .timeout(Duration::from_secs(60))
         .build()?)
 }

@@ -94,7 +94,7 @@ where
     T: AsyncRead + AsyncWrite + Unpin + 'static,
 {
     HttpService::build()
-        .keep_alive(KeepAlive::default())
+        .keep_alive(KeepAlive::Timeout(a2a_mailbox_types::IDLE_CONNECTION_CLOSE))
         .client_request_timeout(REQUEST_HEAD_TIMEOUT)
         .client_disconnect_timeout(DISCONNECT_TIMEOUT)
         // A client that closes its side of the connection is gone: its request ends at once

@@ -1,6 +1,7 @@
 //! A TCP proxy in front of the mailbox that records every request and can spoil the answer to
 //! the first one: the mailbox acts on it, the client sees its connection close, or a gateway's
-//! 502 instead of the mailbox's answer.
+//! 502 instead of the mailbox's answer. It keeps the client's side of a connection open until
+//! the client next writes on it, whatever the mailbox did with its side meanwhile.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -34,6 +35,8 @@ pub enum Fault {
     /// The answer is thrown away and the client gets `502 Bad Gateway` in a gateway's own
     /// words (an HTML page, not the mailbox's error body); the connection stays open.
     BadGateway,
+    /// Every answer passes as it came.
+    Nothing,
 }
 
 /// What a gateway answers when its upstream failed it.
@@ -119,7 +122,7 @@ async fn relay(
             // The mailbox answered; the client never hears of it.
             (true, Fault::DropAnswer) => return,
             (true, Fault::BadGateway) => bad_gateway(),
-            (false, _) => bytes(&answer),
+            (false, _) | (true, Fault::Nothing) => bytes(&answer),
         };
         if client.write_all(&out).await.is_err() {
             return;

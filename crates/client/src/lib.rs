@@ -68,6 +68,10 @@
 //! 502/503/504 without that body comes back to the caller: after a lease, a task may be in flight
 //! to this agent, left for an operator's requeue or the retry gate (the mailbox never hands a
 //! lease out again by itself); after a drain, [`Client::get_task`] still reads the result.
+//!
+//! So that a connection the mailbox closes for idleness (after
+//! [`types::IDLE_CONNECTION_CLOSE`], 5 s) never breaks a lease or a drain, the client does not
+//! reuse a connection idle for 4 s or more: such a request goes out on a new one.
 
 #![warn(missing_docs)]
 

@@ -42,3 +42,8 @@ pub use state::{
     CancelRequest, Cancellation, Lease, QueueEntry, QueueState, TaskState, TaskStatus,
 };
 pub use task::{A2ATask, Content, DuplicateSafety, Idempotency};
+
+/// How long the mailbox keeps an HTTP connection open with no request on it (between requests:
+/// a request that waits is not idle). A client should stop reusing a connection before this:
+/// a request written on one while the mailbox closes it is lost unanswered.
+pub const IDLE_CONNECTION_CLOSE: std::time::Duration = std::time::Duration::from_secs(5);

@@ -4,17 +4,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use a2a_mailbox_types::IDLE_CONNECTION_CLOSE;
+use a2a_mailbox_types::IDLE_CONNECTION_REUSE;
 
 use crate::checkpoint::Ledger;
 use crate::tls::Trust;
 use crate::{token_subject, AgentId, Backoff, Error};
-
-/// How long a connection may sit idle and still carry the next request: a second less than the
-/// mailbox keeps it ([`IDLE_CONNECTION_CLOSE`]). A request written on a connection the mailbox is
-/// closing is lost unanswered, and a lease or a drain so lost cannot be retried (it may have
-/// been read); so a request goes out on a connection the mailbox still keeps, or on a new one.
-const IDLE_CONNECTION: Duration = IDLE_CONNECTION_CLOSE.saturating_sub(Duration::from_secs(1));
 
 /// A typed client of one a2a-mailbox, over TCP or a Unix socket.
 ///
@@ -157,7 +151,9 @@ impl ClientBuilder {
         }
         let agent = token_subject(&self.token)?;
         let mut http = self.trust.apply(
-            reqwest::Client::builder().pool_idle_timeout(IDLE_CONNECTION),
+            // A lease or a drain lost on a connection the mailbox is closing for idleness
+            // cannot be retried (it may have been read): such a connection is never reused.
+            reqwest::Client::builder().pool_idle_timeout(IDLE_CONNECTION_REUSE),
             https,
         )?;
         if let Some(path) = &self.socket {

@@ -71,7 +71,8 @@
 //!
 //! So that a connection the mailbox closes for idleness (after
 //! [`types::IDLE_CONNECTION_CLOSE`], 5 s) never breaks a lease or a drain, the client does not
-//! reuse a connection idle for 4 s or more: such a request goes out on a new one.
+//! reuse a connection idle for [`types::IDLE_CONNECTION_REUSE`] (4 s) or more: such a request
+//! goes out on a new one.
 
 #![warn(missing_docs)]
 

@@ -47,3 +47,9 @@ pub use task::{A2ATask, Content, DuplicateSafety, Idempotency};
 /// a request that waits is not idle). A client should stop reusing a connection before this:
 /// a request written on one while the mailbox closes it is lost unanswered.
 pub const IDLE_CONNECTION_CLOSE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The longest a client should go on reusing an idle connection: a second less than
+/// [`IDLE_CONNECTION_CLOSE`], so that its next request never meets the mailbox's close on the
+/// way. The Rust client keeps to it.
+pub const IDLE_CONNECTION_REUSE: std::time::Duration =
+    IDLE_CONNECTION_CLOSE.saturating_sub(std::time::Duration::from_secs(1));

@@ -30,20 +30,10 @@ pub fn mint(sub: &str, caps: &[&str]) -> Result<String> {
     )?)
 }
 
-/// How long a client of the harness reuses an idle connection: less than the server keeps one
-/// open, so no request is written on a connection the server is closing (it would be lost
-/// unanswered, and the run would fail on a race of the harness's own making).
-pub const POOL_IDLE: Duration = a2a_mailbox_types::IDLE_CONNECTION_REUSE;
-
 impl Agent {
     pub fn new(server: &Server, sub: &str, caps: &[&str]) -> Result<Agent> {
         Ok(Agent {
-            http: reqwest::Client::builder()
-                .no_proxy()
-                .tcp_nodelay(true)
-                .pool_idle_timeout(POOL_IDLE)
-                .timeout(Duration::from_secs(60))
-                .build()?,
+            http: crate::scale::client()?,
             base: server.base.clone(),
             auth: format!("Bearer {}", mint(sub, caps)?),
         })

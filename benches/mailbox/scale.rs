@@ -52,14 +52,16 @@ impl Config {
     }
 }
 
-/// An HTTP client of the scale phases: its own connection pool, and no root certificates loaded
-/// (plain HTTP only), so a thousand of them are cheap to make.
+/// An HTTP client of the harness: its own connection pool, and no root certificates loaded
+/// (plain HTTP only), so a thousand of them are cheap to make. An idle connection is not reused
+/// once the server may be closing it: a request written on it would be lost unanswered, and the
+/// run would fail on a race of the harness's own making.
 pub fn client() -> Result<reqwest::Client> {
     Ok(reqwest::Client::builder()
         .no_proxy()
         .tcp_nodelay(true)
         .tls_built_in_root_certs(false)
-        .pool_idle_timeout(load::POOL_IDLE)
+        .pool_idle_timeout(a2a_mailbox_types::IDLE_CONNECTION_REUSE)
         .timeout(Duration::from_secs(60))
         .build()?)
 }

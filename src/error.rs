@@ -34,9 +34,9 @@ pub const MAX_MESSAGE_BYTES: usize = 1024;
 /// `message` cut to [`MAX_MESSAGE_BYTES`] at a character boundary, marked with `…` when cut.
 fn bounded(mut message: String) -> String {
     if message.len() > MAX_MESSAGE_BYTES {
-        let mut end = MAX_MESSAGE_BYTES - '…'.len_utf8();
+        let mut end = MAX_MESSAGE_BYTES.saturating_sub('…'.len_utf8());
         while !message.is_char_boundary(end) {
-            end -= 1;
+            end = end.saturating_sub(1);
         }
         message.truncate(end);
         message.push('…');

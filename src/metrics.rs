@@ -96,12 +96,13 @@ impl Metrics {
     /// an error is any of them but a posted result whose status is not `error`.
     pub fn throughput_counts(&self) -> Counts {
         let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        let forced_or_expired = load(&self.forced_errors) + load(&self.deadlines_expired);
+        let forced_or_expired =
+            load(&self.forced_errors).saturating_add(load(&self.deadlines_expired));
         [
             load(&self.tasks_sent),
             load(&self.leases),
-            load(&self.results_posted) + forced_or_expired,
-            load(&self.error_results) + forced_or_expired,
+            load(&self.results_posted).saturating_add(forced_or_expired),
+            load(&self.error_results).saturating_add(forced_or_expired),
         ]
     }
 
@@ -110,12 +111,12 @@ impl Metrics {
         let h = map
             .entry((method.to_owned(), route.to_owned(), status))
             .or_default();
-        for (i, b) in BUCKETS.iter().enumerate() {
+        for (count, b) in h.counts.iter_mut().zip(BUCKETS.iter()) {
             if seconds <= *b {
-                h.counts[i] += 1;
+                *count = count.saturating_add(1);
             }
         }
-        h.count += 1;
+        h.count = h.count.saturating_add(1);
         h.sum += seconds;
     }
 
@@ -237,8 +238,8 @@ impl Metrics {
         let map = self.latency.lock().unwrap_or_else(|p| p.into_inner());
         for ((method, route, status), h) in map.iter() {
             let labels = format!("method=\"{method}\",route=\"{route}\",status=\"{status}\"");
-            for (i, b) in BUCKETS.iter().enumerate() {
-                let _ = writeln!(out, "{name}_bucket{{{labels},le=\"{b}\"}} {}", h.counts[i]);
+            for (count, b) in h.counts.iter().zip(BUCKETS.iter()) {
+                let _ = writeln!(out, "{name}_bucket{{{labels},le=\"{b}\"}} {count}");
             }
             let _ = writeln!(out, "{name}_bucket{{{labels},le=\"+Inf\"}} {}", h.count);
             let _ = writeln!(out, "{name}_sum{{{labels}}} {}", h.sum);

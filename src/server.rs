@@ -191,9 +191,11 @@ async fn sample_depth(mailbox: Mailbox) {
         }
     };
     sample().await;
-    let into_minute = crate::clock::now_ms().rem_euclid(60_000) as u64;
-    let halfway = Duration::from_millis((90_000 - into_minute) % 60_000);
-    let start = tokio::time::Instant::now() + halfway;
+    let into_minute = crate::clock::now_ms().rem_euclid(60_000).unsigned_abs();
+    let halfway = Duration::from_millis(90_000_u64.saturating_sub(into_minute) % 60_000);
+    let start = tokio::time::Instant::now()
+        .checked_add(halfway)
+        .unwrap_or_else(tokio::time::Instant::now);
     let mut every = tokio::time::interval_at(start, Duration::from_secs(60));
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -208,8 +210,11 @@ pub const SCHEDULER_AGENT: &str = "a2a-mailbox-scheduler";
 /// Runs the scheduler tick in-process (opt-in, single-node setups). It holds exactly the
 /// capabilities an operator's timer would: `a2a.operator` and `a2a.repair.requeue`.
 async fn scheduler_timer(mailbox: Mailbox, policy: RetryPolicy, every: Duration) {
+    // A constant agent id (a unit test parses it); no request reaches this line.
+    #[allow(clippy::expect_used)]
+    let sub = AgentId::parse(SCHEDULER_AGENT).expect("valid agent id");
     let caller = Caller {
-        sub: AgentId::parse(SCHEDULER_AGENT).expect("valid agent id"),
+        sub,
         caps: vec![
             CapEntry::Action("a2a.operator".into()),
             CapEntry::Action("a2a.repair.requeue".into()),
@@ -235,7 +240,12 @@ async fn scheduler_timer(mailbox: Mailbox, policy: RetryPolicy, every: Duration)
 
 #[cfg(test)]
 mod tests {
-    use super::{http_workers, main_runtime_threads};
+    use super::{http_workers, main_runtime_threads, SCHEDULER_AGENT};
+
+    #[test]
+    fn the_in_process_timer_has_a_valid_agent_id() {
+        assert!(crate::domain::AgentId::parse(SCHEDULER_AGENT).is_ok());
+    }
 
     #[test]
     fn the_main_runtime_has_one_thread_on_postgresql_unless_the_operator_chose() {

@@ -34,7 +34,7 @@ pub async fn after_bursts(metrics: Arc<Metrics>) {
             trims = TRIMS;
         }
         if trims > 0 {
-            trims -= 1;
+            trims = trims.saturating_sub(1);
             let _ = tokio::task::spawn_blocking(give_back).await;
         }
     }

@@ -73,7 +73,7 @@ pub async fn requeue(a: RequeueArgs) -> anyhow::Result<String> {
         "requeued task {} (attempt {} so far; the next lease makes it {}); state {}",
         a.task_id,
         outcome.attempt,
-        outcome.attempt + 1,
+        outcome.attempt.saturating_add(1),
         match outcome.state {
             RepairedState::Queued => "queued",
             RepairedState::ResultPending => "result_pending",

@@ -84,7 +84,7 @@ pub async fn retry_stale(a: RetryStaleArgs) -> anyhow::Result<String> {
         let c = Candidate {
             in_flight: true,
             lease_id: lease.as_deref(),
-            lease_age_ms: now - e.heartbeat_at_ms.unwrap_or(0) as i64,
+            lease_age_ms: now.saturating_sub(e.heartbeat_at_ms.unwrap_or(0) as i64),
             idempotency_key: e.task.idempotency.as_ref().map(|i| i.key.as_str()),
             duplicate_safety: e
                 .task
@@ -115,7 +115,7 @@ pub async fn retry_stale(a: RetryStaleArgs) -> anyhow::Result<String> {
     let mut out = format!(
         "dry run: nothing changed. With --enable this scan would requeue {} of {} in-flight task(s):\n",
         would_requeue.len(),
-        would_requeue.len() + would_skip.len()
+        would_requeue.len().saturating_add(would_skip.len())
     );
     for r in &would_requeue {
         out.push_str(&format!(

@@ -73,7 +73,7 @@ pub async fn status(a: StatusArgs) -> anyhow::Result<String> {
                 e.attempt,
                 lease,
                 to,
-                (now - hb as i64).max(0) as f64 / 1000.0,
+                now.saturating_sub(hb as i64).max(0) as f64 / 1000.0,
                 safety(t)
             )),
             _ => out.push_str(&format!(

@@ -63,8 +63,14 @@ impl Throughput {
                         ..Minute::default()
                     };
                 };
-                let [sent, leased, answered, errors] =
-                    [0, 1, 2, 3].map(|i| end[i].saturating_sub(start[i]));
+                let [e0, e1, e2, e3] = end;
+                let [s0, s1, s2, s3] = start;
+                let [sent, leased, answered, errors] = [
+                    e0.saturating_sub(s0),
+                    e1.saturating_sub(s1),
+                    e2.saturating_sub(s2),
+                    e3.saturating_sub(s3),
+                ];
                 Minute {
                     minute: m,
                     sent,

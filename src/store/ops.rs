@@ -265,9 +265,10 @@ impl Tx {
     pub async fn deliver(&mut self, ids: &[String], sender: &str, now: i64) -> Result<u64> {
         let mut delivered = 0;
         for id in ids {
-            delivered += self
+            let one = self
                 .execute(sql::DELIVER, args![id.as_str(), sender, now])
                 .await?;
+            delivered = one.saturating_add(delivered);
         }
         Ok(delivered)
     }

@@ -185,7 +185,7 @@ impl Store {
                 since_ms: None,
                 ..*q
             };
-            let s = audit_sql(&entries, None, before, limit + 1);
+            let s = audit_sql(&entries, None, before, limit.saturating_add(1));
             let rows: Vec<Numbered> = self.read_all(&s.text, &s.args).await?;
             let read = rows.len();
             let since = q.since_ms.unwrap_or(i64::MIN);
@@ -203,12 +203,12 @@ impl Store {
         let top = match before {
             Some(before) => before,
             None => match self.audit_probe(q, None).await? {
-                Some(newest) => newest.id + 1,
+                Some(newest) => newest.id.saturating_add(1),
                 None => return Ok((Vec::new(), None)),
             },
         };
         let bottom = top.saturating_sub(scan.max(1));
-        let s = audit_sql(q, Some(bottom), Some(top), limit + 1);
+        let s = audit_sql(q, Some(bottom), Some(top), limit.saturating_add(1));
         let mut rows: Vec<Numbered> = self.read_all(&s.text, &s.args).await?;
         let older = if rows.len() as i64 > limit {
             rows.truncate(limit as usize);
@@ -217,7 +217,7 @@ impl Store {
             let below = self.audit_probe(q, Some(bottom)).await?;
             below
                 .filter(|p| q.since_ms.is_none_or(|since| p.timestamp_ms >= since))
-                .map(|p| p.id + 1)
+                .map(|p| p.id.saturating_add(1))
         };
         Ok((numbered(rows), older))
     }

@@ -32,7 +32,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::ThreadId;
 use std::time::Instant;
 
@@ -45,6 +45,13 @@ use crate::error::MailboxError;
 use crate::metrics::Metrics;
 
 mod run;
+
+/// Counts one more of `kind` (an [`Element::kind`], below 4; another is not counted).
+fn tally(counts: &mut [usize; 4], kind: usize) {
+    if let Some(n) = counts.get_mut(kind) {
+        *n = n.saturating_add(1);
+    }
+}
 #[cfg(test)]
 mod tests;
 
@@ -173,7 +180,7 @@ impl<A: Element> Drop for Running<'_, A> {
     fn drop(&mut self) {
         if !self.stopped {
             if let Ok(mut q) = self.queue.lock() {
-                q.running -= 1;
+                q.running = q.running.saturating_sub(1);
             }
         }
     }
@@ -246,7 +253,7 @@ impl<A: Element> Queue<A> {
         let mut batch: Vec<Item<A>> = self.items.drain(..n).collect();
         // A burst of thousands of requests leaves no large queue behind once it is served.
         if self.items.capacity() > 4 * MAX_BATCH && self.items.len() < self.items.capacity() / 4 {
-            self.items.shrink_to(2 * self.items.len());
+            self.items.shrink_to(self.items.len().saturating_mul(2));
         }
         if !self.parked.is_empty() {
             let rides = {
@@ -323,10 +330,10 @@ impl<A: Element> Combiner<A> {
         let (mut waiting, mut parked) = ([0; 4], [0; 4]);
         if let Ok(q) = self.lane.queue.lock() {
             for item in &q.items {
-                waiting[item.arg.kind()] += 1;
+                tally(&mut waiting, item.arg.kind());
             }
             for item in q.parked.values() {
-                parked[item.arg.kind()] += 1;
+                tally(&mut parked, item.arg.kind());
             }
         }
         (waiting, parked)
@@ -357,8 +364,12 @@ impl<A: Element> Combiner<A> {
     fn enqueue(&self, arg: A, park: Option<Responder<A::Outcome>>) -> (u64, Answered<A::Outcome>) {
         let (answer, answered) = oneshot::channel();
         let (id, start) = {
-            let mut q = self.lane.queue.lock().expect("batch queue poisoned");
-            q.next_id += 1;
+            let mut q = self
+                .lane
+                .queue
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            q.next_id = q.next_id.wrapping_add(1);
             let id = q.next_id;
             q.items.push(Item {
                 id,
@@ -368,7 +379,7 @@ impl<A: Element> Combiner<A> {
                 rider: false,
             });
             let start = (q.running < IN_FLIGHT).then(|| {
-                q.running += 1;
+                q.running = q.running.saturating_add(1);
                 q.take()
             });
             (id, start)

@@ -150,7 +150,7 @@ impl Element for Step {
         for step in batch {
             match step {
                 Step::Send(a) => match sends.iter_mut().find(|(r, _)| *r == a.task.recipient) {
-                    Some((_, n)) => *n += 1,
+                    Some((_, n)) => *n = n.saturating_add(1),
                     None => sends.push((&a.task.recipient, 1)),
                 },
                 Step::Result(_) => results = true,
@@ -162,13 +162,13 @@ impl Element for Step {
             .map(|step| match step {
                 Step::Claim(a) => match sends.iter_mut().find(|(r, _)| *r == a.recipient) {
                     Some((_, n)) if *n > 0 => {
-                        *n -= 1;
+                        *n = n.saturating_sub(1);
                         true
                     }
                     _ => false,
                 },
                 Step::Drain(_) if results && drains < MAX_DRAIN_RIDERS => {
-                    drains += 1;
+                    drains = drains.saturating_add(1);
                     true
                 }
                 Step::Drain(_) | Step::Send(_) | Step::Result(_) => false,
@@ -276,7 +276,10 @@ impl PgBatches {
     /// order.
     pub fn waiting(&self) -> [(&'static str, usize, usize); 4] {
         let (waiting, parked) = self.lane.waiting();
-        [0, 1, 2, 3].map(|k| (BATCH_KINDS[k], waiting[k], parked[k]))
+        let [k0, k1, k2, k3] = BATCH_KINDS;
+        let [w0, w1, w2, w3] = waiting;
+        let [p0, p1, p2, p3] = parked;
+        [(k0, w0, p0), (k1, w1, p1), (k2, w2, p2), (k3, w3, p3)]
     }
 }
 
@@ -310,7 +313,9 @@ fn step_many<'c>(
     let mut at: [Vec<usize>; 4] = Default::default();
     let (mut sends, mut claims, mut results, mut drains) = (vec![], vec![], vec![], vec![]);
     for (i, step) in steps.iter().enumerate() {
-        at[step.kind()].push(i);
+        if let Some(of_kind) = at.get_mut(step.kind()) {
+            of_kind.push(i);
+        }
         match step {
             Step::Send(a) => sends.push(a),
             Step::Claim(a) => claims.push(a),
@@ -350,7 +355,9 @@ fn event_ids(n: usize) -> Vec<String> {
 fn place(kinds: &[usize], rows: Vec<StepRow>) -> Vec<Outcome> {
     let mut at: [Vec<usize>; 4] = Default::default();
     for (i, &k) in kinds.iter().enumerate() {
-        at[k].push(i);
+        if let Some(of_kind) = at.get_mut(k) {
+            of_kind.push(i);
+        }
     }
     let mut out: Vec<Outcome> = kinds
         .iter()
@@ -374,7 +381,10 @@ fn place(kinds: &[usize], rows: Vec<StepRow>) -> Vec<Outcome> {
             );
             continue;
         };
-        out[i] = match kind {
+        let Some(slot) = out.get_mut(i) else {
+            continue;
+        };
+        *slot = match kind {
             0 => Outcome::Sent(Some(Committed {
                 made: (),
                 handed: false,

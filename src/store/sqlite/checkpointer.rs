@@ -48,7 +48,7 @@ pub(super) async fn checkpointer(pool: SqlitePool, mut commits: watch::Receiver<
             false
         };
         let now = *commits.borrow_and_update();
-        if !quiet && now - copied < COMMITS_PER_CHECKPOINT {
+        if !quiet && now.wrapping_sub(copied) < COMMITS_PER_CHECKPOINT {
             continue;
         }
         copied = now;

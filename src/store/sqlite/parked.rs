@@ -57,8 +57,11 @@ impl Parked {
     /// Parks a claim of `recipient`'s next task for `caller` under `lease_id`.
     pub fn park(self: &Arc<Self>, recipient: &str, lease_id: &str, caller: &str) -> LaneTicket {
         let (answer, answered) = oneshot::channel();
-        let mut inner = self.inner.lock().expect("parked claims poisoned");
-        inner.next_id += 1;
+        let mut inner = self
+            .inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        inner.next_id = inner.next_id.wrapping_add(1);
         let id = inner.next_id;
         inner
             .by_recipient

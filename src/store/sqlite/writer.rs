@@ -132,7 +132,7 @@ pub(super) async fn group_commit_writer(
         if committed.is_err() {
             replace_connection(&pool).await;
         } else {
-            commits.send_modify(|n| *n += 1);
+            commits.send_modify(|n| *n = n.wrapping_add(1));
         }
         for unit in ran {
             unit.done(committed.clone());

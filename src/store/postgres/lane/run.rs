@@ -1,7 +1,7 @@
 //! How a lane runs its batches: one after another, each on one of the lane's own connections,
 //! answering every element and parking the polls that found nothing.
 
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 use std::time::Instant;
 
 use futures_util::future::join_all;
@@ -37,9 +37,9 @@ impl<A: Element> Lane<A> {
         loop {
             self.count(&batch);
             self.run(batch, home).await;
-            let mut q = self.queue.lock().expect("batch queue poisoned");
+            let mut q = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
             if q.items.is_empty() {
-                q.running -= 1;
+                q.running = q.running.saturating_sub(1);
                 lane.stopped = true;
                 return;
             }
@@ -65,15 +65,20 @@ impl<A: Element> Lane<A> {
 
     fn count(&self, batch: &[Item<A>]) {
         use std::sync::atomic::Ordering::Relaxed;
-        let mut n = [0u64; 4];
+        let mut n = [0usize; 4];
         for item in batch {
-            n[item.arg.kind()] += 1;
+            super::tally(&mut n, item.arg.kind());
         }
         self.metrics.inc(&self.metrics.batch_transactions);
-        for (kind, &k) in n.iter().enumerate() {
+        let kinds = self
+            .metrics
+            .batches
+            .iter()
+            .zip(&self.metrics.batched_requests);
+        for ((batches, requests), &k) in kinds.zip(n.iter()) {
             if k > 0 {
-                self.metrics.inc(&self.metrics.batches[kind]);
-                self.metrics.batched_requests[kind].fetch_add(k, Relaxed);
+                self.metrics.inc(batches);
+                requests.fetch_add(k as u64, Relaxed);
             }
         }
     }
@@ -81,13 +86,15 @@ impl<A: Element> Lane<A> {
     /// Answers a batch's outcomes, parks the polls that found nothing and puts back the riders
     /// that found nothing, all under the queue's lock, before the next batch is taken.
     fn settle(&self, batch: Vec<(Tail<A>, A)>, outcomes: Vec<A::Outcome>) {
-        let mut q = self.queue.lock().expect("batch queue poisoned");
+        let mut q = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
         for ((tail, mut arg), outcome) in batch.into_iter().zip(outcomes) {
             let found = A::found(&outcome);
             if tail.rider {
                 let gone = q.unride(tail.id);
                 if found {
-                    self.metrics.inc(&self.metrics.handoffs[arg.kind()]);
+                    if let Some(handoffs) = self.metrics.handoffs.get(arg.kind()) {
+                        self.metrics.inc(handoffs);
+                    }
                 }
                 if found || gone {
                     let _ = tail.answer.send(Ok(outcome));
@@ -108,7 +115,7 @@ impl<A: Element> Lane<A> {
     /// After a failed batch: its riders go back to waiting parked (or, if their request stopped
     /// waiting, are told nothing came); the others are answered by the caller.
     fn unride_failed(&self, riders: Vec<(Tail<A>, A)>) {
-        let mut q = self.queue.lock().expect("batch queue poisoned");
+        let mut q = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
         for (tail, arg) in riders {
             if !q.unride(tail.id) {
                 q.park(tail.id, arg, tail.answer);

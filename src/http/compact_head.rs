@@ -19,7 +19,7 @@ const SPARE: usize = 2;
 /// every header and every value of a repeated one, in order.
 fn compact(headers: &mut HeaderMap) {
     let needed = headers.len().max(8);
-    if headers.capacity() <= SPARE * needed {
+    if headers.capacity() <= SPARE.saturating_mul(needed) {
         return;
     }
     let old = std::mem::replace(headers, HeaderMap::with_capacity(headers.len()));

@@ -59,17 +59,19 @@ impl<IO> ContractErrors<IO> {
 /// to write in its place.
 fn bodyless_error(buf: &[u8]) -> Option<(usize, Vec<u8>)> {
     let head_end = buf.len().checked_sub(4)?;
-    if &buf[head_end..] != b"\r\n\r\n" {
+    if buf.get(head_end..)? != b"\r\n\r\n" {
         return None;
     }
-    let start = find_last(&buf[..head_end], b"HTTP/1.")?;
-    let head = &buf[start..head_end];
-    if find_last(head, b"\r\n\r\n").is_some() || head.len() < 12 || head[8] != b' ' {
+    let start = find_last(buf.get(..head_end)?, b"HTTP/1.")?;
+    let head = buf.get(start..head_end)?;
+    if find_last(head, b"\r\n\r\n").is_some() || head.get(8) != Some(&b' ') {
         return None;
     }
-    let (code, message) = contract_error(&head[9..12])?;
+    let (code, message) = contract_error(head.get(9..12)?)?;
     // Every line of the head with its CRLF, but the empty body's length.
-    let lines = buf[start..buf.len() - 2].split_inclusive(|b| *b == b'\n');
+    let lines = buf
+        .get(start..buf.len().checked_sub(2)?)?
+        .split_inclusive(|b| *b == b'\n');
     let (empty, kept): (Vec<&[u8]>, Vec<&[u8]>) =
         lines.partition(|l| l.eq_ignore_ascii_case(b"content-length: 0\r\n"));
     if empty.len() != 1 {
@@ -106,21 +108,23 @@ impl<IO: AsyncWrite + Unpin> AsyncWrite for ContractErrors<IO> {
             match bodyless_error(buf) {
                 // What comes before the bodyless answer goes out as it is.
                 Some((start, _)) if start > 0 => {
-                    return Pin::new(&mut this.io).poll_write(cx, &buf[..start])
+                    let before = buf.get(..start).unwrap_or(buf);
+                    return Pin::new(&mut this.io).poll_write(cx, before);
                 }
                 Some((_, answer)) => this.replacing = Some((answer, 0, buf.len())),
                 None => return Pin::new(&mut this.io).poll_write(cx, buf),
             }
         }
         let Some((answer, written, stands_for)) = this.replacing.as_mut() else {
-            unreachable!("set above")
+            // Set just above; should it not be, the bytes go out as they are.
+            return Pin::new(&mut this.io).poll_write(cx, buf);
         };
-        while *written < answer.len() {
-            let n = ready!(Pin::new(&mut this.io).poll_write(cx, &answer[*written..]))?;
+        while let Some(rest) = answer.get(*written..).filter(|r| !r.is_empty()) {
+            let n = ready!(Pin::new(&mut this.io).poll_write(cx, rest))?;
             if n == 0 {
                 return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
             }
-            *written += n;
+            *written = written.saturating_add(n);
         }
         let consumed = *stands_for;
         this.replacing = None;

@@ -87,6 +87,9 @@ pub(crate) fn served_at<'a>(parts: impl Iterator<Item = &'a Part>) -> ServedAt {
 
 /// Registers every table's routes where `at` says, a path with all its methods (fixed paths
 /// before templated ones, each in the tables' order: the order paths are matched in).
+// Runs once per worker at start-up, on the route tables the code declares (a test serves them
+// all); no request reaches it.
+#[allow(clippy::expect_used)]
 pub(crate) fn serve(cfg: &mut web::ServiceConfig, tables: Vec<Table>, at: &ServedAt) {
     let mut paths: Vec<(&str, Vec<(&'static str, actix_web::Route)>)> = Vec::new();
     for (name, route) in tables.into_iter().flat_map(|t| t.handlers) {

@@ -92,7 +92,7 @@ impl Mailbox {
         // One row more than the page: whether another page follows.
         let mut rows = self
             .store
-            .lease_page(&query, after.as_ref(), limit + 1)
+            .lease_page(&query, after.as_ref(), limit.saturating_add(1))
             .await?;
         let more = rows.len() as i64 > limit;
         rows.truncate(limit as usize);

@@ -46,7 +46,7 @@ impl Mailbox {
         // One row more than the page tells whether another page follows.
         let mut rows = self
             .store
-            .task_page(&filter, after.as_ref(), req.limit + 1)
+            .task_page(&filter, after.as_ref(), req.limit.saturating_add(1))
             .await?;
         let more = rows.len() as i64 > req.limit;
         rows.truncate(req.limit as usize);

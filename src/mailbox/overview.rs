@@ -49,9 +49,9 @@ impl Mailbox {
         let queued = count(self.store.count_in_state("queued").await?);
         let in_flight = count(self.store.count_in_state("in_flight").await?);
         let result_pending = count(self.store.count_in_state("result_pending").await?);
-        let cap = FINISHED_COUNT_CAP as i64 + 1;
+        let cap = (FINISHED_COUNT_CAP as i64).saturating_add(1);
         let finished = count(self.store.count_finished(cap).await?);
-        let bounds = LEASE_AGE_BOUNDS_MS.map(|age| now - age);
+        let bounds = LEASE_AGE_BOUNDS_MS.map(|age| now.saturating_sub(age));
         let (oldest_queued, _) = self.store.oldest().await?;
         let lease_ages = self.store.lease_ages(bounds).await?.map(count);
         let minute = this_minute();
@@ -71,7 +71,7 @@ impl Mailbox {
             finished,
             depth_over_time: self.metrics.depths.minutes(minute, &charted),
             depth,
-            oldest_queued_age_ms: oldest_queued.map(|at| count(now - at)),
+            oldest_queued_age_ms: oldest_queued.map(|at| count(now.saturating_sub(at))),
             lease_ages,
             throughput: self.metrics.throughput.minutes(minute),
             at_ms: count(now),

@@ -63,7 +63,7 @@ impl Candidate<'_> {
         Candidate {
             in_flight: row.state() == TaskState::InFlight,
             lease_id: row.lease_id.as_deref(),
-            lease_age_ms: now - row.heartbeat_at_ms.unwrap_or(now),
+            lease_age_ms: now.saturating_sub(row.heartbeat_at_ms.unwrap_or(now)),
             idempotency_key: row.idem_key.as_deref(),
             duplicate_safety: row.duplicate_safety.as_deref(),
             attempt: row.attempt as u32,

@@ -61,7 +61,7 @@ impl Mailbox {
                 .snapshot_queued(seen_by, f.limit, deadline_max)
                 .await?;
         }
-        let room = f.limit - tasks.len() as i64;
+        let room = f.limit.saturating_sub(tasks.len() as i64);
         if f.state != Some(QueueState::Queued) && room > 0 {
             let in_flight = self
                 .store
@@ -115,7 +115,8 @@ impl Mailbox {
             ));
         }
         let (queued_at, leased_at) = self.store.oldest().await?;
-        let age = |at: Option<i64>| at.map_or(0.0, |at| (now - at).max(0) as f64 / 1000.0);
+        let age =
+            |at: Option<i64>| at.map_or(0.0, |at| now.saturating_sub(at).max(0) as f64 / 1000.0);
         out.push((
             "a2a_oldest_queued_age_seconds",
             "Age of the task at the head of the queue (since it was queued or requeued).",

@@ -232,7 +232,8 @@ async fn scan_row(
 ) -> Result<(), MailboxError> {
     let mut by_reason = BTreeMap::new();
     for s in &report.skipped {
-        *by_reason.entry(s.reason.as_str()).or_insert(0u32) += 1;
+        let n = by_reason.entry(s.reason.as_str()).or_insert(0u32);
+        *n = n.saturating_add(1);
     }
     audit(
         tx,

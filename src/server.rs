@@ -73,6 +73,7 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
     let mailbox = Mailbox::new(store.clone(), s.mailbox, metrics);
     let a2a_namespace = mailbox.secret_namespace(A2A_TASK_IDS).await?;
     let mcp_sessions = mailbox.secret_namespace(MCP_SESSIONS).await?;
+    let dashboard_outcomes = mailbox.secret_namespace(DASHBOARD_OUTCOMES).await?;
     tokio::spawn(crate::mailbox::auth_failures::flush(mailbox.clone()));
     tokio::spawn(sample_throughput(mailbox.metrics.clone()));
     tokio::spawn(sample_depth(mailbox.clone()));
@@ -99,6 +100,7 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
         a2a: s.a2a,
         a2a_namespace,
         mcp_sessions,
+        dashboard_outcomes,
         transports: std::sync::OnceLock::new(),
     }));
     // SIGTERM and SIGINT stop the server gracefully from the moment it binds: the handlers are
@@ -169,6 +171,7 @@ impl StopSignals {
 const A2A_TASK_IDS: &str = "a2a-task-ids";
 /// The secret under which MCP session ids are signed (`http::mcp::session`).
 const MCP_SESSIONS: &str = "mcp-sessions";
+const DASHBOARD_OUTCOMES: &str = "dashboard-outcomes";
 
 /// Samples the counters every 10 s for the dashboard's throughput chart.
 async fn sample_throughput(metrics: Arc<Metrics>) {

@@ -9,10 +9,12 @@ mod dashboard {
     mod audit;
     mod browser;
     mod bulk;
+    mod forms;
     mod history;
     mod leases;
     mod overview;
     mod pages;
+    mod session_end;
     mod signin;
     pub mod web;
 }

@@ -6,9 +6,9 @@ Three tasks, none declared idempotent, are in flight when it starts. It signs in
 that is not an operator's (and is refused), then with an operator's; sees the three leases;
 requeues the first as operator_accepted (the only posture offered; it accepts the confirmation
 that states the risk), sees it back in the queue and its audit row; presses Enter in the second's
-error-message box (empty: nothing is submitted; with a message: the error is forced, never a
-requeue) and sees the sender's pending result; presses Enter in the bulk form's message box
-(nothing is submitted); requeues the third from the bulk form as idempotent (the confirmation
+requeue reason and error-message boxes (nothing is submitted: Enter never submits a repair), then
+forces its error with the button and sees the sender's pending result; presses Enter in the bulk
+form's message box (nothing is submitted); requeues the third from the bulk form as idempotent (the confirmation
 states the count and the posture) and sees it skipped and still in flight; checks that a POST
 without the CSRF token is refused and that the overview refreshes by itself; signs out.
 Screenshots of the overview and of the stale-lease page go to SHOTS_DIR. Exits non-zero at the
@@ -45,7 +45,7 @@ def browser():
 
 def sign_in(d, base, token):
     d.get(f"{base}/dashboard")
-    check(d.current_url.endswith("/dashboard/login"), "an anonymous visit is sent to the sign-in page")
+    check("/dashboard/login" in d.current_url, "an anonymous visit is sent to the sign-in page")
     d.find_element(By.ID, "token").send_keys(token)
     d.find_element(By.CSS_SELECTOR, "form.login button").click()
     # The answer is another page (the overview, or a refusal): wait until it has replaced this one.
@@ -116,18 +116,23 @@ def main(base, ops, plain, first, second, third, shots, name):
         check(first in text(d, "#audit") and "operator_accepted" in text(d, "#audit"),
               "its audit row is in the feed")
 
-        # Force an error on the second by pressing Enter in its message box: its sender has a
-        # result to drain. Empty, the box submits nothing; never the row's requeue.
+        # Enter in a text field of a row never submits a repair: not in its requeue reason, not
+        # in its error message. The Force error button forces the error, never a requeue.
         d.get(f"{base}/dashboard/leases")
-        box = open_row(d, second).find_element(By.NAME, "message")
-        box.send_keys(Keys.ENTER)
+        r = open_row(d, second)
+        r.find_element(By.CSS_SELECTOR, "input[name=reason][form$=requeue]").send_keys("drained" + Keys.ENTER)
         settle(d)
         check(not d.find_elements(By.ID, "outcomes") and row(d, second),
-              "Enter in an empty error-message box submits nothing")
+              "Enter in a row's requeue reason submits nothing")
+        box = r.find_element(By.NAME, "message")
         box.send_keys("gave up: the worker is gone" + Keys.ENTER)
+        settle(d)
+        check(not d.find_elements(By.ID, "outcomes") and row(d, second),
+              "Enter in a row's error-message box submits nothing")
+        r.find_element(By.CSS_SELECTOR, 'button[value="force_error"]').click()
         wait.until(EC.presence_of_element_located((By.ID, "outcomes")))
         check("error forced" in text(d, f'#outcomes tr[data-task="{second}"]'),
-              "Enter in the error-message box forced the error, with no requeue")
+              "the Force error button forced the error, with no requeue")
         d.get(f"{base}/dashboard/tasks/{second}")
         check(text(d, "#state").split()[0] == "result_pending", "the sender's result is pending")
         check(text(d, "#state").split()[1:] == ["error"], "... an error answer, shown as one")
@@ -139,6 +144,21 @@ def main(base, ops, plain, first, second, third, shots, name):
         settle(d)
         check(not d.find_elements(By.ID, "outcomes") and row(d, third),
               "Enter in the bulk form's message box submits nothing")
+
+        # The bar's buttons that would be refused are disabled: nothing selected, no message.
+        for b in ("Requeue selected", "Cancel selected", "Force error on selected"):
+            check(not d.find_element(By.XPATH, f'//button[text()="{b}"]').is_enabled(),
+                  f"{b} is disabled while nothing is selected")
+        d.find_element(By.ID, "bulk-message").clear()
+        check(not d.find_element(By.XPATH, '//button[starts-with(text(), "Force error on all")]').is_enabled(),
+              "forcing an error on every row is disabled without a message")
+        # "Requeue all" names the posture in its sentence, not the menu's label.
+        d.find_element(By.XPATH, '//button[starts-with(text(), "Requeue all")]').click()
+        alert = wait.until(EC.alert_is_present())
+        says = alert.text
+        alert.dismiss()
+        check("shown as operator_accepted?" in says and "I accept" not in says,
+              f"the confirmation of Requeue all reads as a sentence ({says})")
 
         # The bulk requeue states its posture; as idempotent it skips a task not declared so.
         row(d, third).find_element(By.CSS_SELECTOR, 'input[type=checkbox][name="task"]').click()

@@ -126,7 +126,8 @@ def stale_leases(d, f, shots):
     error = r.find_element(By.CSS_SELECTOR, 'input[name=message]')
     error.send_keys("the worker's disk is full")
     reason = error.find_element(By.XPATH, "following-sibling::input[@name='reason']")
-    reason.send_keys("disk full on worker 7" + Keys.ENTER)
+    reason.send_keys("disk full on worker 7")
+    r.find_element(By.CSS_SELECTOR, 'button[value="force_error"]').click()
     wait.until(EC.presence_of_element_located((By.ID, "outcomes")))
     check("error forced" in text(d, f'#outcomes tr[data-task="{task}"]'), "the row's forced error ran")
     d.get(f"{base}/dashboard/audit?kind=a2a_repair_applied")
@@ -152,7 +153,7 @@ def stale_leases(d, f, shots):
     check(presses <= 30, f"three rows and the bulk action take {presses} Tab presses")
     ActionChains(d).send_keys(Keys.ENTER).perform()
     alert = wait.until(EC.alert_is_present())
-    check("3 selected" in alert.text and "operator_accepted" in alert.text,
+    check("3 selected" in alert.text and "as operator_accepted?" in alert.text,
           f"the confirmation states the count and the posture ({alert.text})")
     alert.accept()
     wait.until(EC.presence_of_element_located((By.ID, "outcomes")))

@@ -44,7 +44,7 @@ impl FromRequest for Caller {
 }
 
 /// The client's address as the audit of refused tokens names it: the peer's IP, or `unix`.
-fn client_address(req: &HttpRequest) -> String {
+pub(crate) fn client_address(req: &HttpRequest) -> String {
     req.peer_addr().map_or_else(
         || crate::mailbox::auth_failures::UNIX.to_owned(),
         |a| a.ip().to_string(),

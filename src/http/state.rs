@@ -22,6 +22,9 @@ pub struct AppState {
     /// The secret under which MCP session ids are signed, generated once per database, so every
     /// instance on it recognises a session another one issued.
     pub mcp_sessions: uuid::Uuid,
+    /// The secret under which the dashboard signs its outcome cookies, generated once per
+    /// database, so an outcome shows on whichever instance the browser reaches next.
+    pub dashboard_outcomes: uuid::Uuid,
     /// What the service listens on (`tcp:ADDR`, `unix:PATH`), set once it is bound.
     pub transports: std::sync::OnceLock<Vec<String>>,
 }

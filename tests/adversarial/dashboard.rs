@@ -111,7 +111,7 @@ fn forms(fix: &Fix, csrf: &str) -> Vec<(&'static str, Req)> {
         ),
         (
             "run the retry gate",
-            form("/dashboard/retry", &[("csrf", csrf)]),
+            form("/dashboard/retry", &[("csrf", csrf), ("row", &target)]),
         ),
         (
             "cancel a task",

@@ -86,11 +86,12 @@ async fn only_an_operator_token_signs_in(app: TestApp) {
         (3500..=3600).contains(&max_age),
         "the token's own expiry: {max_age}"
     );
-    // Without a session, or with a session that is not an operator's.
+    // Without a session (signing in returns to the page), or with a session that is not an
+    // operator's.
     let r = app.get_anon("/dashboard/leases").await;
     assert_eq!(
         (r.status, r.header("location")),
-        (303, Some("/dashboard/login"))
+        (303, Some("/dashboard/login?next=%2Fdashboard%2Fleases"))
     );
     let r = page(&app, "/dashboard/leases", &app.alice()).await;
     assert_eq!(r.status, 403);
@@ -267,9 +268,10 @@ async fn the_retry_gate_is_previewed_then_run(app: TestApp) {
         "in_flight",
         "a preview changes nothing"
     );
-    let csrf = csrf(&app, &ops).await;
-    let r = post_form(&app, "/dashboard/retry", &ops, &[("csrf", &csrf)]).await;
-    assert!(r.text.contains("scan run"), "{}", r.text);
+    let run = hidden_fields(&r.text, "retry-run");
+    let run: Vec<(&str, &str)> = run.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let r = post_form(&app, "/dashboard/retry", &ops, &run).await;
+    assert!(r.text.contains("1 of 1 listed requeued"), "{}", r.text);
     assert_eq!(app.status_ok(&safe_id).await["state"], "queued");
     assert_eq!(app.status_ok(&unsafe_id).await["state"], "in_flight");
 }

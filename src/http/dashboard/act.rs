@@ -4,10 +4,10 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use maud::html;
 use uuid::Uuid;
 
-use super::flash;
+use super::again::already_done;
+use super::flash::{self, Tone};
 use super::layout::{notice, Session};
 use super::session::{check_csrf, session};
 use crate::error::{ErrorCode, MailboxError};
@@ -99,49 +99,52 @@ pub async fn act(
         ("cancel", _) => "Cancel".to_owned(),
         _ => "Nothing".to_owned(),
     };
-    let title = format!("{what}: {done} of {} done", outcomes.len());
-    let table = |only_not_done: bool| {
-        html! {
-            @if only_not_done { p { (done) " rows done; the rows not done:" } }
-            table #outcomes {
-                tr { th { "task" } th { "outcome" } }
-                @for (id, o) in &outcomes {
-                    @if !(only_not_done && matches!(o, Outcome::Done(_))) {
-                        tr data-task=(id) {
-                            td { a.mono href=(format!("/dashboard/tasks/{id}")) { (id) } }
-                            @match o {
-                                Outcome::Done(says) => td.good { (says) },
-                                Outcome::Skipped(says) => td.hint { "skipped: " (says) },
-                                Outcome::Refused(says) => td.bad { "refused: " (says) },
-                            }
-                        }
-                    }
-                }
-            }
-        }
+    let rows = outcomes
+        .into_iter()
+        .filter_map(|(id, o)| {
+            let (tone, says) = match o {
+                Outcome::Done(says) => (Tone::Good, says),
+                Outcome::Skipped(says) => (Tone::Hint, format!("skipped: {says}")),
+                Outcome::Refused(says) => (Tone::Bad, format!("refused: {says}")),
+            };
+            Some((id?, tone, says))
+        })
+        .collect::<Vec<_>>();
+    let unreadable = targets.len().saturating_sub(rows.len());
+    let mut says = Vec::new();
+    if unreadable > 0 {
+        says.push(format!(
+            "{unreadable} rows of the form carried no task id: nothing was done to them."
+        ));
+    }
+    let outcome = flash::Outcome {
+        title: format!("{what}: {done} of {} done", targets.len()),
+        status,
+        back: "/dashboard/leases".to_owned(),
+        says,
+        table: "outcomes",
+        rows,
     };
-    let back = "/dashboard/leases";
-    flash::redirect(
-        &req,
-        &s,
-        (&title, status),
-        table(false),
-        || table(true),
-        back,
-    )
+    flash::redirect(&req, &state, &s, &outcome)
 }
 
-/// One action on one row (`<task id>:<lease id>`), under the lease the page showed.
-async fn act_on(state: &State, s: &Session, form: &ActForm, target: &str) -> (String, Outcome) {
+/// One action on one row (`<task id>:<lease id>`), under the lease the page showed; the row's
+/// task id, if it carries one.
+async fn act_on(
+    state: &State,
+    s: &Session,
+    form: &ActForm,
+    target: &str,
+) -> (Option<Uuid>, Outcome) {
     let (id, lease) = target.split_once(':').unwrap_or((target, ""));
     let Ok(task_id) = Uuid::parse_str(id) else {
-        return (id.to_owned(), Outcome::Refused("not a task id".into()));
+        return (None, Outcome::Refused("not a task id".into()));
     };
-    let Ok(lease_id) = Uuid::parse_str(lease) else {
+    let Ok(shown) = Uuid::parse_str(lease) else {
         let says = "the row carries no lease id, so nothing was done: reload the page";
-        return (id.to_owned(), Outcome::Refused(says.into()));
+        return (Some(task_id), Outcome::Refused(says.into()));
     };
-    let (by, lease_id) = (Writer::from(&s.caller), Some(lease_id));
+    let (by, lease_id) = (Writer::from(&s.caller), Some(shown));
     let repair = |command| RepairRequest {
         task_id,
         reason: form.reason.clone(),
@@ -152,7 +155,7 @@ async fn act_on(state: &State, s: &Session, form: &ActForm, target: &str) -> (St
             let Some(duplicate_risk) = form.duplicate_risk else {
                 let says = "no duplicate risk was stated (idempotent or operator_accepted), so \
                             nothing was done";
-                return (id.to_owned(), Outcome::Refused(says.into()));
+                return (Some(task_id), Outcome::Refused(says.into()));
             };
             let command = RepairCommand::Requeue {
                 lease_id,
@@ -168,7 +171,7 @@ async fn act_on(state: &State, s: &Session, form: &ActForm, target: &str) -> (St
         "force_error" => {
             let Some(message) = form.message.clone() else {
                 let says = "a forced error needs a message";
-                return (id.to_owned(), Outcome::Refused(says.into()));
+                return (Some(task_id), Outcome::Refused(says.into()));
             };
             let req = repair(RepairCommand::ForceError { lease_id, message });
             state
@@ -187,15 +190,25 @@ async fn act_on(state: &State, s: &Session, form: &ActForm, target: &str) -> (St
         }
         other => {
             let says = format!("unknown action {other:?}");
-            return (id.to_owned(), Outcome::Refused(says));
+            return (Some(task_id), Outcome::Refused(says));
         }
     };
     let outcome = match done {
         Ok(says) => Outcome::Done(says.to_owned()),
+        // The same form sent again: its first submit ended the lease.
+        Err(e) if lease_gone(&e) => match already_done(state, s, task_id, shown).await {
+            Some(says) => Outcome::Done(says),
+            None => Outcome::Skipped(explain(&e)),
+        },
         Err(e) if skipped(&e) => Outcome::Skipped(explain(&e)),
         Err(e) => Outcome::Refused(explain(&e)),
     };
-    (id.to_owned(), outcome)
+    (Some(task_id), outcome)
+}
+
+/// A refusal saying the lease the page showed is no longer the task's.
+fn lease_gone(e: &MailboxError) -> bool {
+    matches!(e.code, ErrorCode::LeaseMismatch | ErrorCode::NotInFlight)
 }
 
 /// A refusal that is the page's rules at work, not an error: the row's lease changed since it
@@ -210,11 +223,9 @@ fn skipped(e: &MailboxError) -> bool {
 /// A refusal explained.
 pub fn explain(e: &MailboxError) -> String {
     match e.code {
-        ErrorCode::LeaseMismatch | ErrorCode::NotInFlight => format!(
-            "the lease changed since you looked (the task was answered, requeued or leased \
-             again), so nothing was done: {}",
-            e.message
-        ),
+        ErrorCode::LeaseMismatch | ErrorCode::NotInFlight => "the lease changed since you \
+             looked (the task was answered, requeued or leased again), so nothing was done"
+            .to_owned(),
         ErrorCode::DuplicateRiskMismatch => "the task was not declared idempotent with a key by \
              its sender, so it cannot be requeued as idempotent and nothing was done; requeue it \
              as operator_accepted if you accept that it may run twice"

@@ -6,12 +6,34 @@ use actix_web::http::{header, StatusCode};
 use actix_web::HttpResponse;
 use maud::{html, Markup, DOCTYPE};
 
-use crate::auth::Caller;
+use crate::auth::{Caller, CapCheck, ScopeCtx};
 use crate::domain::TaskStatus;
 use crate::http::time::format_ms;
 
 pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
     connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/// The capabilities of the repairs a page offers.
+pub const REQUEUE: &str = "a2a.repair.requeue";
+pub const FORCE_ERROR: &str = "a2a.repair.force_error";
+
+/// `cap`, when the session's token holds no grant of it at all: a button needing it is disabled
+/// and names it. (A scoped grant is judged row by row when the action runs.)
+pub fn lacks(s: &Session, cap: &'static str) -> Option<&'static str> {
+    (s.caller.check(cap, &ScopeCtx::default()) == CapCheck::Missing).then_some(cap)
+}
+
+/// A form's first submit button, disabled: the form's default button, which Enter in one of
+/// its text fields would press, so that Enter submits nothing.
+pub fn no_enter() -> Markup {
+    html! { button type="submit" disabled hidden aria-hidden="true" {} }
+}
+
+/// A submit button for an action needing `missing`'s capability: disabled, naming it, when
+/// the token lacks it.
+pub fn needs(missing: Option<&str>) -> Markup {
+    html! { @if let Some(cap) = missing { " " span.needs { "needs " (cap) } } }
+}
 
 /// The signed-in operator (`session.rs` signs them in).
 pub struct Session {

@@ -4,7 +4,7 @@
 
 use maud::{html, Markup};
 
-use super::layout::{age, csrf_field, when, Session};
+use super::layout::{age, csrf_field, lacks, needs, no_enter, when, Session, FORCE_ERROR, REQUEUE};
 use super::leases::ACCEPTED;
 use crate::domain::{declared_idempotent, QueueEntry};
 use crate::mailbox::now_ms;
@@ -28,20 +28,21 @@ pub fn lease_table(s: &Session, rows: &[QueueEntry]) -> Markup {
                         th { "task" } th { "recipient" } th { "lessee" } th { "kind" }
                         th { "idle" } th.num { "attempt" } th { "safety" } th { "act" }
                     }
-                    @for (i, e) in rows.iter().enumerate() { (row(i, e, now)) }
+                    @for (i, e) in rows.iter().enumerate() { (row(s, i, e, now)) }
                 }
             }
-            (bulk_bar(rows))
+            (bulk_bar(s, rows))
         }
     }
 }
 
-/// The hidden forms one row's own controls submit: one per action, so that Enter in the
-/// error-message box submits that row's forced error, never its requeue.
+/// The hidden forms one row's own controls submit: one per action. Each form's default button
+/// is disabled, so Enter in one of the row's boxes submits nothing.
 fn row_forms(s: &Session, i: usize, e: &QueueEntry) -> Markup {
     html! {
         @for action in ["requeue", "error"] {
             form id=(format!("row-{i}-{action}")) method="post" action="/dashboard/leases/act" {
+                (no_enter())
                 (csrf_field(s))
                 input type="hidden" name="task" value=(target(e));
             }
@@ -58,7 +59,12 @@ fn target(e: &QueueEntry) -> String {
     )
 }
 
-fn row(i: usize, e: &QueueEntry, now: u64) -> Markup {
+fn row(s: &Session, i: usize, e: &QueueEntry, now: u64) -> Markup {
+    let (rq, fe) = (lacks(s, REQUEUE), lacks(s, FORCE_ERROR));
+    let (rq_why, fe_why) = (
+        rq.map(|c| format!("needs {c}")),
+        fe.map(|c| format!("needs {c}")),
+    );
     let (requeue, error) = (format!("row-{i}-requeue"), format!("row-{i}-error"));
     let idle = now.saturating_sub(e.heartbeat_at_ms.unwrap_or(now));
     let safe = declared_idempotent(&e.task);
@@ -99,16 +105,16 @@ fn row(i: usize, e: &QueueEntry, now: u64) -> Markup {
                                 option value="operator_accepted" { (ACCEPTED) }
                             }
                             input type="text" name="reason" form=(requeue) placeholder="reason (audit row)";
-                            @if safe {
-                                button name="action" value="requeue" form=(requeue) { "Requeue" }
-                            } @else {
-                                button name="action" value="requeue" form=(requeue) data-confirm=(warning) { "Requeue" }
-                            }
+                            button name="action" value="requeue" form=(requeue) disabled[rq.is_some()]
+                                title=[rq_why] data-confirm=[(!safe).then_some(&warning)] { "Requeue" }
+                            (needs(rq))
                         }
                         div.actions {
                             input type="text" name="message" form=(error) required placeholder="error message";
                             input type="text" name="reason" form=(error) placeholder="reason (audit row)";
-                            button.danger name="action" value="force_error" form=(error) { "Force error" }
+                            button.danger name="action" value="force_error" form=(error)
+                                disabled[fe.is_some()] title=[fe_why] { "Force error" }
+                            (needs(fe))
                         }
                     }
                 }
@@ -119,7 +125,9 @@ fn row(i: usize, e: &QueueEntry, now: u64) -> Markup {
 
 /// The bar under the table that stays on screen: the count selected, the reason, and the actions
 /// on the rows selected or on every row shown.
-fn bulk_bar(rows: &[QueueEntry]) -> Markup {
+fn bulk_bar(s: &Session, rows: &[QueueEntry]) -> Markup {
+    let (rq, fe) = (lacks(s, REQUEUE), lacks(s, FORCE_ERROR));
+    let why = |cap: Option<&str>| cap.map(|c| format!("needs {c}"));
     let n = rows.len();
     let risky = rows
         .iter()
@@ -144,13 +152,22 @@ fn bulk_bar(rows: &[QueueEntry]) -> Markup {
                 }
                 input #bulk-message type="text" name="message" placeholder="error message (force error)" aria-label="error message";
             }
+            // A button stays disabled while its action would be refused: nothing selected, no
+            // error message, or a capability the token lacks (named).
             div.actions {
-                button name="action" value="requeue" data-confirm=(requeue) { "Requeue selected" }
-                button.danger name="action" value="force_error" data-confirm="Force an error on the {selected} selected tasks?" { "Force error on selected" }
-                button.danger name="action" value="cancel" data-confirm="Cancel the {selected} selected tasks?" { "Cancel selected" }
-                button.quiet name="all" value="requeue" data-confirm=(all) { "Requeue all " (n) " shown" }
+                button name="action" value="requeue" data-confirm=(requeue) data-needs-selection
+                    disabled[rq.is_some()] data-lacks=[rq] title=[why(rq)] { "Requeue selected" }
+                button.danger name="action" value="force_error" data-confirm="Force an error on the {selected} selected tasks?"
+                    data-needs-selection data-needs-message="bulk-message"
+                    disabled[fe.is_some()] data-lacks=[fe] title=[why(fe)] { "Force error on selected" }
+                button.danger name="action" value="cancel" data-confirm="Cancel the {selected} selected tasks?" data-needs-selection { "Cancel selected" }
+                button.quiet name="all" value="requeue" data-confirm=(all)
+                    disabled[rq.is_some()] data-lacks=[rq] title=[why(rq)] { "Requeue all " (n) " shown" }
                 @let all = format!("Force an error on all {n} tasks shown?");
-                button.danger name="all" value="force_error" data-confirm=(all) { "Force error on all " (n) " shown" }
+                button.danger name="all" value="force_error" data-confirm=(all) data-needs-message="bulk-message"
+                    disabled[fe.is_some()] data-lacks=[fe] title=[why(fe)] { "Force error on all " (n) " shown" }
+                (needs(rq))
+                (needs(fe))
             }
         }
     }

@@ -4,6 +4,7 @@
 //! call is. Two embedded assets; a strict Content-Security-Policy.
 
 mod act;
+mod again;
 mod assets;
 mod audit;
 mod chart;

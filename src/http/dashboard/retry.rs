@@ -1,88 +1,160 @@
 //! The retry gate: the configured policy as a dry run (what would be requeued, and why every
-//! other stale task is skipped), then, after one more confirmation, the same scan enabled.
+//! other stale task is skipped), then, after one more confirmation, the requeue of exactly the
+//! tasks the preview listed, each under the lease it showed (a lease that changed since is left
+//! alone), under the same rules.
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use maud::{html, Markup};
+use uuid::Uuid;
 
-use super::flash;
-use super::layout::{csrf_field, ok};
-use super::session::{check_csrf, session, CsrfForm};
+use super::again::already_done;
+use super::flash::{self, Tone};
+use super::layout::{csrf_field, lacks, ok, REQUEUE};
+use super::session::{check_csrf, session};
 use crate::http::state::State;
-use crate::mailbox::retry::{RetryReport, ScanKind};
+use crate::mailbox::retry::{RetryReport, SkipReason};
 use crate::mailbox::Writer;
 
+const BACK: &str = "/dashboard/retry";
+
 pub async fn preview(state: State, req: HttpRequest) -> HttpResponse {
-    scan(state, req, None).await
-}
-
-pub async fn run(state: State, req: HttpRequest, form: web::Form<CsrfForm>) -> HttpResponse {
-    scan(state, req, Some(form.into_inner())).await
-}
-
-/// A dry run (`enable` `None`), or the enabled scan a confirmed form asks for.
-async fn scan(state: State, req: HttpRequest, enable: Option<CsrfForm>) -> HttpResponse {
     let s = match session(&req, &state) {
         Ok(s) => s,
         Err(page) => return *page,
     };
     let mut policy = state.scheduler_policy.clone();
-    policy.enabled = enable.is_some();
-    if let Some(form) = &enable {
-        if let Err(refused) = check_csrf(&s, form.csrf.as_deref()) {
-            return *refused;
-        }
-    }
-    let mailbox = &state.mailbox;
-    let report = if policy.enabled {
-        mailbox
-            .retry_stale(Writer::from(&s.caller), &policy, ScanKind::Manual)
-            .await
-            .map(|d| d.value)
-    } else {
-        mailbox.preview_retry(&s.caller, &policy).await
-    };
-    let report = match report {
+    policy.enabled = false;
+    let report = match state.mailbox.preview_retry(&s.caller, &policy).await {
         Ok(report) => report,
-        Err(e) => return super::failure(&s, &e, "/dashboard/retry"),
+        Err(e) => return super::failure(&s, &e, BACK),
     };
-    let policy_line = html! {
-        p { "Policy: leases idle at least " (report.policy.min_lease_age_ms) " ms, at most "
-            (report.policy.max_attempts) " attempts, at most " (report.policy.max_requeues)
-            " requeues per scan. Only tasks declared idempotent with a key are ever requeued." }
-    };
-    if policy.enabled {
-        // The scan ran: its outcome is shown by the page it redirects to, so a refresh of that
-        // page does not run it again.
-        let body = html! { (policy_line) (report_tables(&report, true)) };
-        let brief = || {
-            html! { p { (report.requeued.len()) " requeued, " (report.skipped.len())
-            " skipped, of " (report.considered) " considered: the audit feed lists them." } }
-        };
-        let title = ("Retry gate: scan run", StatusCode::OK);
-        return flash::redirect(&req, &s, title, body, brief, "/dashboard/retry");
-    }
+    let missing = lacks(&s, REQUEUE);
+    let n = report.requeued.len();
     ok(
         "Retry gate",
         &s,
         html! {
             h1 { "Retry gate: what a scan would do now" }
-            (policy_line)
-            (report_tables(&report, false))
-            @if !report.requeued.is_empty() {
-                form method="post" action="/dashboard/retry"
-                    data-confirm=(format!("Requeue the {} task(s) listed as would-be requeued?", report.requeued.len())) {
+            (policy_line(&report))
+            (report_tables(&report))
+            @if n > 0 {
+                form #retry-run method="post" action=(BACK)
+                    data-confirm=(format!("Requeue the {n} task(s) listed as would-be requeued, each under the lease shown?")) {
                     (csrf_field(&s))
-                    button { "Run the scan enabled" }
+                    @for q in &report.requeued {
+                        input type="hidden" name="row" value=(format!("{}:{}", q.task_id, q.lease_id));
+                    }
+                    @match missing {
+                        Some(cap) => {
+                            button disabled title=(format!("needs {cap}")) { "Requeue the " (n) " listed" }
+                            " " span.needs { "needs " (cap) }
+                        }
+                        None => button { "Requeue the " (n) " listed" },
+                    }
                 }
+                p.hint { "Only the tasks listed are requeued, each under the lease shown: a task \
+                    leased since, or stale since, is left alone." }
             }
         },
     )
 }
 
-fn report_tables(r: &RetryReport, enabled: bool) -> Markup {
+/// Runs the gate on the rows the preview's form carries (`row`: `<task id>:<lease id>`).
+pub async fn run(
+    state: State,
+    req: HttpRequest,
+    body: web::Form<Vec<(String, String)>>,
+) -> HttpResponse {
+    let s = match session(&req, &state) {
+        Ok(s) => s,
+        Err(page) => return *page,
+    };
+    let pairs = body.into_inner();
+    let csrf = pairs
+        .iter()
+        .find(|(k, _)| k == "csrf")
+        .map(|(_, v)| v.as_str());
+    if let Err(refused) = check_csrf(&s, csrf) {
+        return *refused;
+    }
+    let listed: Vec<(Uuid, Uuid)> = pairs
+        .iter()
+        .filter(|(k, _)| k == "row")
+        .filter_map(|(_, v)| {
+            let (task, lease) = v.split_once(':')?;
+            Some((Uuid::parse_str(task).ok()?, Uuid::parse_str(lease).ok()?))
+        })
+        .take(1000)
+        .collect();
+    if listed.is_empty() {
+        let says = "The form listed no task: nothing was done. Look at the preview again.";
+        let title = "Nothing listed";
+        return super::layout::notice(&s, StatusCode::BAD_REQUEST, title, says, BACK);
+    }
+    let by = Writer::from(&s.caller);
+    let report = match state
+        .mailbox
+        .retry_listed(by, &state.scheduler_policy, &listed)
+        .await
+    {
+        Ok(done) => done.value,
+        Err(e) => return super::failure(&s, &e, BACK),
+    };
+    let mut rows = Vec::with_capacity(listed.len());
+    for (task, lease) in &listed {
+        let line = if report.requeued.iter().any(|q| q.task_id == *task) {
+            (
+                Tone::Good,
+                "requeued by the retry gate, under the lease shown".to_owned(),
+            )
+        } else {
+            let reason = report
+                .skipped
+                .iter()
+                .find(|k| k.task_id == *task)
+                .map_or(SkipReason::NotInFlight, |k| k.reason);
+            match reason {
+                SkipReason::NotInFlight => match already_done(&state, &s, *task, *lease).await {
+                    Some(says) => (Tone::Good, says),
+                    None => (
+                        Tone::Hint,
+                        "not requeued: its lease changed since the preview (answered, requeued \
+                         or leased again)"
+                            .to_owned(),
+                    ),
+                },
+                other => (Tone::Hint, format!("not requeued: {}", other.as_str())),
+            }
+        };
+        rows.push((*task, line.0, line.1));
+    }
+    let done = rows.iter().filter(|(_, t, _)| *t == Tone::Good).count();
+    let outcome = flash::Outcome {
+        title: format!("Retry gate: {done} of {} listed requeued", listed.len()),
+        status: StatusCode::OK,
+        back: BACK.to_owned(),
+        says: vec![
+            "Only the tasks the preview listed were considered, each under the lease it showed."
+                .to_owned(),
+        ],
+        table: "requeued",
+        rows,
+    };
+    flash::redirect(&req, &state, &s, &outcome)
+}
+
+fn policy_line(report: &RetryReport) -> Markup {
     html! {
-        h2 { @if enabled { "Requeued" } @else { "Would be requeued" } " (" (r.requeued.len()) " of " (r.considered) " considered)" }
+        p { "Policy: leases idle at least " (report.policy.min_lease_age_ms) " ms, at most "
+            (report.policy.max_attempts) " attempts, at most " (report.policy.max_requeues)
+            " requeues per scan. Only tasks declared idempotent with a key are ever requeued." }
+    }
+}
+
+fn report_tables(r: &RetryReport) -> Markup {
+    html! {
+        h2 { "Would be requeued (" (r.requeued.len()) " of " (r.considered) " considered)" }
         table #requeued {
             tr { th { "task" } th { "attempt" } th { "key" } }
             @for q in &r.requeued {
@@ -96,6 +168,5 @@ fn report_tables(r: &RetryReport, enabled: bool) -> Markup {
                 tr { td.mono { a href=(format!("/dashboard/tasks/{}", k.task_id)) { (k.task_id) } } td { (k.reason.as_str()) } td { (k.attempt) } }
             }
         }
-        @if r.coalesced { p.note { "Another scan was running: this one did nothing." } }
     }
 }

@@ -37,6 +37,9 @@ const CREATED: [(&str, &str); 4] = [
     ("10080", "last week"),
 ];
 
+/// The furthest back the creation-time filter reaches, in minutes (a hundred years).
+const MAX_CREATED_MINUTES: i64 = 100 * 366 * 24 * 60;
+
 /// What the id box holds: a whole task id, or the start of one (at least 4 characters of an
 /// id: hex digits and dashes, as the page shows ids).
 enum IdQuery {
@@ -79,12 +82,17 @@ impl Search {
         let created_after_ms = match given(&self.created) {
             None => None,
             Some(m) => {
+                // At most a hundred years back: a number past it is refused, never wrapped.
                 let minutes: i64 = m
                     .parse()
                     .ok()
-                    .filter(|m| *m > 0)
-                    .ok_or_else(|| format!("created {m:?} is not a number of minutes"))?;
-                Some(now_ms() - minutes * 60_000)
+                    .filter(|m| (1..=MAX_CREATED_MINUTES).contains(m))
+                    .ok_or_else(|| {
+                        format!(
+                            "created {m:?} is not a number of minutes (1 to {MAX_CREATED_MINUTES})"
+                        )
+                    })?;
+                Some(now_ms().saturating_sub(minutes.saturating_mul(60_000)))
             }
         };
         let result_statuses = match given(&self.result) {

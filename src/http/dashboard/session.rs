@@ -17,8 +17,9 @@ use maud::html;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use super::layout::{page, respond, Session};
-use crate::auth::{now_secs, Caller};
+use super::layout::{encode, page, respond, Session};
+use crate::auth::{now_secs, refused, AuthReason, Caller};
+use crate::http::extract::client_address;
 use crate::http::state::{AppState, State};
 
 pub const COOKIE: &str = "a2a_dashboard";
@@ -28,14 +29,16 @@ const LOGIN_PATH: &str = "/dashboard/login";
 /// How long a sign-in form stays valid.
 const LOGIN_FORM_AGE: CookieAge = CookieAge::days(1);
 
-/// The session of a request, or the page to answer instead: the sign-in page without a valid
-/// token, a refusal for a token without `a2a.operator`.
+/// The session of a request, or the page to answer instead: without a valid token, the
+/// sign-in page (which returns to the page asked for; an action is not done, and the page says
+/// so), a refusal for a token without `a2a.operator`.
 pub fn session(req: &HttpRequest, state: &AppState) -> Result<Session, Box<HttpResponse>> {
-    let Some(cookie) = req.cookie(COOKIE) else {
-        return Err(Box::new(see_other("/dashboard/login")));
-    };
-    let Ok((caller, _)) = state.verifier.verify_expiring(cookie.value()) else {
-        return Err(Box::new(see_other("/dashboard/login?expired=1")));
+    let cookie = req.cookie(COOKIE);
+    let valid = cookie
+        .as_ref()
+        .and_then(|c| state.verifier.verify_expiring(c.value()).ok());
+    let (Some(cookie), Some((caller, _))) = (cookie, valid) else {
+        return Err(Box::new(signed_out(req)));
     };
     if !caller.is_operator() {
         return Err(Box::new(refusal(&caller, cookie.value())));
@@ -53,7 +56,7 @@ fn csrf_of(token: &str) -> String {
 }
 
 /// Whether two tokens are equal, in a time that does not depend on where they differ.
-fn same(given: Option<&str>, expected: &str) -> bool {
+pub(super) fn same(given: Option<&str>, expected: &str) -> bool {
     given.is_some_and(|g| {
         g.len() == expected.len()
             && g.bytes()
@@ -126,9 +129,63 @@ fn refusal(caller: &Caller, token: &str) -> HttpResponse {
     )
 }
 
+/// The answer to a request without a valid session. A page asked for is the sign-in page,
+/// which returns to it; an action (a POST) was not done, and the sign-in page says so and
+/// returns to the page the action was on.
+fn signed_out(req: &HttpRequest) -> HttpResponse {
+    if req.method() == actix_web::http::Method::GET {
+        let here = match req.query_string() {
+            "" => req.path().to_owned(),
+            q => format!("{}?{q}", req.path()),
+        };
+        let ended = if req.cookie(COOKIE).is_some() {
+            "expired=1&"
+        } else {
+            ""
+        };
+        return see_other(&format!("{LOGIN_PATH}?{ended}next={}", encode(&here)));
+    }
+    let page = action_page(req.path());
+    let note = "Your session ended before this action reached the server, so nothing was \
+                done. Sign in again to return to the page, then do it again if it is still \
+                needed.";
+    let kept = kept_login_token(req);
+    login(req, StatusCode::UNAUTHORIZED, Some(note), kept, Some(&page))
+}
+
+/// The page an action's form is on (`/dashboard/tasks/{id}/cancel` → the task's page).
+fn action_page(path: &str) -> String {
+    let page = path
+        .strip_suffix("/act")
+        .or_else(|| path.strip_suffix("/cancel"))
+        .unwrap_or(path);
+    match page {
+        "/dashboard/logout" | "/dashboard/logout-refused" => "/dashboard".to_owned(),
+        page => page.to_owned(),
+    }
+}
+
+/// Where a sign-in may return to: a page of the dashboard, else its overview.
+fn return_to(next: Option<&str>) -> &str {
+    next.filter(|n| {
+        (*n == "/dashboard" || n.starts_with("/dashboard/") || n.starts_with("/dashboard?"))
+            && !n.contains(['\\', '\r', '\n'])
+            && !n.starts_with(LOGIN_PATH)
+    })
+    .unwrap_or("/dashboard")
+}
+
 #[derive(Deserialize)]
 pub struct LoginQuery {
     expired: Option<String>,
+    next: Option<String>,
+}
+
+/// A pre-session token still valid, kept so that two sign-in tabs both work.
+fn kept_login_token(req: &HttpRequest) -> Option<String> {
+    req.cookie(LOGIN_COOKIE)
+        .map(|c| c.value().to_owned())
+        .filter(|v| v.len() == 64 && v.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 pub async fn login_page(req: HttpRequest, q: web::Query<LoginQuery>) -> HttpResponse {
@@ -136,21 +193,18 @@ pub async fn login_page(req: HttpRequest, q: web::Query<LoginQuery>) -> HttpResp
         .expired
         .is_some()
         .then_some("Your session ended: sign in again.");
-    // A pre-session token still valid is kept, so that two sign-in tabs both work.
-    let kept = req
-        .cookie(LOGIN_COOKIE)
-        .map(|c| c.value().to_owned())
-        .filter(|v| v.len() == 64 && v.bytes().all(|b| b.is_ascii_hexdigit()));
-    login(&req, StatusCode::OK, note, kept)
+    let next = q.next.as_deref().map(|n| return_to(Some(n)));
+    login(&req, StatusCode::OK, note, kept_login_token(&req), next)
 }
 
 /// The sign-in page, with its own token (`kept`, or a fresh one) in its form and in the
-/// pre-session cookie.
+/// pre-session cookie, and the page to return to once signed in (`next`).
 fn login(
     req: &HttpRequest,
     status: StatusCode,
     note: Option<&str>,
     kept: Option<String>,
+    next: Option<&str>,
 ) -> HttpResponse {
     let token = kept.unwrap_or_else(|| {
         let (a, b) = (uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
@@ -164,6 +218,7 @@ fn login(
             @if let Some(note) = note { p.note { (note) } }
             form.login #login method="post" action=(LOGIN_PATH) {
                 input type="hidden" name="login_csrf" value=(token);
+                @if let Some(next) = next { input type="hidden" name="next" value=(next); }
                 label for="token" { "Operator token (a JWT holding a2a.operator)" }
                 textarea #token name="token" rows="4" required autocomplete="off" {}
                 button type="submit" { "Sign in" }
@@ -188,6 +243,8 @@ pub struct LoginForm {
     token: String,
     /// The sign-in form's own token; it must equal the pre-session cookie.
     login_csrf: Option<String>,
+    /// The page to return to.
+    next: Option<String>,
 }
 
 pub async fn sign_in(state: State, req: HttpRequest, form: web::Form<LoginForm>) -> HttpResponse {
@@ -198,14 +255,31 @@ pub async fn sign_in(state: State, req: HttpRequest, form: web::Form<LoginForm>)
         .as_deref()
         .is_some_and(|pre| same(form.login_csrf.as_deref(), pre));
     if cross_site(&req) || !own {
-        let note = "This sign-in form was not this page's own (it came from another site, or it                     expired): nothing was done. Sign in again here.";
-        return login(&req, StatusCode::FORBIDDEN, Some(note), None);
+        let note = "This sign-in form was not this page's own (it came from another site, or it \
+                    expired): nothing was done. Sign in again here.";
+        return login(&req, StatusCode::FORBIDDEN, Some(note), None, None);
     }
     let token = form.token.trim();
-    let (caller, exp) = match state.verifier.verify_expiring(token) {
+    let next = form.next.as_deref().map(|n| return_to(Some(n)));
+    // A token inside the validation leeway is no session: it would end at once. Refused as
+    // expired, in words.
+    let verified = state
+        .verifier
+        .verify_expiring(token)
+        .and_then(|(caller, exp)| match exp > now_secs() {
+            true => Ok((caller, exp)),
+            false => Err(refused(AuthReason::Expired, AuthReason::Expired.describe())),
+        });
+    let (caller, exp) = match verified {
         Ok(ok) => ok,
-        Err((_, e)) => {
-            return login(&req, StatusCode::UNAUTHORIZED, Some(&e.message), pre);
+        Err((reason, e)) => {
+            // Audited as the API's refused tokens are, with the same budget per address.
+            let late = state.mailbox.auth_failed(&client_address(&req), reason);
+            if let Some(late) = late {
+                tokio::time::sleep(late).await;
+            }
+            let says = format!("Refused: {}", e.message);
+            return login(&req, StatusCode::UNAUTHORIZED, Some(&says), pre, next);
         }
     };
     if !caller.is_operator() {
@@ -219,7 +293,7 @@ pub async fn sign_in(state: State, req: HttpRequest, form: web::Form<LoginForm>)
         .secure(req.connection_info().scheme() == "https")
         .max_age(CookieAge::seconds(age))
         .finish();
-    let mut res = see_other("/dashboard");
+    let mut res = see_other(return_to(form.next.as_deref()));
     let _ = res.add_cookie(&cookie);
     // The sign-in form's token is spent.
     let _ = res.add_cookie(&removal(LOGIN_COOKIE, LOGIN_PATH));

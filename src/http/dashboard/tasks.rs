@@ -9,7 +9,10 @@ use serde::Deserialize;
 use uuid::Uuid;
 
 use super::events;
-use super::layout::{ago, csrf_field, notice, ok, state_badge, when, Session};
+use super::layout::{
+    ago, csrf_field, lacks, needs, no_enter, notice, ok, state_badge, when, Session, FORCE_ERROR,
+    REQUEUE,
+};
 use super::leases::ACCEPTED;
 use super::session::{check_csrf, see_other, session, CsrfForm};
 use super::timeline::timeline;
@@ -29,10 +32,14 @@ fn repair_forms(s: &Session, t: &TaskStatus, lease: &str) -> Markup {
     let warning = "This task is not declared idempotent: requeueing it lets a worker run it again \
         although the first attempt may already have done the work. Requeue it anyway, as \
         operator_accepted?";
+    let (rq, fe) = (lacks(s, REQUEUE), lacks(s, FORCE_ERROR));
+    let why = |cap: Option<&str>| cap.map(|c| format!("needs {c}"));
+    // Each form's default button is disabled: Enter in a text field submits nothing.
     html! {
         h2 { "Repair" }
         form.actions #repair-requeue method="post" action="/dashboard/leases/act"
             data-confirm=[(!safe).then_some(warning)] {
+            (no_enter())
             (csrf_field(s))
             input type="hidden" name="task" value=(target);
             select name="duplicate_risk" {
@@ -40,14 +47,17 @@ fn repair_forms(s: &Session, t: &TaskStatus, lease: &str) -> Markup {
                 option value="operator_accepted" { (ACCEPTED) }
             }
             input type="text" name="reason" placeholder="reason (kept in the audit row)";
-            button name="action" value="requeue" { "Requeue" }
+            button name="action" value="requeue" disabled[rq.is_some()] title=[why(rq)] { "Requeue" }
+            (needs(rq))
         }
         form.actions #repair-error method="post" action="/dashboard/leases/act" {
+            (no_enter())
             (csrf_field(s))
             input type="hidden" name="task" value=(target);
             input type="text" name="message" required placeholder="error message for the sender";
             input type="text" name="reason" placeholder="reason (kept in the audit row)";
-            button.danger name="action" value="force_error" { "Force error" }
+            button.danger name="action" value="force_error" disabled[fe.is_some()] title=[why(fe)] { "Force error" }
+            (needs(fe))
         }
     }
 }
@@ -173,6 +183,7 @@ pub async fn task(state: State, req: HttpRequest, id: web::Path<String>) -> Http
                 h2 { "Cancel" }
                 form.actions method="post" action=(format!("/dashboard/tasks/{}/cancel", t.task.id))
                     data-confirm="Cancel this task? Its worker will be told to stop." {
+                    (no_enter())
                     (csrf_field(&s))
                     input type="text" name="reason" placeholder="reason";
                     button.danger { "Cancel task" }

@@ -29,7 +29,8 @@ use crate::mailbox::audit::{
 };
 use crate::mailbox::{now_ms, rule, Cx, Done, Mailbox, Wake};
 use crate::mailbox::{Writer, Written};
-use crate::store::{parse_uuid, Tx};
+use crate::store::{parse_uuid, TaskRow, Tx};
+use uuid::Uuid;
 
 /// The actions an enabled scan needs, as its audited capability check lists them.
 const SCAN_ACTIONS: [&str; 2] = [OPERATOR, REQUEUE];
@@ -157,67 +158,139 @@ impl Mailbox {
         // The recipients of the requeued tasks: whom the scan's commit wakes.
         let mut woken = Vec::new();
         for row in rows {
-            let attempt = row.attempt as u32;
-            let task_id = parse_uuid(&row.id)?;
-            let candidate = Candidate::of(&row, now);
-            let age = candidate.lease_age_ms;
-            let verdict = policy.verdict(&candidate, report.requeued.len() as u32);
-            let (lease_id, key) = match verdict {
-                Ok(()) => (
-                    row.lease_id.clone().unwrap_or_default(),
-                    row.idem_key.clone().unwrap_or_default(),
-                ),
-                Err((reason, lease_age_ms)) => {
-                    report.skipped.push(Skipped {
-                        task_id,
-                        reason,
-                        attempt,
-                        lease_age_ms,
-                    });
-                    continue;
-                }
-            };
-            let mut skip = |reason: SkipReason| {
+            self.requeue_row(tx, caller, policy, row, now, &mut report, &mut woken)
+                .await?;
+        }
+        Ok((report, Wake::Many(woken)))
+    }
+
+    /// The gate's rules on one in-flight row, and its requeue (fenced by the lease read) when
+    /// they pass: into `report`, and its recipient into `woken`.
+    #[allow(clippy::too_many_arguments)]
+    async fn requeue_row(
+        &self,
+        tx: &mut Tx,
+        caller: &Caller,
+        policy: &RetryPolicy,
+        row: TaskRow,
+        now: i64,
+        report: &mut RetryReport,
+        woken: &mut Vec<Wake>,
+    ) -> Result<(), MailboxError> {
+        let attempt = row.attempt as u32;
+        let task_id = parse_uuid(&row.id)?;
+        let candidate = Candidate::of(&row, now);
+        let age = candidate.lease_age_ms;
+        let verdict = policy.verdict(&candidate, report.requeued.len() as u32);
+        let (lease_id, key) = match verdict {
+            Ok(()) => (
+                row.lease_id.clone().unwrap_or_default(),
+                row.idem_key.clone().unwrap_or_default(),
+            ),
+            Err((reason, lease_age_ms)) => {
                 report.skipped.push(Skipped {
                     task_id,
                     reason,
                     attempt,
-                    lease_age_ms: None,
+                    lease_age_ms,
                 });
-            };
-            if !super::scope_admits(caller, &row, &lease_id) {
-                skip(SkipReason::CapabilityScopeMismatch);
-                continue;
+                return Ok(());
             }
-            if !tx.requeue(&row, now).await? {
-                skip(SkipReason::NotInFlight);
-                continue;
-            }
-            let reason = format!(
-                "retry gate: lease idle for {age} ms (min_lease_age_ms {})",
-                policy.min_lease_age_ms
-            );
-            RepairApplied {
-                task_id: &row.id,
-                action: "auto_requeue",
-                reason: &reason,
-                lease_id: Some(lease_id.clone()),
-                duplicate_risk: Some("idempotent"),
-                attempt,
-                ended: EndedLease::of(&row),
-            }
-            .record(tx, now, caller.sub.as_str())
-            .await?;
-            self.metrics.inc(&self.metrics.requeues_auto);
-            woken.push(Wake::requeued(&row.recipient, &row.id));
-            report.requeued.push(Requeued {
+        };
+        let mut skip = |reason: SkipReason| {
+            report.skipped.push(Skipped {
                 task_id,
-                lease_id: parse_uuid(&lease_id)?,
+                reason,
                 attempt,
-                idempotency_key: key,
+                lease_age_ms: None,
             });
+        };
+        if !super::scope_admits(caller, &row, &lease_id) {
+            skip(SkipReason::CapabilityScopeMismatch);
+            return Ok(());
         }
-        Ok((report, Wake::Many(woken)))
+        if !tx.requeue(&row, now).await? {
+            skip(SkipReason::NotInFlight);
+            return Ok(());
+        }
+        let reason = format!(
+            "retry gate: lease idle for {age} ms (min_lease_age_ms {})",
+            policy.min_lease_age_ms
+        );
+        RepairApplied {
+            task_id: &row.id,
+            action: "auto_requeue",
+            reason: &reason,
+            lease_id: Some(lease_id.clone()),
+            duplicate_risk: Some("idempotent"),
+            attempt,
+            ended: EndedLease::of(&row),
+        }
+        .record(tx, now, caller.sub.as_str())
+        .await?;
+        self.metrics.inc(&self.metrics.requeues_auto);
+        woken.push(Wake::requeued(&row.recipient, &row.id));
+        report.requeued.push(Requeued {
+            task_id,
+            lease_id: parse_uuid(&lease_id)?,
+            attempt,
+            idempotency_key: key,
+        });
+        Ok(())
+    }
+
+    /// The dashboard's run of the retry gate: the gate's rules, and a requeue fenced by the
+    /// lease shown, on the tasks its preview listed (`listed`: task id and lease id) and on no
+    /// other; one whose lease changed since is skipped as `not_in_flight`. Audited as an
+    /// enabled scan is. It claims no scheduler tick: what it may requeue is bounded by the
+    /// list, which the preview drew under the same bounds.
+    pub async fn retry_listed(
+        &self,
+        by: Writer<'_>,
+        policy: &RetryPolicy,
+        listed: &[(Uuid, Uuid)],
+    ) -> Written<RetryReport> {
+        policy.validate()?;
+        let policy = RetryPolicy {
+            enabled: true,
+            ..policy.clone()
+        };
+        let listed = listed.to_vec();
+        self.write(
+            by,
+            rule!(|this, cx| this.retry_listed_in(cx, &policy, &listed)),
+        )
+        .await
+    }
+
+    async fn retry_listed_in(
+        &self,
+        cx: Cx<'_>,
+        policy: &RetryPolicy,
+        listed: &[(Uuid, Uuid)],
+    ) -> Written<RetryReport> {
+        let Cx { tx, caller, now } = cx;
+        if let Some(refused) = self.check_scan(tx, caller, now).await? {
+            return Err(refused);
+        }
+        let mut report = fresh_report(policy, listed.len());
+        let mut woken = Vec::new();
+        for (task_id, lease_id) in listed {
+            let row = tx.task_for_update(&task_id.to_string()).await?;
+            match row {
+                Some(row) if row.lease_id.as_deref() == Some(lease_id.to_string().as_str()) => {
+                    self.requeue_row(tx, caller, policy, row, now, &mut report, &mut woken)
+                        .await?;
+                }
+                other => report.skipped.push(Skipped {
+                    task_id: *task_id,
+                    reason: SkipReason::NotInFlight,
+                    attempt: other.map_or(0, |r| r.attempt as u32),
+                    lease_age_ms: None,
+                }),
+            }
+        }
+        Ok(Done::changed(report).waking(Wake::Many(woken)))
     }
 }
 

@@ -22,11 +22,16 @@ function startLive(el) {
 }
 
 // A form (or a submit button) with data-confirm asks before it is sent. In its text,
-// {selected} is the number of rows checked in the form and {posture} the duplicate risk chosen.
+// {selected} is the number of rows checked in the form and {posture} the duplicate risk chosen
+// (its name: idempotent or operator_accepted). A button disabled asks nothing.
 function confirmSubmit(event) {
   const button = event.submitter;
   const form = event.target;
   let text = (button && button.dataset.confirm) || form.dataset.confirm;
+  if (button && button.disabled) {
+    event.preventDefault();
+    return;
+  }
   if (!text) {
     return;
   }
@@ -36,7 +41,7 @@ function confirmSubmit(event) {
   const posture = own.find((el) => el.name === "duplicate_risk" && el.tagName === "SELECT");
   text = text.replace("{selected}", String(checked.length));
   if (posture) {
-    text = text.replace("{posture}", posture.options[posture.selectedIndex].text);
+    text = text.replace("{posture}", posture.value);
   }
   if (!window.confirm(text)) {
     event.preventDefault();
@@ -62,9 +67,32 @@ function countSelected(el) {
   show();
 }
 
+// A button with data-needs-selection is enabled only while a row is selected, and one with
+// data-needs-message="ID" only while the box ID holds a message; one with data-lacks (the
+// token lacks its capability) stays disabled.
+function guardButtons() {
+  const buttons = document.querySelectorAll("button[data-needs-selection], button[data-needs-message]");
+  if (!buttons.length) {
+    return;
+  }
+  const update = () => {
+    const selected = document.querySelectorAll('input[type=checkbox][name="task"]:checked').length;
+    buttons.forEach((b) => {
+      const box = b.dataset.needsMessage && document.getElementById(b.dataset.needsMessage);
+      const empty = box && box.value.trim() === "";
+      const none = b.hasAttribute("data-needs-selection") && selected === 0;
+      b.disabled = b.hasAttribute("data-lacks") || none || Boolean(empty);
+    });
+  };
+  document.addEventListener("change", update);
+  document.addEventListener("input", update);
+  update();
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   document.querySelectorAll("[data-live]").forEach(startLive);
   document.querySelectorAll("form").forEach((f) => f.addEventListener("submit", confirmSubmit));
   document.querySelectorAll("[data-select-all]").forEach(selectAll);
   document.querySelectorAll("[data-selected-count]").forEach(countSelected);
+  guardButtons();
 });

@@ -83,7 +83,7 @@ pub async fn feed(state: State, req: HttpRequest) -> HttpResponse {
     let request = AuditPageRequest {
         filter: AuditFilter {
             limit: PAGE,
-            since_ms: minutes.map(|m| now_ms() - m.saturating_mul(60_000)),
+            since_ms: minutes.map(|m| now_ms().saturating_sub(m.saturating_mul(60_000))),
             kind: q.kind.clone(),
         },
         before: q.before,
@@ -163,7 +163,7 @@ fn thousands(n: i64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, d) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && digits.len().saturating_sub(i) % 3 == 0 {
             out.push(',');
         }
         out.push(d);

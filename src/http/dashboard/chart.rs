@@ -163,7 +163,7 @@ fn swatch(colour: &str) -> Markup {
 }
 
 fn step(n: usize) -> f64 {
-    W / (n.max(2) - 1) as f64
+    W / n.max(2).saturating_sub(1) as f64
 }
 
 fn x(i: usize, n: usize) -> f64 {
@@ -207,7 +207,8 @@ fn runs(values: impl Iterator<Item = Option<u64>>) -> Vec<Vec<(usize, u64)>> {
 
 /// An epoch minute as people read it: `12:03 UTC`.
 fn clock(minute: u64) -> String {
-    format!("{} UTC", &when(minute * 60_000)[11..16])
+    let at = when(minute.saturating_mul(60_000));
+    format!("{} UTC", at.get(11..16).unwrap_or(&at))
 }
 
 /// `errors` of `answered` as a percentage (`2.7 %`); `None` without answers.

@@ -81,7 +81,11 @@ pub struct Filter {
 impl Filter {
     /// The order asked for (longest idle first unless said otherwise).
     fn order(&self) -> (&'static str, LeaseOrder, &'static str) {
-        ORDERS[self.sort.map_or(0, |s| s as usize)]
+        let [first, ..] = ORDERS;
+        ORDERS
+            .get(self.sort.map_or(0, |s| s as usize))
+            .copied()
+            .unwrap_or(first)
     }
 
     fn request(&self) -> LeaseRequest {

@@ -95,7 +95,7 @@ fn fragment(o: &Overview) -> Markup {
         @if o.depth.is_empty() {
             p.hint { "Nothing is queued." }
         } @else {
-            (chart::depth(&o.depth[..o.depth.len().min(CHARTED_QUEUES)], &o.depth_over_time))
+            (chart::depth(o.depth.get(..CHARTED_QUEUES).unwrap_or(&o.depth), &o.depth_over_time))
             p.hint { "Queued tasks per minute, as this instance read them once a minute since it started." }
             table #depth {
                 tr { th { "recipient" } th { "queued" } }

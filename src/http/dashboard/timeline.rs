@@ -70,20 +70,22 @@ fn attempts<'a>(t: &TaskStatus, rows: &'a [AuditEvent]) -> (Vec<Attempt<'a>>, Ve
         let ends = match kind_of(e) {
             kind::REPAIR_APPLIED => number(k, "attempt").map(|n| n as u32),
             kind::TASK_CANCELED if text(k, "previous_state") == Some("in_flight") => {
-                Some(ended + 1)
+                Some(ended.saturating_add(1))
             }
             _ => None,
         };
         let slot = |n: u32| n.checked_sub(1).map(|i| i as usize).filter(|i| *i < count);
-        match ends.and_then(slot) {
-            Some(i) if attempts[i].end.is_none() => {
-                attempts[i].end = Some(e);
-                ended = ended.max(i as u32 + 1);
-            }
-            _ => match slot(ended + 1) {
-                Some(i) => attempts[i].rows.push(e),
-                None => after.push(e),
-            },
+        let open = ends
+            .and_then(slot)
+            .filter(|&i| attempts.get(i).is_some_and(|a| a.end.is_none()));
+        if let Some(a) = open.and_then(|i| attempts.get_mut(i)) {
+            a.end = Some(e);
+            ended = ended.max(a.n);
+            continue;
+        }
+        match slot(ended.saturating_add(1)).and_then(|i| attempts.get_mut(i)) {
+            Some(a) => a.rows.push(e),
+            None => after.push(e),
         }
     }
     (attempts, after)
@@ -104,7 +106,7 @@ fn attempt(t: &TaskStatus, a: &Attempt, last: bool, now: u64) -> Markup {
                         @else { "no heartbeat since" }
                     },
                     _ => {
-                        @match a.end.map(|e| &e.kind["ended"]).filter(|l| l.is_object()) {
+                        @match a.end.and_then(|e| e.kind.get("ended")).filter(|l| l.is_object()) {
                             Some(l) => {
                                 "Leased by " strong { (text(l, "lessee").unwrap_or("?")) }
                                 ", lease " span.mono { (text(l, "lease_id").unwrap_or("?")) }

@@ -159,6 +159,14 @@ fn cut(mut s: String) -> (String, bool) {
     (s, true)
 }
 
+/// Whether a row of `kind` is filed under the task its body names (docs/contract.md#audit). A
+/// refusal made before the task was found visible to the caller never is: a send under another
+/// name and a result for a task the caller cannot see keep the id they claimed in their body
+/// only, so that nobody can fill another's task history with refusals.
+pub(crate) fn filed(kind: &str) -> bool {
+    !matches!(kind, kind::SENDER_MISMATCH | kind::RESULT_REJECTED)
+}
+
 /// Writes one audit row inside the transaction of the change it records.
 pub(crate) async fn audit(
     tx: &mut Tx,
@@ -167,7 +175,8 @@ pub(crate) async fn audit(
     kind: &str,
     fields: Value,
 ) -> Result<(), MailboxError> {
-    tx.audit(now, issuer, kind, &bounded(&fields)).await
+    tx.audit(now, issuer, kind, &bounded(&fields), filed(kind))
+        .await
 }
 
 /// The `a2a_repair_applied` row: written by an operator's repair and by the retry gate alike.
@@ -252,6 +261,20 @@ pub(crate) async fn record_check(
     )
     .await?;
     Ok(check)
+}
+
+/// Records a check refused before the task its scope names was found visible to the caller:
+/// the row keeps that id in its scope and is filed under no task.
+pub(crate) async fn record_refusal_unseen(
+    tx: &mut Tx,
+    caller: &Caller,
+    scope_id: &str,
+    action: &str,
+    now: i64,
+) -> Result<(), MailboxError> {
+    let body = bounded(&capability_audit(scope_id, action, false));
+    tx.audit(now, caller.sub.as_str(), CAPABILITY_CHECK, &body, false)
+        .await
 }
 
 #[cfg(test)]

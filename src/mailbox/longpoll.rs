@@ -38,7 +38,9 @@ impl Mailbox {
         loop {
             me.arm();
             // Boxed: a parked request keeps only the small state of its wait, not the probe's.
-            let mut parked = match Box::pin(probe()).await? {
+            let polled = Box::pin(probe()).await;
+            me.looked();
+            let mut parked = match polled? {
                 Polled::Found(found) => return Ok(Some(found)),
                 Polled::Empty => None,
                 Polled::Waiting(p) => Some(p),

@@ -48,7 +48,6 @@ pub use wakeups::{WaitingLimits, Wakeups};
 pub use writer::{IdemRequest, Writer};
 
 pub(crate) use visibility::{check_lease, not_found, visible_to};
-pub(crate) use wake::PeerLines;
 pub(crate) use wakeups::WaitFor;
 
 /// Tunables of the mailbox's rules.
@@ -176,7 +175,11 @@ pub struct Mailbox {
 impl Mailbox {
     /// Must be called inside the Tokio runtime that serves it.
     pub fn new(store: Store, cfg: MailboxConfig, metrics: Arc<Metrics>) -> Mailbox {
-        let wakeups = Arc::new(Wakeups::new(cfg.waiting, metrics.clone()));
+        let wakeups = Arc::new(Wakeups::new(
+            cfg.waiting,
+            metrics.clone(),
+            Box::new(store.clone()),
+        ));
         let peers = wakeups.clone();
         store.on_peer_commit(move |note: &str| peers.heard_from_peer(note));
         Mailbox {
@@ -281,16 +284,6 @@ impl Mailbox {
     /// A commit made a task or a result available: wake the requests of this instance that
     /// wait for it, and tell the other instances whom it concerns.
     pub(crate) fn woke(&self, wake: &Wake) {
-        if *wake == Wake::Nobody {
-            return;
-        }
-        if !self.store.has_peers() {
-            return self.wakeups.wake(wake, None);
-        }
-        let mut others = PeerLines::default();
-        self.wakeups.wake(wake, Some(&mut others));
-        if !others.is_empty() {
-            self.store.notify_peers(others.now, others.soon);
-        }
+        self.wakeups.woke(wake);
     }
 }

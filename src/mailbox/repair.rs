@@ -4,7 +4,7 @@
 
 use uuid::Uuid;
 
-use super::audit::{record_check, EndedLease, RepairApplied};
+use super::audit::{record_check, record_refusal_unseen, EndedLease, RepairApplied};
 use super::cancel::task_canceled;
 use super::{check_lease, not_found, rule, visible_to, Cx, Done, Mailbox, Wake};
 use crate::auth::{cap_error, CapCheck, ScopeCtx};
@@ -39,7 +39,8 @@ impl Mailbox {
         let scope_id = format!("a2a-repair:{id}");
         // 1. The action itself, whatever the task (403 even for unknown ids).
         if caller.check(&required, &ScopeCtx::default()) == CapCheck::Missing {
-            record_check(tx, caller, &scope_id, &required, CapCheck::Missing, now).await?;
+            // Made before the task is looked at: filed under no task (docs/contract.md#audit).
+            record_refusal_unseen(tx, caller, &scope_id, &required, now).await?;
             cap_error(CapCheck::Missing, &required)?;
         }
         // 2. Visible, 3. in flight.

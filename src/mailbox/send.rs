@@ -72,12 +72,13 @@ pub(super) async fn write_audits<'a>(
     audits: impl IntoIterator<Item = &'a (&'static str, Value)>,
 ) -> Result<(), MailboxError> {
     let (mut seen, mut last) = (std::collections::HashSet::new(), None);
-    let rows: Vec<(&str, String)> = audits
+    let rows: Vec<(&str, String, bool)> = audits
         .into_iter()
         // A run of equal rows (a batch's items for one recipient) is serialised once.
         .filter(|row| last.replace(*row) != Some(*row))
         .map(|(kind, fields)| (*kind, super::audit::bounded(fields)))
         .filter(|row| seen.insert(row.clone()))
+        .map(|(kind, body)| (kind, body, super::audit::filed(kind)))
         .collect();
     tx.audit_many(now, caller.sub.as_str(), &rows).await
 }

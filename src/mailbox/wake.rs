@@ -99,6 +99,24 @@ impl PeerLines {
     }
 }
 
+/// Where the lines for the other instances sharing the database go (PostgreSQL's `NOTIFY`,
+/// see `store/postgres/peers.rs`; SQLite serves one process and has none).
+pub(crate) trait Peers: Send + Sync {
+    /// Whether another instance shares the database now: only then are lines made at all.
+    fn present(&self) -> bool;
+    fn tell(&self, lines: PeerLines);
+}
+
+impl Peers for crate::store::Store {
+    fn present(&self) -> bool {
+        self.has_peers()
+    }
+
+    fn tell(&self, lines: PeerLines) {
+        self.notify_peers(lines.now, lines.soon);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Wake;

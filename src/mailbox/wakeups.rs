@@ -5,7 +5,11 @@
 //! thread. A commit names whom it concerns ([`Wake`]): a queued task wakes ONE request waiting
 //! for its recipient's tasks, a stored result ONE drain of its sender, and any change of a task
 //! every request following that task; nobody else is woken, and every other instance sharing the database is told
-//! whom the commit concerns (see [`PeerLines`]).
+//! whom the commit concerns (see [`PeerLines`]): every result and changed task, and a queued task
+//! that no request here takes (none waits for its recipient, or each of them was woken already
+//! and takes one task of its own), so with waiters on several instances every task sent wakes
+//! one of them at once. A request that goes away after it was woken and before it took anything
+//! passes its wake-up on: to another request here, or else to the other instances.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,7 +18,7 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use super::wake::{PeerLines, Wake};
+use super::wake::{PeerLines, Peers, Wake};
 use crate::error::{ErrorCode, MailboxError};
 use crate::metrics::Metrics;
 
@@ -53,6 +57,9 @@ struct Signal {
     notify: Notify,
     /// Counted in `a2a_waiters`: the request has begun to wait (its first look found nothing).
     waiting: AtomicBool,
+    /// Looking because it was woken: the look owes that wake-up to another request if it is
+    /// dropped before it ends.
+    owes: AtomicBool,
 }
 
 impl Signal {
@@ -92,14 +99,21 @@ pub struct Wakeups {
     registry: Mutex<Registry>,
     limits: WaitingLimits,
     metrics: Arc<Metrics>,
+    /// The other instances sharing the database.
+    peers: Box<dyn Peers>,
 }
 
 impl Wakeups {
-    pub(crate) fn new(limits: WaitingLimits, metrics: Arc<Metrics>) -> Wakeups {
+    pub(crate) fn new(
+        limits: WaitingLimits,
+        metrics: Arc<Metrics>,
+        peers: Box<dyn Peers>,
+    ) -> Wakeups {
         Wakeups {
             registry: Mutex::default(),
             limits,
             metrics,
+            peers,
         }
     }
 
@@ -155,11 +169,27 @@ impl Wakeups {
         })
     }
 
+    /// A commit made a task or a result available: wakes the requests here that wait for it, and
+    /// tells the other instances what nobody here takes (see [`Wakeups::wake`]).
+    pub(crate) fn woke(&self, wake: &Wake) {
+        if *wake == Wake::Nobody {
+            return;
+        }
+        if !self.peers.present() {
+            return self.wake(wake, None);
+        }
+        let mut others = PeerLines::default();
+        self.wake(wake, Some(&mut others));
+        if !others.is_empty() {
+            self.peers.tell(others);
+        }
+    }
+
     /// Wakes what a commit concerns on this instance, and adds to `out` (`None` when no other
     /// instance is there) the lines the other instances must be told: a task's recipient when
-    /// nobody here took it, every result's sender and every changed task (their drains and
+    /// nobody here takes it, every result's sender and every changed task (their drains and
     /// watchers may be anywhere); a changed task's line is for its followers only.
-    pub(crate) fn wake(&self, wake: &Wake, mut out: Option<&mut PeerLines>) {
+    fn wake(&self, wake: &Wake, mut out: Option<&mut PeerLines>) {
         let told = match wake {
             Wake::Nobody => false,
             Wake::Everyone => {
@@ -187,14 +217,15 @@ impl Wakeups {
     }
 
     /// Wakes the longest-parked request of the key that is not woken already; whether one was.
+    /// One that is woken already takes one piece of work when it looks, the one it was woken
+    /// for: it is no taker of another.
     fn wake_one(&self, kind: WaitFor, who: &str) -> bool {
         let mut r = self.registry();
         let Some(queue) = r.slots.get_mut(who).map(|s| s.of(kind)) else {
             return false;
         };
         let Some(at) = queue.iter().position(|s| !s.woken.load(Ordering::Acquire)) else {
-            // Every one of them is about to look again: one of them finds it.
-            return true;
+            return false;
         };
         if let Some(signal) = queue.remove(at) {
             signal.set();
@@ -224,13 +255,26 @@ impl Wakeups {
         self.metrics.add(&self.metrics.wakeups, n as u64);
     }
 
+    /// The wake-up of a request that went away before it took anything: to another request here
+    /// waiting for the same, or else (a task) to the other instances. A result's drains
+    /// elsewhere were told by the commit that stored it.
+    fn pass_on(&self, kind: WaitFor, who: &str) {
+        if self.wake_one(kind, who) || kind != WaitFor::Task || !self.peers.present() {
+            return;
+        }
+        let mut others = PeerLines::default();
+        others.add(&Wake::Recipient(who.to_owned()));
+        self.peers.tell(others);
+    }
+
     /// A parked request answered by the very commit that made its work (a hand-off in the
     /// engine's lane) is woken too.
     pub(crate) fn handed(&self) {
         self.metrics.inc(&self.metrics.wakeups);
     }
 
-    /// Wakes what another instance's note names, as that instance's commits would have here.
+    /// Wakes what another instance's note names, as that instance's commits would have here
+    /// (nothing is told on: that instance told every other one).
     pub(crate) fn heard_from_peer(&self, note: &str) {
         for wake in note.lines().filter_map(Wake::from_line) {
             self.wake(&wake, None);
@@ -247,9 +291,16 @@ pub(crate) struct Parked<'a> {
 }
 
 impl Parked<'_> {
-    /// Before each look: a wake-up from now on is not missed.
+    /// Before each look: a wake-up from now on is not missed. The wake-up it clears is owed
+    /// until the look ends ([`Parked::looked`]).
     pub(crate) fn arm(&self) {
-        self.signal.woken.store(false, Ordering::Release);
+        let woken = self.signal.woken.swap(false, Ordering::AcqRel);
+        self.signal.owes.store(woken, Ordering::Release);
+    }
+
+    /// The look after [`Parked::arm`] ended (whatever it found): it owes nothing.
+    pub(crate) fn looked(&self) {
+        self.signal.owes.store(false, Ordering::Release);
     }
 
     /// Returns once the request is woken (since its last [`Parked::arm`]) or `nap` has passed.
@@ -304,10 +355,15 @@ impl Drop for Parked<'_> {
                 w.metrics.waiters.store(r.waiting as u64, Ordering::Relaxed);
             }
             // Woken for a task or result it may not have taken: pass it on to the next one.
-            self.key.0 != WaitFor::Watch && self.signal.woken.load(Ordering::Acquire)
+            self.key.0 != WaitFor::Watch
+                && (self.signal.woken.load(Ordering::Acquire)
+                    || self.signal.owes.load(Ordering::Acquire))
         };
         if forward {
-            w.wake_one(self.key.0, &self.key.1);
+            w.pass_on(self.key.0, &self.key.1);
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

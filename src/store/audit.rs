@@ -1,6 +1,8 @@
 //! Writing audit rows, and the task each row is about. Every row's `task_id` column is filled
 //! here, on insert, from its body (one rule, [`task_of`]), so that a task's rows are read by
-//! index however many newer rows exist. The fast paths write their rows in their own statements
+//! index however many newer rows exist; a row the mailbox writes as filed under no task (a
+//! refusal made before the task was found visible to the caller) gets none, whatever its body
+//! names. The fast paths write their rows in their own statements
 //! and bind what this rule gives for their bodies (the tests below hold them equal).
 
 use serde::Deserialize;
@@ -38,12 +40,13 @@ pub(crate) fn task_of(body: &str) -> Option<String> {
 }
 
 impl Tx {
-    /// Writes audit rows of one issuer, `(kind, body as JSON text)`, in order, in one statement.
+    /// Writes audit rows of one issuer, `(kind, body as JSON text, filed under the task its
+    /// body names)`, in order, in one statement.
     pub async fn audit_many(
         &mut self,
         now: i64,
         issuer: &str,
-        rows: &[(&str, String)],
+        rows: &[(&str, String, bool)],
     ) -> Result<()> {
         if rows.is_empty() {
             return Ok(());
@@ -57,10 +60,10 @@ impl Tx {
         let stmt = self.sql().insert_audits;
         let rows: Vec<Row> = rows
             .iter()
-            .map(|(kind, body)| Row {
+            .map(|(kind, body, filed)| Row {
                 kind,
                 body,
-                task_id: task_of(body),
+                task_id: filed.then(|| task_of(body)).flatten(),
             })
             .collect();
         let rows = serde_json::to_string(&rows).map_err(MailboxError::internal)?;
@@ -68,9 +71,17 @@ impl Tx {
         Ok(())
     }
 
-    /// Writes one audit row (its body is JSON text).
-    pub async fn audit(&mut self, now: i64, issuer: &str, kind: &str, body: &str) -> Result<()> {
-        let task_id = task_of(body);
+    /// Writes one audit row (its body is JSON text), filed under the task its body names or
+    /// (`filed` false) under none.
+    pub async fn audit(
+        &mut self,
+        now: i64,
+        issuer: &str,
+        kind: &str,
+        body: &str,
+        filed: bool,
+    ) -> Result<()> {
+        let task_id = filed.then(|| task_of(body)).flatten();
         self.execute(
             sql::INSERT_AUDIT,
             args![now, issuer, kind, body, task_id.as_deref()],

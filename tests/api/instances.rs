@@ -122,3 +122,71 @@ async fn a_long_poll_on_one_instance_sees_a_task_sent_through_another(mut app: T
     }
     carols.abort();
 }
+
+/// A waiting lease of bob's on `api`, answered in the background.
+fn waiting_lease(
+    api: &Api,
+    token: &str,
+    wait_ms: u64,
+) -> tokio::task::JoinHandle<(Resp, Duration)> {
+    let (api, token) = (api.clone(), token.to_owned());
+    tokio::spawn(async move {
+        let started = Instant::now();
+        let r = api.next(&token, &format!("?wait_ms={wait_ms}")).await;
+        (r, started.elapsed())
+    })
+}
+
+/// The id of the task a waiting lease got, which it must have got well before its wait ran out.
+async fn leased_at_once(poll: tokio::task::JoinHandle<(Resp, Duration)>, whose: &str) -> String {
+    let (r, took) = poll.await.expect("a waiting lease panicked");
+    let id = r.expect(200)["task"]["id"].as_str().map(str::to_owned);
+    assert!(
+        took < Duration::from_secs(5),
+        "{whose} waiting lease was answered after {took:?} ({}): a task sent for it waited \
+         for the wait to run out",
+        r.text
+    );
+    id.unwrap_or_else(|| panic!("{whose} waiting lease got no task: {}", r.text))
+}
+
+both_engines!(a_batch_wakes_a_waiting_lease_on_each_instance);
+async fn a_batch_wakes_a_waiting_lease_on_each_instance(mut app: TestApp) {
+    // On PostgreSQL one lease waits on each of two instances; SQLite serves one process, where
+    // both wait on the same instance. Either way a batch of two tasks sent through the first
+    // instance answers both at once, not one at once and the other when its wait runs out.
+    let other = match app.engine {
+        Engine::Postgres => Some(app.second_instance().await),
+        Engine::Sqlite => None,
+    };
+    let (alice, bob) = (app.alice(), app.bob());
+    let second: &Api = other.as_deref().unwrap_or(&app.api);
+    if let Some(other) = &other {
+        // The instances know of each other: a task sent through the first wakes the second's.
+        let poll = waiting_lease(other, &bob, 15_000);
+        other.until_metric("a2a_waiters", 1.0).await;
+        let t = task("alice", "bob");
+        app.send_ok(&alice, &t).await;
+        assert_eq!(leased_at_once(poll, "the other instance's").await, t["id"]);
+    }
+    let first_poll = waiting_lease(&app, &bob, 15_000);
+    app.until_metric("a2a_waiters", 1.0).await;
+    let second_poll = waiting_lease(second, &bob, 15_000);
+    match &other {
+        Some(other) => other.until_metric("a2a_waiters", 1.0).await,
+        None => app.until_metric("a2a_waiters", 2.0).await,
+    }
+    let tasks = [task("alice", "bob"), task("alice", "bob")];
+    let r = app
+        .post("/a2a/tasks/batch", &alice, &json!({ "tasks": tasks }))
+        .await;
+    r.expect(201);
+    let mut got = HashSet::new();
+    got.insert(leased_at_once(first_poll, "the first").await);
+    got.insert(leased_at_once(second_poll, "the second").await);
+    let sent: HashSet<String> = tasks
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(got, sent, "each waiting lease got one task of the batch");
+}

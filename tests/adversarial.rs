@@ -23,5 +23,6 @@ mod adversarial {
     mod prop_case;
     mod prop_checks;
     mod scoped;
+    mod times;
     mod world;
 }

@@ -8,7 +8,7 @@ use clap::Args;
 use jsonwebtoken::{Algorithm, DecodingKey};
 
 use crate::auth::Verifier;
-use crate::domain::Validate;
+use crate::domain::{free_form, Validate};
 use crate::mailbox::retry::RetryPolicy;
 use crate::mailbox::MailboxConfig;
 use crate::server::Scheduler;
@@ -194,6 +194,14 @@ pub struct MailboxArgs {
     /// Requests this instance parks at once from everyone; the next answers 503 `overloaded`.
     #[arg(long, env = "A2A_MAILBOX_MAX_WAITING", default_value_t = 50_000)]
     pub max_waiting: usize,
+    /// How deep a free-form JSON value a caller supplies (content values, metadata, A2A data
+    /// parts, MCP tool arguments) may nest objects and arrays; deeper is refused (1 to 100).
+    #[arg(
+        long,
+        env = "A2A_MAILBOX_MAX_JSON_DEPTH",
+        default_value_t = free_form::DEFAULT_MAX_JSON_DEPTH
+    )]
+    pub max_json_depth: usize,
 }
 
 impl MailboxArgs {
@@ -213,6 +221,13 @@ impl MailboxArgs {
                 .with_context(|| format!("bad result cache window {part:?}: expected kind=ms"))?;
             by_kind.insert(kind.trim().to_owned(), clamp_ms(ms));
         }
+        let depth = self.max_json_depth;
+        if !(1..=free_form::MAX_MAX_JSON_DEPTH).contains(&depth) {
+            bail!(
+                "A2A_MAILBOX_MAX_JSON_DEPTH is {depth}: it must be 1 to {}",
+                free_form::MAX_MAX_JSON_DEPTH
+            );
+        }
         Ok(MailboxConfig {
             result_cache_window_ms: clamp_ms(self.result_cache_window_ms),
             result_cache_window_by_kind: by_kind,
@@ -224,6 +239,7 @@ impl MailboxArgs {
                 per_caller: self.max_waiting_per_caller,
                 total: self.max_waiting,
             },
+            max_json_depth: depth,
             ..MailboxConfig::default()
         })
     }

@@ -11,6 +11,7 @@ mod adversarial {
     mod careless;
     mod cli;
     mod dashboard;
+    mod depth;
     mod facade;
     mod hostile;
     mod kit;
@@ -22,6 +23,8 @@ mod adversarial {
     mod prop;
     mod prop_case;
     mod prop_checks;
+    mod reserved;
     mod scoped;
+    mod times;
     mod world;
 }

@@ -4,6 +4,7 @@
 //! re-exported here. Deserialisation enforces the shape (types, enums, AgentId syntax);
 //! [`Validate`] enforces the rules serde cannot express (non-blank strings, ranges).
 
+pub mod free_form;
 mod limits;
 mod rules;
 

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::state::State;
 use crate::auth::{refused, AuthReason, Caller, Refused};
+use crate::domain::free_form::{DEFAULT_MAX_JSON_DEPTH, ENVELOPE_DEPTH};
 use crate::error::{ErrorCode, MailboxError};
 
 /// An answer given late (a refused token past its address's budget).
@@ -123,17 +124,30 @@ fn not_json() -> MailboxError {
 
 /// A JSON body as bytes (`None` when the body is empty), after the checks every JSON body gets:
 /// the size limit and the media type (`application/json` or any `+json`). Its syntax is left to
-/// the handler.
-pub struct JsonBytes(pub Option<web::Bytes>);
+/// the handler ([`JsonBytes::parse`]).
+pub struct JsonBytes {
+    pub bytes: Option<web::Bytes>,
+    /// The deepest body [`JsonBytes::parse`] reads: the nesting limit of free-form values plus
+    /// the envelope's allowance.
+    max_depth: usize,
+}
+
+impl JsonBytes {
+    /// The body as JSON (`None` when it is empty), as [`parse_json`] reads it.
+    pub fn parse(&self) -> Option<Result<Value, BodyFault>> {
+        self.bytes.as_deref().map(|b| parse_json(b, self.max_depth))
+    }
+}
 
 impl FromRequest for JsonBytes {
     type Error = MailboxError;
     type Future = LocalBoxFuture<'static, Result<JsonBytes, MailboxError>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let limit = req
-            .app_data::<State>()
-            .map_or(usize::MAX, |s| s.max_body_bytes);
+        let state = req.app_data::<State>();
+        let limit = state.map_or(usize::MAX, |s| s.max_body_bytes);
+        let max_depth =
+            state.map_or(DEFAULT_MAX_JSON_DEPTH, |s| s.mailbox.cfg.max_json_depth) + ENVELOPE_DEPTH;
         let json = req
             .mime_type()
             .ok()
@@ -148,12 +162,18 @@ impl FromRequest for JsonBytes {
                     _ => MailboxError::invalid(format!("unreadable request body: {e}")),
                 })?;
             if bytes.is_empty() {
-                return Ok(JsonBytes(None));
+                return Ok(JsonBytes {
+                    bytes: None,
+                    max_depth,
+                });
             }
             if !json {
                 return Err(not_json());
             }
-            Ok(JsonBytes(Some(bytes)))
+            Ok(JsonBytes {
+                bytes: Some(bytes),
+                max_depth,
+            })
         })
     }
 }
@@ -165,12 +185,23 @@ pub enum BodyFault {
     /// A string of the document (a key or a value) holds the NUL character; the document as
     /// parsed, for an answer that echoes part of it (a JSON-RPC `id`).
     Nul(Value),
+    /// The document nests objects and arrays deeper than any request may (what to say).
+    TooDeep(String),
 }
 
-/// Parses a JSON body: the one place every JSON body is read, on every surface. It refuses a
-/// NUL character (U+0000) in any string of the document, which no value may hold (PostgreSQL
-/// refuses it in text; SQLite would store it), before anything is written.
-pub fn parse_json(bytes: &[u8]) -> Result<Value, BodyFault> {
+/// Parses a JSON body: the one place every JSON body is read, on every surface. A body nested
+/// more than `max_depth` deep is refused before it is parsed (a scan of its brackets, without
+/// recursion: no body can exhaust the stack). It refuses a NUL character (U+0000) in any string
+/// of the document, which no value may hold (PostgreSQL refuses it in text; SQLite would store
+/// it), before anything is written.
+pub fn parse_json(bytes: &[u8], max_depth: usize) -> Result<Value, BodyFault> {
+    if !brackets_within(bytes, max_depth) {
+        return Err(BodyFault::TooDeep(format!(
+            "the body nests objects and arrays more than {max_depth} levels deep; a free-form \
+             value may nest at most {} (A2A_MAILBOX_MAX_JSON_DEPTH)",
+            max_depth.saturating_sub(ENVELOPE_DEPTH)
+        )));
+    }
     let value: Value =
         serde_json::from_slice(bytes).map_err(|e| BodyFault::Malformed(e.to_string()))?;
     // JSON text can only write a NUL as the escape `\u0000`: a body without it is not walked.
@@ -179,6 +210,35 @@ pub fn parse_json(bytes: &[u8]) -> Result<Value, BodyFault> {
         return Err(BodyFault::Nul(value));
     }
     Ok(value)
+}
+
+/// Whether the brackets of JSON text (`[` and `{` outside strings) nest at most `max` deep.
+/// Reads any bytes, JSON or not, in one pass.
+fn brackets_within(bytes: &[u8], max: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0_usize, false, false);
+    for &b in bytes {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return false;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    true
 }
 
 /// Whether a string anywhere in `v` (object keys included) holds NUL.
@@ -200,6 +260,7 @@ impl From<BodyFault> for MailboxError {
         match fault {
             BodyFault::Malformed(e) => MailboxError::invalid(format!("malformed JSON body: {e}")),
             BodyFault::Nul(_) => MailboxError::invalid(NUL_REFUSED),
+            BodyFault::TooDeep(why) => MailboxError::invalid(why),
         }
     }
 }
@@ -214,12 +275,7 @@ impl FromRequest for OptionalJson {
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let bytes = JsonBytes::from_request(req, payload);
-        Box::pin(async move {
-            let Some(bytes) = bytes.await?.0 else {
-                return Ok(OptionalJson(None));
-            };
-            Ok(OptionalJson(Some(parse_json(&bytes)?)))
-        })
+        Box::pin(async move { Ok(OptionalJson(bytes.await?.parse().transpose()?)) })
     }
 }
 

@@ -16,7 +16,7 @@ use crate::error::MailboxError;
 api_routes! {
     tag = "tasks";
     send_task => [
-        "`invalid_request`: malformed JSON, wrong types, a bad AgentId, a blank `task_kind` or `idempotency.key`, `deadline_ms` out of range, or a bad `Idempotency-Key` header.",
+        "`invalid_request`: malformed JSON, wrong types, a bad AgentId, a blank `task_kind` or `idempotency.key`, `deadline_ms` out of range, a `content[].value` or `metadata` nested deeper than `A2A_MAILBOX_MAX_JSON_DEPTH` (64 by default), or a bad `Idempotency-Key` header.",
         "`sender_mismatch`: `sender` is not the token subject. `capability_missing` / `capability_scope_mismatch`: the token does not grant `a2a.send.<recipient>` for this request.",
         "`task_id_conflict`: the id is used by a different task (another body or another sender).",
     ];

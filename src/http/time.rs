@@ -41,18 +41,24 @@ pub fn format_ms(ms: u64) -> String {
 }
 
 /// Epoch milliseconds of an RFC 3339 timestamp (`Z` or a `±hh:mm` offset, any fraction).
+/// `None` for anything else, a non-ASCII character anywhere included: the text is read as
+/// bytes, never sliced at an index that could fall inside a character.
 pub fn parse_ms(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
-    let num = |from: usize, len: usize| -> Option<i64> {
-        let part = s.get(from..from + len)?;
-        part.bytes()
-            .all(|c| c.is_ascii_digit())
-            .then(|| part.parse().ok())?
-    };
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't') {
+    if !s.is_ascii() {
         return None;
     }
-    if b[13] != b':' || b[16] != b':' {
+    let b = s.as_bytes();
+    let num = |from: usize, len: usize| -> Option<i64> {
+        let part = b.get(from..from.checked_add(len)?)?;
+        part.iter().try_fold(0_i64, |n, c| {
+            c.is_ascii_digit().then(|| n * 10 + i64::from(c - b'0'))
+        })
+    };
+    let at = |i: usize| b.get(i).copied();
+    if b.len() < 20 || at(4) != Some(b'-') || at(7) != Some(b'-') {
+        return None;
+    }
+    if !matches!(at(10), Some(b'T' | b't')) || at(13) != Some(b':') || at(16) != Some(b':') {
         return None;
     }
     let (y, mo, d) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);
@@ -62,24 +68,24 @@ pub fn parse_ms(s: &str) -> Option<i64> {
     }
     let mut i = 19;
     let mut frac_ms = 0;
-    if b.get(i) == Some(&b'.') {
+    if at(i) == Some(b'.') {
         let start = i + 1;
         i = start;
-        while b.get(i).is_some_and(u8::is_ascii_digit) {
+        while at(i).is_some_and(|c| c.is_ascii_digit()) {
             i += 1;
         }
-        let digits = s.get(start..i)?;
-        if digits.is_empty() {
+        if i == start {
             return None;
         }
-        let padded = format!("{digits:0<3}");
-        frac_ms = padded[..3].parse().ok()?;
+        // The first three digits, as milliseconds (`.5` is 500).
+        let digits = b.get(start..i)?.iter().chain(b"00").take(3);
+        frac_ms = digits.fold(0, |ms, c| ms * 10 + i64::from(c - b'0'));
     }
-    let offset_min = match s.get(i..)? {
-        "Z" | "z" => 0,
-        tz if tz.len() == 6 && matches!(&tz[..1], "+" | "-") && &tz[3..4] == ":" => {
+    let offset_min = match b.get(i..)? {
+        b"Z" | b"z" => 0,
+        [sign @ (b'+' | b'-'), _, _, b':', _, _] => {
             let mins = num(i + 1, 2)? * 60 + num(i + 4, 2)?;
-            if &tz[..1] == "-" {
+            if *sign == b'-' {
                 -mins
             } else {
                 mins
@@ -117,5 +123,47 @@ mod tests {
         ] {
             assert_eq!(parse_ms(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn a_non_ascii_character_anywhere_is_refused_without_a_panic() {
+        let good = "2025-11-25T12:00:00.250+01:00";
+        assert_eq!(parse_ms(good), Some(1_764_068_400_250));
+        // Every position, each character replaced and each inserted, by characters of every
+        // UTF-8 length, so that every byte index of the parser falls inside one of them.
+        for c in ['é', '€', '😀', '\u{80}'] {
+            for i in 0..=good.len() {
+                let inserted = format!("{}{c}{}", &good[..i], &good[i..]);
+                assert_eq!(parse_ms(&inserted), None, "{inserted}");
+                if i < good.len() {
+                    let replaced = format!("{}{c}{}", &good[..i], &good[i + 1..]);
+                    assert_eq!(parse_ms(&replaced), None, "{replaced}");
+                }
+            }
+        }
+        assert_eq!(parse_ms("2025-11-25T12:00:00é1:00"), None);
+        assert_eq!(parse_ms("2025-11-25T12:00:00+é:00"), None);
+        assert_eq!(parse_ms("é025-11-25T12:00:00Z"), None);
+        // Short, truncated and malformed offsets and fractions.
+        for bad in [
+            "2025-11-25T12:00:00.Z",
+            "2025-11-25T12:00:00+01",
+            "2025-11-25T12:00:00+01:0",
+            "2025-11-25T12:00:00+0a:00",
+            "2025-11-25T12:00:00+01-00",
+            "2025-11-25T12:00:00*01:00",
+            "2025-11-25T12:00:00ZZ",
+            "2025-11-25T12:0:00Z",
+        ] {
+            assert_eq!(parse_ms(bad), None, "{bad}");
+        }
+        assert_eq!(
+            parse_ms("2025-11-25T12:00:00.123456Z"),
+            Some(1_764_072_000_123)
+        );
+        assert_eq!(
+            parse_ms("2025-11-25T11:00:00-01:00"),
+            Some(1_764_072_000_000)
+        );
     }
 }

@@ -6,7 +6,7 @@ use futures_util::future::LocalBoxFuture;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
-use super::extract::{parse_json, JsonBytes, OptionalJson};
+use super::extract::{JsonBytes, OptionalJson};
 use super::params::{idem_request, object, typed};
 use crate::auth::Caller;
 use crate::domain::{CancelRequest, HeartbeatRequest, PostResult, Validate};
@@ -104,10 +104,10 @@ impl FromRequest for WriteRequest {
         let body = JsonBytes::from_request(req, payload);
         let req = req.clone();
         Box::pin(async move {
-            let Some(bytes) = body.await?.0 else {
+            let Some(body) = body.await?.parse() else {
                 return Err(MailboxError::invalid("malformed JSON body: the body is empty").into());
             };
-            let body = parse_json(&bytes).map_err(MailboxError::from)?;
+            let body = body.map_err(MailboxError::from)?;
             Ok(WriteRequest { req, body })
         })
     }

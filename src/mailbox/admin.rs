@@ -16,7 +16,7 @@ pub use a2a_mailbox_types::AuditEvent;
 
 /// An audit row as the feed shows it.
 fn event(row: AuditRow) -> AuditEvent {
-    let mut kind = match serde_json::from_str::<Value>(&row.body) {
+    let mut kind = match crate::store::from_stored::<Value>(&row.body) {
         Ok(Value::Object(m)) => m,
         _ => Map::new(),
     };

@@ -41,7 +41,7 @@ impl Mailbox {
         let mut accepted = Vec::with_capacity(tasks.len());
         let mut refused = None;
         for (index, raw) in tasks.iter().enumerate() {
-            let checked = check_send(caller, raw);
+            let checked = check_send(caller, raw, self.body_rules(None));
             match checked.outcome {
                 Ok(task) => accepted.push((checked.audits, task)),
                 Err(e) => {

@@ -12,7 +12,7 @@ use super::Written;
 use super::{now_ms, Done, IdemRequest, Mailbox};
 use crate::auth::Caller;
 use crate::error::{ErrorCode, MailboxError};
-use crate::store::Tx;
+use crate::store::{from_stored, Tx};
 
 impl Mailbox {
     /// Reserves the key as pending. `Ok(Some(outcome))` is the stored outcome of a finished
@@ -56,7 +56,7 @@ impl Mailbox {
             )
             .retry_after(Duration::from_millis(wait.max(1000))));
         }
-        let stored: Written<T> = serde_json::from_str(record.response.as_deref().unwrap_or("null"))
+        let stored: Written<T> = from_stored(record.response.as_deref().unwrap_or("null"))
             .map_err(MailboxError::internal)?;
         audit(
             tx,

@@ -43,6 +43,7 @@ use crate::store::{Store, Tx};
 
 pub use crate::clock::now_ms;
 pub use follow::Follow;
+pub use send::Kept;
 pub use wake::Wake;
 pub use wakeups::{WaitingLimits, Wakeups};
 pub use writer::{IdemRequest, Writer};
@@ -70,6 +71,8 @@ pub struct MailboxConfig {
     pub auth_failures_per_minute: u64,
     /// Requests parked at once, per caller and in all (docs/contract.md#waiting).
     pub waiting: WaitingLimits,
+    /// How deep a free-form value a caller supplies may nest (docs/contract.md#free-form-json).
+    pub max_json_depth: usize,
 }
 
 impl Default for MailboxConfig {
@@ -83,6 +86,7 @@ impl Default for MailboxConfig {
             scheduler_min_spacing_ms: 1000,
             auth_failures_per_minute: 600,
             waiting: WaitingLimits::default(),
+            max_json_depth: crate::domain::free_form::DEFAULT_MAX_JSON_DEPTH,
         }
     }
 }

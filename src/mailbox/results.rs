@@ -8,6 +8,7 @@ use super::longpoll::{Polled, Waiting};
 use super::{check_lease, rule, visible_to, Cx, Done, Fast, Mailbox, Rule, WaitFor, Wake};
 use crate::auth::{Caller, CapCheck, ScopeCtx};
 use crate::domain::answers::{ResultOpt, ResultOptKind, ResultPosted, Results, ResultsKind};
+use crate::domain::free_form::content_within;
 use crate::domain::{A2ATaskResult, PostResult, ResultStatus, TaskState};
 use crate::error::{ErrorCode, MailboxError};
 use crate::mailbox::{Writer, Written};
@@ -16,6 +17,7 @@ use crate::store::{StoredResult, TaskRow, Tx};
 impl Mailbox {
     /// `POST /a2a/results`.
     pub async fn post_result(&self, by: Writer<'_>, input: &PostResult) -> Written<ResultPosted> {
+        content_within(&input.content, self.cfg.max_json_depth)?;
         let fast = self.post_result_fast(by.caller, input);
         // Built only when the fast path did not answer.
         let rule = || -> Rule<ResultPosted> {

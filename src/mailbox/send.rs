@@ -8,6 +8,7 @@ use super::audit::{audit, capability_audit, kind, CAPABILITY_CHECK};
 use super::{rule, Cx, Done, Fast, Mailbox, Rule, Wake};
 use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
 use crate::domain::answers::TaskQueued;
+use crate::domain::free_form::{body_within, without_reserved};
 use crate::domain::{cache_key, A2ATask, AgentId, Validate};
 use crate::error::{ErrorCode, MailboxError};
 use crate::mailbox::{Writer, Written};
@@ -83,10 +84,22 @@ pub(super) async fn write_audits<'a>(
     tx.audit_many(now, caller.sub.as_str(), &rows).await
 }
 
+/// What a facade keeps under its own key of a task's `metadata` (the A2A message a task was sent
+/// as): set after the caller's own metadata was checked, and by no one else.
+pub type Kept = (&'static str, Value);
+
+/// How a send's body is read: the nesting limit of its free-form values, and the facade's entry
+/// to keep in its `metadata`, if any.
+#[derive(Clone, Copy)]
+pub(super) struct BodyRules<'a> {
+    pub max_depth: usize,
+    pub kept: Option<&'a Kept>,
+}
+
 /// The gates of a send that need no database, in order: 1. the sender is the caller; 2. the
 /// capability to send to the recipient; 3. the body. `raw` is the body as JSON: the sender and
 /// capability gates run on it before it is validated as an `A2ATask` (docs/contract.md#endpoints, docs/contract.md#details).
-pub(super) fn check_send(caller: &Caller, raw: &Value) -> Checked {
+pub(super) fn check_send(caller: &Caller, raw: &Value, rules: BodyRules<'_>) -> Checked {
     let refused = |audits, e| Checked {
         audits,
         outcome: Err(e),
@@ -133,10 +146,22 @@ pub(super) fn check_send(caller: &Caller, raw: &Value) -> Checked {
     if let Err(e) = cap_error(check, &action) {
         return refused(audits, e);
     }
-    // 3. The body.
-    let outcome = A2ATask::deserialize(raw)
-        .map_err(|e| MailboxError::invalid(format!("invalid task: {e}")))
+    // 3. The body: its free-form values within the nesting limit, its type and rules; the
+    // facade's key of `metadata` is the facade's alone (docs/contract.md#free-form-json).
+    let outcome = body_within(raw, rules.max_depth)
+        .and_then(|()| {
+            A2ATask::deserialize(raw)
+                .map_err(|e| MailboxError::invalid(format!("invalid task: {e}")))
+        })
         .and_then(|task| task.validate().map(|()| task))
+        .map(|mut task| {
+            without_reserved(&mut task.metadata);
+            if let Some((key, value)) = rules.kept {
+                let metadata = task.metadata.get_or_insert_with(Default::default);
+                metadata.insert((*key).to_owned(), value.clone());
+            }
+            task
+        })
         .and_then(Accepted::new);
     Checked { audits, outcome }
 }
@@ -145,13 +170,32 @@ impl Mailbox {
     /// `POST /a2a/tasks`. `raw` is the body as JSON: the sender and capability gates run on it
     /// before the body is validated as an `A2ATask` (docs/contract.md#endpoints, docs/contract.md#details).
     pub async fn send(&self, by: Writer<'_>, raw: &Value) -> Written<TaskQueued> {
-        let fast = self.send_fast(by.caller, raw);
+        self.send_keeping(by, raw, None).await
+    }
+
+    /// [`Mailbox::send`] for a facade, which keeps `kept` in the task's `metadata` under its
+    /// own key.
+    pub async fn send_keeping(
+        &self,
+        by: Writer<'_>,
+        raw: &Value,
+        kept: Option<Kept>,
+    ) -> Written<TaskQueued> {
+        let fast = self.send_fast(by.caller, raw, kept.as_ref());
         // Built only when the fast path did not answer.
         let rule = || -> Rule<TaskQueued> {
-            let raw = raw.clone();
-            rule!(|this, cx| this.send_in(cx, &raw))
+            let (raw, kept) = (raw.clone(), kept.clone());
+            rule!(|this, cx| this.send_in(cx, &raw, kept.as_ref()))
         };
         self.write_fast_first(by, fast, rule).await
+    }
+
+    /// How this mailbox reads a send's body.
+    pub(super) fn body_rules<'a>(&self, kept: Option<&'a Kept>) -> BodyRules<'a> {
+        BodyRules {
+            max_depth: self.cfg.max_json_depth,
+            kept,
+        }
     }
 
     /// The common case as one write of the store's fast path: a valid task without a cache key,
@@ -159,11 +203,16 @@ impl Mailbox {
     /// `capability_check` audit row are inserted together, the audit row only when the task was.
     /// Anything else (`None`) goes through [`Mailbox::send_in`], which answers it exactly
     /// (replay, conflict, refusal); nothing was written then.
-    async fn send_fast(&self, caller: &Caller, raw: &Value) -> Fast<TaskQueued> {
+    async fn send_fast(
+        &self,
+        caller: &Caller,
+        raw: &Value,
+        kept: Option<&Kept>,
+    ) -> Fast<TaskQueued> {
         let Checked {
             audits,
             outcome: Ok(accepted),
-        } = check_send(caller, raw)
+        } = check_send(caller, raw, self.body_rules(kept))
         else {
             return Ok(None);
         };
@@ -190,9 +239,14 @@ impl Mailbox {
         }))
     }
 
-    pub(super) async fn send_in(&self, cx: Cx<'_>, raw: &Value) -> Written<TaskQueued> {
+    pub(super) async fn send_in(
+        &self,
+        cx: Cx<'_>,
+        raw: &Value,
+        kept: Option<&Kept>,
+    ) -> Written<TaskQueued> {
         let Cx { tx, caller, now } = cx;
-        let checked = check_send(caller, raw);
+        let checked = check_send(caller, raw, self.body_rules(kept));
         write_audits(tx, caller, now, &checked.audits).await?;
         self.store_send(tx, caller, &checked.outcome?, now).await
     }

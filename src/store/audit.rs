@@ -28,7 +28,7 @@ pub(crate) fn task_of(body: &str) -> Option<String> {
         task_id: Option<Value>,
         scope_id: Option<Value>,
     }
-    let named: Named = serde_json::from_str(body).ok()?;
+    let named: Named = super::from_stored(body).ok()?;
     let id = match named.task_id.as_ref().and_then(Value::as_str) {
         Some(id) => id,
         None => {

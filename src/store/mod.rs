@@ -46,8 +46,8 @@ pub use new_task::NewTask;
 pub use ops::StoredResult;
 pub use reads::AuditQuery;
 pub use records::{
-    parse_uuid, result_from_columns, AuditRow, CacheHit, Committed, Compacted, Drained, KeyRecord,
-    LeaseView, QueueHead, TaskOrigin, TaskRow,
+    from_stored, parse_uuid, result_from_columns, AuditRow, CacheHit, Committed, Compacted,
+    Drained, KeyRecord, LeaseView, QueueHead, TaskOrigin, TaskRow,
 };
 pub use runner::Tx;
 pub use unit::Op;

@@ -39,6 +39,17 @@ pub struct TaskRow {
     pub canceled_at_ms: Option<i64>,
 }
 
+/// Reads JSON text the service stored (a task's body, a result's content, an audit row's body,
+/// a recorded answer): without a recursion limit, so whatever was accepted, rows written before
+/// the nesting limit of free-form values included, reads back (docs/contract.md#free-form-json).
+pub fn from_stored<T: serde::de::DeserializeOwned>(text: &str) -> serde_json::Result<T> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let value = T::deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
+}
+
 fn corrupt(what: &str, id: &str) -> MailboxError {
     MailboxError::internal(format!("stored task {id} has an unreadable {what}"))
 }
@@ -57,7 +68,7 @@ impl TaskRow {
     }
 
     pub fn task(&self) -> Result<A2ATask, MailboxError> {
-        serde_json::from_str(&self.body).map_err(|_| corrupt("body", &self.id))
+        from_stored(&self.body).map_err(|_| corrupt("body", &self.id))
     }
 
     pub fn lease(&self) -> Result<Option<Lease>, MailboxError> {
@@ -153,7 +164,7 @@ pub fn result_from_columns(
 ) -> Result<A2ATaskResult, MailboxError> {
     let status = ResultStatus::parse(status).ok_or_else(|| corrupt("result status", task_id))?;
     let content: Vec<Content> = match content {
-        Some(c) => serde_json::from_str(c).map_err(|_| corrupt("result content", task_id))?,
+        Some(c) => from_stored(c).map_err(|_| corrupt("result content", task_id))?,
         None => vec![],
     };
     Ok(A2ATaskResult {

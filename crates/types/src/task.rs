@@ -13,7 +13,8 @@ pub enum Content {
     /// Plain text.
     #[cfg_attr(feature = "openapi", schema(title = "TextContent"))]
     Text { text: String },
-    /// Any JSON value.
+    /// Any JSON value, nested at most `A2A_MAILBOX_MAX_JSON_DEPTH` deep (64 by default; deeper is
+    /// 400 `invalid_request`).
     #[cfg_attr(feature = "openapi", schema(title = "JsonContent"))]
     Json { value: serde_json::Value },
 }
@@ -97,9 +98,11 @@ pub struct A2ATask {
     pub deadline_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency: Option<Idempotency>,
-    /// Free-form JSON object kept with the task and shown wherever the task is; the mailbox never
-    /// reads it, except the key `urn:a2a-mailbox:v1:a2a`, where the A2A facade (docs/contract.md#a2a) keeps the
-    /// A2A message a task was sent as.
+    /// Free-form JSON object kept with the task and shown wherever the task is, nested at most
+    /// `A2A_MAILBOX_MAX_JSON_DEPTH` deep (64 by default; deeper is 400 `invalid_request`). The
+    /// mailbox never reads it, except the key `urn:a2a-mailbox:v1:a2a`, where the A2A facade
+    /// (docs/contract.md#a2a) keeps the A2A message a task was sent as: that key is the facade's
+    /// alone, and a native send drops it before the task is stored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>, example = json!({"ticket": "SUP-981"})))]
     pub metadata: Option<serde_json::Map<String, serde_json::Value>>,

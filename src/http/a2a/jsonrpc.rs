@@ -11,7 +11,7 @@ use super::stream::{self, Framing, Opens};
 use super::{check_version, key_header, recipient};
 use crate::auth::Caller;
 use crate::error::MailboxError;
-use crate::http::extract::{parse_json, BodyFault, JsonBytes, NUL_REFUSED};
+use crate::http::extract::{BodyFault, JsonBytes, NUL_REFUSED};
 use crate::http::state::State;
 
 pub async fn endpoint(
@@ -21,9 +21,13 @@ pub async fn endpoint(
     body: JsonBytes,
 ) -> Result<HttpResponse, MailboxError> {
     let recipient = recipient(&req)?;
-    let (request, nul) = match body.0.as_deref().map(parse_json) {
+    let (request, nul) = match body.parse() {
         Some(Ok(v)) => (v, false),
         Some(Err(BodyFault::Nul(v))) => (v, true),
+        // Too deep to be read: not a document the method's params could come from.
+        Some(Err(BodyFault::TooDeep(why))) => {
+            return Ok(reply(Value::Null, Err(A2aError::params(why))));
+        }
         None | Some(Err(BodyFault::Malformed(_))) => {
             let e = A2aError::new(Kind::ParseError, "the body is not a JSON document");
             return Ok(reply(Value::Null, Err(e)));

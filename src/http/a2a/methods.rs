@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 use uuid::Uuid;
 
 use super::errors::{A2aError, Fault, Kind};
-use super::wire::{self, Incoming, View, KEPT};
+use super::wire::{self, Incoming, View};
 use crate::auth::Caller;
 use crate::domain::{AgentId, TaskStatus};
 use crate::error::ErrorCode;
@@ -72,7 +72,8 @@ impl Call<'_> {
         }
         let immediately = boolean(config, "returnImmediately")?.unwrap_or(false);
         let history_length = count(config, "historyLength")?;
-        let incoming = Incoming::parse(field(p, "message").unwrap_or(&Value::Null))?;
+        let message = field(p, "message").unwrap_or(&Value::Null);
+        let incoming = Incoming::parse(message, self.state.mailbox.cfg.max_json_depth)?;
         let key = incoming.key(self.key_header)?;
         let (sender, recipient) = (self.caller.sub.as_str(), self.recipient.as_str());
         let id = wire::task_id(&self.state.a2a_namespace, sender, recipient, &key);
@@ -96,7 +97,11 @@ impl Call<'_> {
         let (sender, recipient) = (self.caller.sub.as_str(), self.recipient.as_str());
         let raw = incoming.native_task(*id, sender, recipient);
         let mailbox = &self.state.mailbox;
-        match mailbox.send(Writer::from(self.caller), &raw).await {
+        let kept = Some(incoming.kept());
+        match mailbox
+            .send_keeping(Writer::from(self.caller), &raw, kept)
+            .await
+        {
             Ok(_) => Ok(()),
             // The key's task exists with another body: the same message again replays it. It
             // is the same message only if the caller sent it to this agent.
@@ -105,14 +110,7 @@ impl Call<'_> {
                 let first = first.filter(|s| {
                     s.task.sender == self.caller.sub && s.task.recipient == *self.recipient
                 });
-                let kept = first.as_ref().and_then(|s| {
-                    s.task
-                        .metadata
-                        .as_ref()?
-                        .get(KEPT)?
-                        .get("message")?
-                        .as_object()
-                });
+                let kept = first.as_ref().and_then(wire::kept_message);
                 if kept.map(Incoming::sameness) != Some(Incoming::sameness(&incoming.message)) {
                     return Err(A2aError::params(format!(
                         "the idempotency key {key:?} was used for a different message"

@@ -11,7 +11,7 @@ use super::methods::Call;
 use super::stream::{self, Framing, Opens};
 use super::{check_version, key_header, recipient};
 use crate::auth::Caller;
-use crate::http::extract::{parse_json, BodyFault, JsonBytes, NUL_REFUSED};
+use crate::http::extract::{BodyFault, JsonBytes, NUL_REFUSED};
 use crate::http::respond::Answer;
 use crate::http::state::State;
 
@@ -67,10 +67,10 @@ fn checked(
 
 /// The body as params: a JSON object (an empty body is `{}`).
 fn body_params(body: &JsonBytes) -> Result<Map<String, Value>, A2aError> {
-    let Some(bytes) = &body.0 else {
+    let Some(parsed) = body.parse() else {
         return Ok(Map::new());
     };
-    match parse_json(bytes) {
+    match parsed {
         Ok(Value::Object(m)) => Ok(m),
         Ok(_) => Err(A2aError::new(
             Kind::InvalidRequest,
@@ -81,6 +81,7 @@ fn body_params(body: &JsonBytes) -> Result<Map<String, Value>, A2aError> {
             format!("the body is not valid JSON: {e}"),
         )),
         Err(BodyFault::Nul(_)) => Err(A2aError::new(Kind::InvalidParams, NUL_REFUSED)),
+        Err(BodyFault::TooDeep(why)) => Err(A2aError::params(why)),
     }
 }
 
@@ -148,7 +149,7 @@ pub async fn stream_message(
 
 /// `GET /tasks/{id}:subscribe` (the query's params) and `POST` (the body's): SubscribeToTask.
 pub async fn subscribe(state: State, caller: Caller, req: HttpRequest, body: JsonBytes) -> Answer {
-    let params = if body.0.is_some() {
+    let params = if body.bytes.is_some() {
         body_params(&body).map(|mut p| {
             with_path_id(&req, &mut p);
             Value::Object(p)

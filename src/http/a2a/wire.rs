@@ -6,14 +6,16 @@ use serde_json::{json, Map, Value};
 use uuid::Uuid;
 
 use super::errors::{A2aError, Kind};
+use crate::domain::free_form;
 use crate::domain::{Content, ResultStatus, TaskState, TaskStatus};
 use crate::http::time::format_ms;
+use crate::mailbox::Kept;
 
 /// The facade's namespace in A2A metadata (`message.metadata[EXT].idempotencyKey`, the Task's
 /// `metadata[EXT]`).
 pub const EXT: &str = "urn:a2a-mailbox:v1";
 /// The key of the native task's `metadata` under which the A2A message it came from is kept.
-pub const KEPT: &str = "urn:a2a-mailbox:v1:a2a";
+pub const KEPT: &str = crate::domain::free_form::A2A_METADATA_KEY;
 /// The agent card's one skill; also the intent of a message without text.
 pub const SKILL_NAME: &str = "Mailbox task";
 
@@ -102,7 +104,9 @@ pub struct Incoming {
 }
 
 impl Incoming {
-    pub fn parse(v: &Value) -> Result<Incoming, A2aError> {
+    /// The message `v`, checked; its free-form values (`data` parts, `metadata`) nest at most
+    /// `max_depth` deep.
+    pub fn parse(v: &Value, max_depth: usize) -> Result<Incoming, A2aError> {
         let message = v
             .as_object()
             .ok_or_else(|| A2aError::params("params.message must be a Message object"))?;
@@ -126,8 +130,11 @@ impl Incoming {
             Some(Value::String(_)) => None,
             Some(_) => return Err(A2aError::params("message.contextId must be a string")),
         };
-        if message.get("metadata").is_some_and(|m| !m.is_object()) {
-            return Err(A2aError::params("message.metadata must be an object"));
+        if let Some(metadata) = message.get("metadata") {
+            if !metadata.is_object() {
+                return Err(A2aError::params("message.metadata must be an object"));
+            }
+            within("message.metadata", metadata, max_depth)?;
         }
         let parts = match message.get("parts").and_then(Value::as_array) {
             Some(parts) if !parts.is_empty() => parts,
@@ -136,7 +143,7 @@ impl Incoming {
         let content = parts
             .iter()
             .enumerate()
-            .map(|(i, p)| part_content(i, p))
+            .map(|(i, p)| part_content(i, p, max_depth))
             .collect::<Result<_, _>>()?;
         Ok(Incoming {
             message: message.clone(),
@@ -161,8 +168,10 @@ impl Incoming {
                     "message.metadata[\"{EXT}\"].idempotencyKey must be a string"
                 )))
             }
-            (None, None) => self.message["messageId"]
-                .as_str()
+            (None, None) => self
+                .message
+                .get("messageId")
+                .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_owned(),
         };
@@ -188,7 +197,8 @@ impl Incoming {
         json!([message.get("parts"), message.get("contextId"), metadata])
     }
 
-    /// The native task this message queues for `recipient`.
+    /// The native task this message queues for `recipient`; the message itself is kept in its
+    /// `metadata` ([`Incoming::kept`]).
     pub fn native_task(&self, id: Uuid, sender: &str, recipient: &str) -> Value {
         let intent = self.content.iter().find_map(|c| match c {
             Content::Text { text } => Some(text.as_str()),
@@ -202,8 +212,12 @@ impl Incoming {
             "intent_text": intent.unwrap_or(SKILL_NAME),
             "content": self.content,
             "context_id": context,
-            "metadata": {KEPT: {"message": self.message}},
         })
+    }
+
+    /// What the native task keeps under [`KEPT`]: the message as sent.
+    pub fn kept(&self) -> Kept {
+        (KEPT, json!({"message": self.message}))
     }
 }
 
@@ -219,7 +233,7 @@ fn context_of(task: Uuid) -> String {
     Uuid::new_v5(&CONTEXT_NS, task.as_bytes()).to_string()
 }
 
-fn part_content(i: usize, part: &Value) -> Result<Content, A2aError> {
+fn part_content(i: usize, part: &Value, max_depth: usize) -> Result<Content, A2aError> {
     let bad = |what: &str| A2aError::params(format!("message.parts[{i}]: {what}"));
     let part = part.as_object().ok_or_else(|| bad("a part is an object"))?;
     if let Some(text) = part.get("text") {
@@ -229,6 +243,7 @@ fn part_content(i: usize, part: &Value) -> Result<Content, A2aError> {
         });
     }
     if let Some(data) = part.get("data") {
+        within(&format!("message.parts[{i}].data"), data, max_depth)?;
         return Ok(Content::Json {
             value: data.clone(),
         });
@@ -236,6 +251,11 @@ fn part_content(i: usize, part: &Value) -> Result<Content, A2aError> {
     Err(bad(
         "only text and data parts are supported (no raw or url parts)",
     ))
+}
+
+/// A free-form value of the message within the nesting limit, else -32602 / 400.
+fn within(field: &str, v: &Value, max_depth: usize) -> Result<(), A2aError> {
+    free_form::within(field, v, max_depth).map_err(|e| A2aError::params(e.message))
 }
 
 fn parts_of(content: &[Content]) -> Vec<Value> {
@@ -324,6 +344,17 @@ pub fn artifact_update(s: &TaskStatus) -> Option<Value> {
     )
 }
 
+/// The A2A message a task was sent as, when the facade kept one: whatever else is found under
+/// [`KEPT`] (a row of another writer) is treated as absent.
+pub fn kept_message(s: &TaskStatus) -> Option<&Map<String, Value>> {
+    s.task
+        .metadata
+        .as_ref()?
+        .get(KEPT)?
+        .get("message")?
+        .as_object()
+}
+
 /// A mailbox task as an A2A Task.
 pub fn task(s: &TaskStatus, view: View) -> Value {
     let id = s.task.id;
@@ -333,19 +364,13 @@ pub fn task(s: &TaskStatus, view: View) -> Value {
         task["artifacts"] = json!([artifact]);
     }
     if view.history_length != Some(0) {
-        let kept = s
-            .task
-            .metadata
-            .as_ref()
-            .and_then(|m| m.get(KEPT)?.get("message"));
-        let mut message = match kept {
-            Some(m) => m.clone(),
-            None => {
-                json!({"messageId": id, "role": "ROLE_USER", "parts": parts_of(&s.task.content)})
-            }
-        };
-        message["contextId"] = json!(context);
-        message["taskId"] = json!(id);
+        let mut message = kept_message(s).cloned().unwrap_or_else(|| {
+            let parts = parts_of(&s.task.content);
+            let m = json!({"messageId": id, "role": "ROLE_USER", "parts": parts});
+            m.as_object().cloned().unwrap_or_default()
+        });
+        message.insert("contextId".into(), json!(context));
+        message.insert("taskId".into(), json!(id));
         task["history"] = json!([message]);
     }
     task["metadata"] = json!({EXT: {

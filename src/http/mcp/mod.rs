@@ -18,7 +18,7 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde_json::{json, Value};
 
-use super::extract::{parse_json, BodyFault, JsonBytes, NUL_REFUSED};
+use super::extract::{BodyFault, JsonBytes, NUL_REFUSED};
 use super::respond::routes;
 use super::state::State;
 use crate::auth::Caller;
@@ -41,10 +41,13 @@ pub async fn endpoint(
     req: HttpRequest,
     body: JsonBytes,
 ) -> Result<HttpResponse, MailboxError> {
-    let parsed = match body.0.as_deref().map(parse_json) {
+    let parsed = match body.parse() {
         Some(Ok(v)) => v,
         Some(Err(BodyFault::Nul(_))) => {
             return Ok(refuse(StatusCode::BAD_REQUEST, -32602, NUL_REFUSED))
+        }
+        Some(Err(BodyFault::TooDeep(why))) => {
+            return Ok(refuse(StatusCode::BAD_REQUEST, -32602, &why))
         }
         None | Some(Err(BodyFault::Malformed(_))) => {
             let why = "the body is not a JSON document";
@@ -162,7 +165,7 @@ async fn dispatch(
             if !tools::exists(name) {
                 return Err(RpcError::params(format!("unknown tool {name:?}")));
             }
-            let args = params.get("arguments").cloned().unwrap_or(json!({}));
+            let args = cx.arguments(params)?;
             match params.get("task").filter(|_| session.has_tasks()) {
                 Some(task) if name == "send_task" => cx.send_as_task(&args, task).await,
                 Some(_) => Err(RpcError::params(format!(

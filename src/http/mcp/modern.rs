@@ -163,7 +163,7 @@ async fn call(cx: &Cx<'_>, params: &Value) -> Result<Value, RpcError> {
     if !tools::exists(name) {
         return Err(RpcError::params(format!("unknown tool {name:?}")));
     }
-    let args = params.get("arguments").cloned().unwrap_or(json!({}));
+    let args = cx.arguments(params)?;
     if name == "send_task" && wants_tasks(params) {
         return Ok(match cx.queue(&args, None).await? {
             Ok(s) => {

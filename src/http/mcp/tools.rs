@@ -6,10 +6,11 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use uuid::Uuid;
 
+use super::rpc::RpcError;
 use super::schemas::{self, TOOLS};
 use crate::auth::Caller;
 use crate::domain::answers::{LeaseExtended, LeaseExtendedKind, TaskStatusBody, TaskStatusKind};
-use crate::domain::{AgentId, CancelRequest, HeartbeatRequest, PostResult};
+use crate::domain::{free_form, AgentId, CancelRequest, HeartbeatRequest, PostResult};
 use crate::error::MailboxError;
 use crate::http::error::error_body;
 use crate::http::listing::ListQuery;
@@ -85,6 +86,15 @@ struct TaskId {
 }
 
 impl Cx<'_> {
+    /// A `tools/call`'s `arguments` (`{}` when absent), whose free-form values (a task's or a
+    /// result's content values, a task's metadata) nest within the limit, else -32602.
+    pub fn arguments(&self, params: &Value) -> Result<Value, RpcError> {
+        let args = params.get("arguments").cloned().unwrap_or(json!({}));
+        let limit = self.state.mailbox.cfg.max_json_depth;
+        free_form::body_within(&args, limit).map_err(|e| RpcError::params(e.message))?;
+        Ok(args)
+    }
+
     /// Runs tool `name` (one of [`TOOLS`]) with `args`: the native answer's body.
     pub async fn run(&self, name: &str, args: &Value) -> Result<Value, MailboxError> {
         let (mailbox, caller) = (&self.state.mailbox, self.caller);

@@ -1,5 +1,5 @@
 //! The facade at its edges: every configured duration at its largest allowed value still
-//! streams, waits and answers.
+//! streams, waits and answers, and `ListTasks` counts `totalSize` only up to its cap.
 
 use serde_json::{json, Value};
 
@@ -95,4 +95,34 @@ async fn every_duration_at_its_maximum_still_streams_waits_and_answers(app: Test
 
 fn task_to(recipient: &str) -> Value {
     task("alice", recipient)
+}
+
+/// Above it `totalSize` says this many (docs/a2a.md).
+const TOTAL_SIZE_CAP: u64 = 10_000;
+
+both_engines!(list_tasks_counts_its_total_size_up_to_the_cap);
+async fn list_tasks_counts_its_total_size_up_to_the_cap(app: TestApp) {
+    let alice = app.alice();
+    let total = |page: &Value| page["totalSize"].as_u64().unwrap();
+    let list = || rpc(&app, "bob", &alice, "ListTasks", json!({"pageSize": 1}));
+    // Below the cap the count is exact (every list of `tests/a2a/read.rs` holds it too).
+    send_task(&app, "bob", &alice, "one").await;
+    assert_eq!(total(&rpc_result(&list().await)), 1);
+    // 10,001 tasks in all: the count stops at the cap; the pages go on.
+    let mut left = TOTAL_SIZE_CAP;
+    while left > 0 {
+        let n = left.min(500);
+        let tasks: Vec<Value> = (0..n).map(|_| task_to("bob")).collect();
+        app.post("/a2a/tasks/batch", &alice, &json!({ "tasks": tasks }))
+            .await
+            .expect(201);
+        left -= n;
+    }
+    let page = rpc_result(&list().await);
+    assert_eq!(total(&page), TOTAL_SIZE_CAP, "{page}");
+    assert_ne!(page["nextPageToken"], "", "{page}");
+    // A filter below the cap still counts exactly.
+    let params = json!({"status": "TASK_STATE_COMPLETED"});
+    let none = rpc_result(&rpc(&app, "bob", &alice, "ListTasks", params).await);
+    assert_eq!(total(&none), 0);
 }

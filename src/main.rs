@@ -92,6 +92,10 @@ struct ServeArgs {
     #[arg(long, env = "A2A_MAILBOX_A2A_KEEP_ALIVE_MS", default_value_t = 15_000,
           value_parser = clap::value_parser!(u64).range(1..=15_000))]
     a2a_keep_alive_ms: u64,
+    /// Test-only fault injection: a request to this path panics (to test how a panic is
+    /// answered and counted). Never set it in production.
+    #[arg(long, env = "A2A_MAILBOX_TEST_PANIC_PATH", hide = true)]
+    test_panic_path: Option<String>,
     /// Development mode: without a configured secret, generate one, keep it next to the
     /// database and print a ready-to-use operator token.
     #[arg(long)]
@@ -251,6 +255,7 @@ async fn run_serve(a: ServeArgs) -> anyhow::Result<()> {
         scheduler,
         http_workers: a.http_workers.map(usize::from),
         a2a,
+        panic_path: a.test_panic_path.clone(),
     })
     .await
 }

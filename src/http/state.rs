@@ -22,6 +22,9 @@ pub struct AppState {
     /// The secret under which MCP session ids are signed, generated once per database, so every
     /// instance on it recognises a session another one issued.
     pub mcp_sessions: uuid::Uuid,
+    /// The test-only fault injection `A2A_MAILBOX_TEST_PANIC_PATH`: a request to this path
+    /// panics (`http/panics.rs`).
+    pub panic_path: Option<String>,
     /// What the service listens on (`tcp:ADDR`, `unix:PATH`), set once it is bound.
     pub transports: std::sync::OnceLock<Vec<String>>,
 }

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::Args;
@@ -14,6 +15,30 @@ use crate::mailbox::MailboxConfig;
 use crate::server::Scheduler;
 
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://a2a-mailbox.db";
+
+/// The largest value of every `_MS` setting (docs/configuration.md): 100 years of 365 days.
+/// Far beyond any sensible window or wait, and small enough that no deadline, and no instant
+/// in milliseconds since the epoch, computed from one can overflow.
+pub const MAX_SETTING_MS: u64 = 100 * 365 * 86_400_000;
+
+/// `value` of the `_MS` setting `name`; beyond [`MAX_SETTING_MS`] the service refuses to start,
+/// with a message naming the setting and its maximum.
+pub fn ms_setting(name: &str, value: u64) -> anyhow::Result<u64> {
+    if value > MAX_SETTING_MS {
+        bail!("{name} is {value}: at most {MAX_SETTING_MS} ms (100 years)");
+    }
+    Ok(value)
+}
+
+/// [`ms_setting`] as a duration.
+pub fn duration_setting(name: &str, value: u64) -> anyhow::Result<Duration> {
+    ms_setting(name, value).map(Duration::from_millis)
+}
+
+/// [`ms_setting`] as the mailbox's windows are kept: milliseconds in an `i64`.
+fn window_setting(name: &str, value: u64) -> anyhow::Result<i64> {
+    Ok(i64::try_from(ms_setting(name, value)?)?)
+}
 
 #[derive(Args, Debug, Clone)]
 pub struct DbArgs {
@@ -31,6 +56,16 @@ pub struct DbArgs {
         default_value_t = 1_500
     )]
     pub db_acquire_timeout_ms: u64,
+}
+
+impl DbArgs {
+    /// `A2A_MAILBOX_DB_ACQUIRE_TIMEOUT_MS`, refused beyond [`MAX_SETTING_MS`].
+    pub fn acquire_timeout(&self) -> anyhow::Result<Duration> {
+        duration_setting(
+            "A2A_MAILBOX_DB_ACQUIRE_TIMEOUT_MS",
+            self.db_acquire_timeout_ms,
+        )
+    }
 }
 
 #[derive(Args, Debug, Clone)]
@@ -219,7 +254,8 @@ impl MailboxArgs {
                 .trim()
                 .parse()
                 .with_context(|| format!("bad result cache window {part:?}: expected kind=ms"))?;
-            by_kind.insert(kind.trim().to_owned(), clamp_ms(ms));
+            let name = format!("A2A_MAILBOX_RESULT_CACHE_WINDOWS ({})", kind.trim());
+            by_kind.insert(kind.trim().to_owned(), window_setting(&name, ms)?);
         }
         let depth = self.max_json_depth;
         if !(1..=free_form::MAX_MAX_JSON_DEPTH).contains(&depth) {
@@ -229,11 +265,23 @@ impl MailboxArgs {
             );
         }
         Ok(MailboxConfig {
-            result_cache_window_ms: clamp_ms(self.result_cache_window_ms),
+            result_cache_window_ms: window_setting(
+                "A2A_MAILBOX_RESULT_CACHE_WINDOW_MS",
+                self.result_cache_window_ms,
+            )?,
             result_cache_window_by_kind: by_kind,
-            idempotency_window_ms: clamp_ms(self.idempotency_window_ms),
-            idempotency_pending_ttl_ms: clamp_ms(self.idempotency_pending_ttl_ms),
-            audit_retention_ms: clamp_ms(self.audit_retention_ms),
+            idempotency_window_ms: window_setting(
+                "A2A_MAILBOX_IDEMPOTENCY_WINDOW_MS",
+                self.idempotency_window_ms,
+            )?,
+            idempotency_pending_ttl_ms: window_setting(
+                "A2A_MAILBOX_IDEMPOTENCY_PENDING_TTL_MS",
+                self.idempotency_pending_ttl_ms,
+            )?,
+            audit_retention_ms: window_setting(
+                "A2A_MAILBOX_AUDIT_RETENTION_MS",
+                self.audit_retention_ms,
+            )?,
             auth_failures_per_minute: self.auth_failures_per_minute,
             waiting: crate::mailbox::WaitingLimits {
                 per_caller: self.max_waiting_per_caller,
@@ -243,10 +291,6 @@ impl MailboxArgs {
             ..MailboxConfig::default()
         })
     }
-}
-
-fn clamp_ms(v: u64) -> i64 {
-    v.min(i64::MAX as u64 / 2) as i64
 }
 
 #[cfg(test)]
@@ -321,15 +365,22 @@ pub struct SchedulerArgs {
 
 impl SchedulerArgs {
     /// Adds the scheduler's tunables to the mailbox's.
-    pub fn apply(&self, cfg: &mut MailboxConfig) {
-        cfg.scheduler_min_spacing_ms = clamp_ms(self.min_spacing_ms);
+    pub fn apply(&self, cfg: &mut MailboxConfig) -> anyhow::Result<()> {
+        cfg.scheduler_min_spacing_ms = window_setting(
+            "A2A_MAILBOX_AUTO_RETRY_SCHEDULER_MIN_SPACING_MS",
+            self.min_spacing_ms,
+        )?;
+        Ok(())
     }
 
     /// The tick's policy, refused when invalid, and its in-process timer.
     pub fn settings(&self) -> anyhow::Result<Scheduler> {
         let policy = RetryPolicy {
             enabled: self.enabled,
-            min_lease_age_ms: self.min_lease_age_ms,
+            min_lease_age_ms: ms_setting(
+                "A2A_MAILBOX_AUTO_RETRY_MIN_LEASE_AGE_MS",
+                self.min_lease_age_ms,
+            )?,
             max_attempts: self.max_attempts,
             max_requeues: self.max_requeues,
             scan_limit: self.scan_limit,
@@ -337,9 +388,13 @@ impl SchedulerArgs {
         policy
             .validate()
             .map_err(|e| anyhow::anyhow!("A2A_MAILBOX_AUTO_RETRY_*: {}", e.message))?;
+        let interval = "A2A_MAILBOX_AUTO_RETRY_INTERVAL_MS";
         Ok(Scheduler {
             policy,
-            interval_ms: self.interval_ms,
+            interval_ms: self
+                .interval_ms
+                .map(|ms| ms_setting(interval, ms))
+                .transpose()?,
         })
     }
 }

@@ -10,7 +10,8 @@ use tracing_subscriber::EnvFilter;
 use a2a_mailbox::auth::{mint_hs256, CapEntry};
 use a2a_mailbox::cli;
 use a2a_mailbox::config::{
-    dev_secret_path, read_secret_file, DbArgs, JwtArgs, MailboxArgs, SchedulerArgs,
+    dev_secret_path, duration_setting, read_secret_file, DbArgs, JwtArgs, MailboxArgs,
+    SchedulerArgs,
 };
 use a2a_mailbox::server::{serve, ServerSettings};
 use a2a_mailbox::store::{PoolSettings, Store};
@@ -91,6 +92,10 @@ struct ServeArgs {
     #[arg(long, env = "A2A_MAILBOX_A2A_KEEP_ALIVE_MS", default_value_t = 15_000,
           value_parser = clap::value_parser!(u64).range(1..=15_000))]
     a2a_keep_alive_ms: u64,
+    /// Test-only fault injection: a request to this path panics (to test how a panic is
+    /// answered and counted). Never set it in production.
+    #[arg(long, env = "A2A_MAILBOX_TEST_PANIC_PATH", hide = true)]
+    test_panic_path: Option<String>,
     /// Development mode: without a configured secret, generate one, keep it next to the
     /// database and print a ready-to-use operator token.
     #[arg(long)]
@@ -136,7 +141,8 @@ fn parse_ttl(s: &str) -> anyhow::Result<u64> {
         "d" => 86_400,
         _ => bail!("bad --ttl {s:?}: use a number of seconds or a suffix s, m, h, d"),
     };
-    Ok(n * mult)
+    n.checked_mul(mult)
+        .with_context(|| format!("bad --ttl {s:?}: too long"))
 }
 
 fn parse_caps(caps: &[String]) -> anyhow::Result<Vec<CapEntry>> {
@@ -198,6 +204,20 @@ fn dev_secret(database_url: &str) -> anyhow::Result<Vec<u8>> {
 }
 
 async fn run_serve(a: ServeArgs) -> anyhow::Result<()> {
+    // Every setting is checked before anything is done (a `--dev` secret written included).
+    let mut mailbox = a.mailbox.config()?;
+    a.scheduler.apply(&mut mailbox)?;
+    let scheduler = a.scheduler.settings()?;
+    let pool = PoolSettings {
+        max_connections: a.db.db_max_connections,
+        acquire_timeout: a.db.acquire_timeout()?,
+    };
+    let a2a = a2a_mailbox::http::a2a::Settings {
+        public_url: a.public_url.clone(),
+        block: duration_setting("A2A_MAILBOX_A2A_BLOCK_MS", a.a2a_block_ms)?,
+        stream: duration_setting("A2A_MAILBOX_A2A_STREAM_MS", a.a2a_stream_ms)?,
+        keep_alive: Duration::from_millis(a.a2a_keep_alive_ms),
+    };
     let secret = match a.jwt.configured_secret()? {
         Some(s) => Some(s),
         None if a.dev => {
@@ -224,27 +244,18 @@ async fn run_serve(a: ServeArgs) -> anyhow::Result<()> {
         ),
     };
     let verifier = a.jwt.verifier(secret.as_deref())?;
-    let mut mailbox = a.mailbox.config()?;
-    a.scheduler.apply(&mut mailbox);
     serve(ServerSettings {
         database_url: a.db.database_url.clone(),
         binds: a.bind.0,
         unix_mode: a.unix_mode,
-        pool: PoolSettings {
-            max_connections: a.db.db_max_connections,
-            acquire_timeout: Duration::from_millis(a.db.db_acquire_timeout_ms),
-        },
+        pool,
         verifier,
         mailbox,
         max_body_bytes: a.max_body_bytes,
-        scheduler: a.scheduler.settings()?,
+        scheduler,
         http_workers: a.http_workers.map(usize::from),
-        a2a: a2a_mailbox::http::a2a::Settings {
-            public_url: a.public_url.clone(),
-            block: Duration::from_millis(a.a2a_block_ms),
-            stream: Duration::from_millis(a.a2a_stream_ms),
-            keep_alive: Duration::from_millis(a.a2a_keep_alive_ms),
-        },
+        a2a,
+        panic_path: a.test_panic_path.clone(),
     })
     .await
 }
@@ -254,7 +265,7 @@ async fn run_migrate(a: MigrateArgs) -> anyhow::Result<()> {
         &a.db.database_url,
         &PoolSettings {
             max_connections: 2,
-            acquire_timeout: Duration::from_millis(a.db.db_acquire_timeout_ms),
+            acquire_timeout: a.db.acquire_timeout()?,
         },
         Default::default(),
     )
@@ -357,5 +368,6 @@ mod tests {
         assert_eq!(parse_ttl("1h").unwrap(), 3600);
         assert_eq!(parse_ttl("2d").unwrap(), 172_800);
         assert!(parse_ttl("1y").is_err());
+        assert!(parse_ttl(&format!("{}d", u64::MAX / 2)).is_err());
     }
 }

@@ -53,6 +53,8 @@ pub struct Metrics {
     /// Per [`BATCH_KINDS`]: parked long-polls (claims, drains) handed their task or result in
     /// the commit that queued or stored it (PostgreSQL's batches; SQLite's sends, for claims).
     pub handoffs: [AtomicU64; 4],
+    /// Requests whose handling panicked, answered 500 `internal` (`http/panics.rs`).
+    pub panics: AtomicU64,
     /// Refused tokens, per reason (`AuthReason as usize`).
     pub auth_failures: [AtomicU64; AuthReason::SLUGS.len()],
     latency: Mutex<BTreeMap<(String, String, u16), Histogram>>,
@@ -136,7 +138,7 @@ impl Metrics {
             "# HELP {name} Requests parked on this instance now whose first look found nothing, waiting for a task, a result or a change.\n# TYPE {name} gauge\n{name} {}",
             self.waiters.load(Ordering::Relaxed)
         );
-        let counters: [(&str, &str, &AtomicU64); 10] = [
+        let counters: [(&str, &str, &AtomicU64); 11] = [
             (
                 "a2a_tasks_sent_total",
                 "Tasks queued by this instance.",
@@ -186,6 +188,11 @@ impl Metrics {
                 "a2a_pg_batch_transactions_total",
                 "PostgreSQL group commit: batches run, one transaction each, whatever operations they carried.",
                 &self.batch_transactions,
+            ),
+            (
+                "a2a_panics_total",
+                "Requests whose handling panicked, each answered 500 internal with an X-Request-Id header naming it in the logs.",
+                &self.panics,
             ),
         ];
         for (name, help, c) in counters {

@@ -30,6 +30,8 @@ pub struct ServerSettings {
     pub http_workers: Option<usize>,
     /// The A2A facade's settings.
     pub a2a: http::a2a::Settings,
+    /// The test-only fault injection `A2A_MAILBOX_TEST_PANIC_PATH` (`http::panics`).
+    pub panic_path: Option<String>,
 }
 
 /// The scheduler tick's retry policy (`POST /a2a/scheduler/tick`), and the in-process timer
@@ -101,6 +103,7 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
         a2a_namespace,
         mcp_sessions,
         dashboard_outcomes,
+        panic_path: s.panic_path,
         transports: std::sync::OnceLock::new(),
     }));
     // SIGTERM and SIGINT stop the server gracefully from the moment it binds: the handlers are

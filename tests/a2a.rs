@@ -8,6 +8,7 @@ mod common;
 mod a2a {
     mod card;
     mod collision;
+    mod edges;
     mod errors;
     mod nul;
     mod read;

@@ -24,6 +24,7 @@ mod api {
     mod longpoll;
     mod nul;
     mod outage;
+    mod panics;
     mod queue;
     mod raw_http;
     mod recent;

@@ -13,6 +13,7 @@ mod ops {
     mod cli;
     mod coalescing;
     mod compact;
+    mod durations;
     mod repair;
     mod retry;
     mod scan_bounds;

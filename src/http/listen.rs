@@ -12,7 +12,7 @@ use actix_service::{
     fn_service, map_config, IntoServiceFactory, ServiceFactory, ServiceFactoryExt,
 };
 use actix_web::dev::AppConfig;
-use actix_web::middleware::from_fn;
+use actix_web::middleware::{from_fn, Condition};
 use actix_web::rt::net::{TcpStream, UnixStream};
 use actix_web::{web, App};
 use anyhow::Context;
@@ -23,6 +23,7 @@ use super::compact_head::CompactHead;
 use super::conn::ContractErrors;
 use super::extract::{form_config, json_config, path_config, query_config};
 use super::nul_guard::refuse_nul;
+use super::panics::{catch_panics, inject_panic};
 use super::respond::{not_found_route, observe_latency};
 use super::state::State;
 use crate::transport::{self, Bind};
@@ -63,6 +64,7 @@ fn app(
         InitError = (),
     >,
 > {
+    let injects_panics = state.panic_path.is_some();
     App::new()
         .app_data(state)
         .app_data(json_config(max_body))
@@ -70,7 +72,11 @@ fn app(
         .app_data(web::PayloadConfig::new(max_body))
         .app_data(query_config())
         .app_data(path_config())
+        .wrap(Condition::new(injects_panics, from_fn(inject_panic)))
         .wrap(from_fn(refuse_nul))
+        // Around every route and every layer but those that time and name the request: a
+        // panic is answered 500 `internal` and logged under the request's id.
+        .wrap(from_fn(catch_panics))
         .wrap(from_fn(observe_latency))
         .wrap(TracingLogger::default())
         .wrap(CompactHead)

@@ -17,6 +17,7 @@ mod mcp;
 mod nul_guard;
 pub mod openapi;
 mod ops;
+mod panics;
 mod params;
 mod respond;
 mod results;

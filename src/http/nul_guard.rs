@@ -6,7 +6,7 @@
 
 use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::{http::header, web, HttpMessage};
+use actix_web::{mime, web, HttpMessage};
 use futures_util::StreamExt;
 
 use super::extract::NUL_REFUSED;
@@ -19,11 +19,11 @@ fn holds_nul(raw: &[u8]) -> bool {
     raw.contains(&0) || raw.windows(3).any(|w| w == b"%00")
 }
 
+/// Whether the body is a form, as the form extractor judges it: the media type (the header up
+/// to any `;`), compared without regard to case, as media types are (RFC 9110 §8.3.1).
 fn is_form(req: &ServiceRequest) -> bool {
-    req.headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"))
+    req.content_type()
+        .eq_ignore_ascii_case(mime::APPLICATION_WWW_FORM_URLENCODED.essence_str())
 }
 
 /// Answers 400 `invalid_request` to a request whose query, path or form body holds a NUL;
@@ -62,7 +62,24 @@ pub async fn refuse_nul<B: MessageBody>(
 
 #[cfg(test)]
 mod tests {
-    use super::holds_nul;
+    use super::{holds_nul, is_form};
+
+    #[test]
+    fn a_form_is_a_form_in_any_case_and_with_parameters() {
+        use actix_web::{http::header::CONTENT_TYPE, test::TestRequest};
+        let form = |ct: &str| {
+            is_form(
+                &TestRequest::default()
+                    .insert_header((CONTENT_TYPE, ct))
+                    .to_srv_request(),
+            )
+        };
+        assert!(form("application/x-www-form-urlencoded"));
+        assert!(form("Application/X-WWW-Form-Urlencoded"));
+        assert!(form("APPLICATION/X-WWW-FORM-URLENCODED; charset=UTF-8"));
+        assert!(!form("application/json"));
+        assert!(!form("multipart/form-data"));
+    }
 
     #[test]
     fn only_an_encoded_nul_is_a_nul() {

@@ -53,7 +53,7 @@ impl Mailbox {
         id: Uuid,
         wait: Duration,
     ) -> Result<TaskStatus, MailboxError> {
-        let deadline = tokio::time::Instant::now() + wait;
+        let deadline = crate::clock::deadline_after(wait);
         let status = self.task_status(caller, id).await?;
         if status.state.is_settled() || wait.is_zero() {
             return Ok(status);

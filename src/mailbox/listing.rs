@@ -62,14 +62,16 @@ impl Mailbox {
         })
     }
 
-    /// How many tasks the list `req` walks, over all its pages.
+    /// How many tasks the list `req` walks over all its pages, counted up to `cap` (a list of
+    /// more answers `cap`, and costs no more than counting `cap`).
     pub async fn count_tasks(
         &self,
         caller: &Caller,
         req: &ListRequest,
+        cap: u64,
     ) -> Result<u64, MailboxError> {
-        let counts = self.store.count_by_state(&list_filter(caller, req)).await?;
-        Ok(counts.iter().map(|(_, n)| (*n).max(0) as u64).sum())
+        let cap = i64::try_from(cap).unwrap_or(i64::MAX);
+        self.store.count_up_to(&list_filter(caller, req), cap).await
     }
 
     /// `GET /a2a/tasks/{id}/children`: the list with `parent = id` after a visibility check of

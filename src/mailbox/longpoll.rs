@@ -34,7 +34,7 @@ impl Mailbox {
             };
         }
         let me = self.wakeups.park(kind, who, caller)?;
-        let deadline = tokio::time::Instant::now() + wait;
+        let deadline = crate::clock::deadline_after(wait);
         loop {
             me.arm();
             // Boxed: a parked request keeps only the small state of its wait, not the probe's.

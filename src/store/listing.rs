@@ -5,6 +5,7 @@
 //! and what a role means are the mailbox's; here they arrive as plain filters.
 
 use super::facade::Store;
+use super::reads::Count;
 use super::records::TaskRow;
 use super::runner::Val;
 use super::statements::task_cols;
@@ -171,6 +172,20 @@ impl Store {
         q.text.push_str(" GROUP BY state");
         let rows: Vec<StateCount> = self.read_all(&q.text, &q.args).await?;
         Ok(rows.into_iter().map(|r| (r.state, r.n)).collect())
+    }
+
+    /// How many of `filter`'s tasks there are, counted up to `cap`: a filter of more tasks
+    /// answers `cap`, and no count walks more than `cap` rows, however many match.
+    pub async fn count_up_to(&self, filter: &TaskFilter, cap: i64) -> Result<u64> {
+        let listed = self.statements().listed;
+        let mut q = Sql::new(format!(
+            "SELECT COUNT(*) AS n FROM (SELECT 1 AS one FROM {listed}"
+        ));
+        q.filter(filter);
+        let l = q.bind(cap);
+        q.text.push_str(&format!(" LIMIT {l}) AS capped"));
+        let count: Option<Count> = self.read_optional(&q.text, &q.args).await?;
+        Ok(count.map_or(0, |c| u64::try_from(c.n).unwrap_or(0)))
     }
 
     /// The plans of the reads a waiting long-poll repeats (is anything queued for this

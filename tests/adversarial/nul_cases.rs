@@ -370,5 +370,29 @@ pub fn cases(fix: &Fix, ops: &str) -> Vec<Case> {
         ),
         "d",
     );
+    // Media types are case-insensitive: the same forms and a JSON body, their type in capitals.
+    let shouted = |ct: &str| match ct {
+        "application/x-www-form-urlencoded" => Some("Application/X-WWW-Form-Urlencoded"),
+        "application/json" => Some("Application/JSON; Charset=UTF-8"),
+        _ => None,
+    };
+    let capitals: Vec<Case> = cases
+        .iter()
+        .filter(|c| c.0 == "send intent_text" || c.0.starts_with("dashboard"))
+        .filter_map(|(name, class, req, who)| {
+            let content_type = shouted(req.content_type?)?;
+            let req = Req {
+                content_type: Some(content_type),
+                ..req.clone()
+            };
+            Some((
+                format!("{name}, its media type in capitals"),
+                *class,
+                req,
+                *who,
+            ))
+        })
+        .collect();
+    cases.extend(capitals);
     cases
 }

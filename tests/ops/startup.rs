@@ -16,7 +16,7 @@ use crate::common::{postgres_base_url, task, BIN};
 
 /// A fresh database URL (and a scratch directory to run in), or `None` when PostgreSQL is
 /// skipped. The third value drops the PostgreSQL database when the test ends.
-async fn fresh_db(postgres: bool, test: &str) -> Option<(String, PathBuf, DropDb)> {
+pub(super) async fn fresh_db(postgres: bool, test: &str) -> Option<(String, PathBuf, DropDb)> {
     let dir = std::env::temp_dir().join(format!("a2a-startup-{}", Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).unwrap();
     if !postgres {
@@ -38,7 +38,7 @@ async fn fresh_db(postgres: bool, test: &str) -> Option<(String, PathBuf, DropDb
 }
 
 /// Drops its PostgreSQL database (admin URL, name) when dropped, even when the test failed.
-struct DropDb(Option<(String, String)>);
+pub(super) struct DropDb(Option<(String, String)>);
 
 impl Drop for DropDb {
     fn drop(&mut self) {
@@ -48,7 +48,7 @@ impl Drop for DropDb {
     }
 }
 
-fn command(db: &str, dir: &Path) -> Command {
+pub(super) fn command(db: &str, dir: &Path) -> Command {
     let mut cmd = Command::new(BIN);
     for (k, _) in std::env::vars() {
         if k.starts_with("A2A_MAILBOX_") || k == "DATABASE_URL" {

@@ -253,7 +253,9 @@ impl Call<'_> {
         };
         let mailbox = &self.state.mailbox;
         let page = mailbox.list_tasks(self.caller, &req).await?;
-        let total = mailbox.count_tasks(self.caller, &req).await?;
+        let total = mailbox
+            .count_tasks(self.caller, &req, TOTAL_SIZE_CAP)
+            .await?;
         let view = View {
             history_length,
             artifacts,
@@ -272,6 +274,10 @@ impl Call<'_> {
         }))
     }
 }
+
+/// `ListTasks`' `totalSize` counts up to this many tasks (docs/a2a.md): a list of more says
+/// this many, so that no page costs an unbounded count.
+pub const TOTAL_SIZE_CAP: u64 = 10_000;
 
 pub fn task_not_found(id: &str) -> A2aError {
     A2aError::new(

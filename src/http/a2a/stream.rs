@@ -147,7 +147,7 @@ impl Out {
 /// The stream's life: the Task, its changes, and its end.
 async fn run(call: &Call<'_>, follow: &Follow<'_>, view: View, out: &Out) -> Result<(), Ended> {
     let settings = &call.state.a2a;
-    let deadline = Instant::now() + settings.stream;
+    let deadline = crate::clock::deadline_after(settings.stream);
     let first = call.deliver_one(follow.look().await?).await?;
     out.event(json!({"task": wire::task(&first, view)})).await?;
     if first.state.is_settled() {

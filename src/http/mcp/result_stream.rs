@@ -85,7 +85,7 @@ async fn run(
     first: &TaskStatus,
 ) -> Result<Value, Ended> {
     let settings = &cx.state.a2a;
-    let deadline = Instant::now() + settings.stream;
+    let deadline = crate::clock::deadline_after(settings.stream);
     let mut shown = cx.task(first)["status"].clone();
     let mut written = Instant::now();
     loop {

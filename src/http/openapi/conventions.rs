@@ -141,6 +141,7 @@ earlier request with the same `Idempotency-Key` (any status it had), or of the s
 result posted again. Absent otherwise.";
 const STORAGE_UNAVAILABLE: &str = "`storage_unavailable`: the database is unreachable or busy \
 past its timeout; `retriable: true`, with `Retry-After` (seconds).";
+const REQUEST_ID: &str = "The request's id, as the service's log lines name it.";
 const RETRY_AFTER_DESCRIPTION: &str = "Seconds to wait before retrying; sent with \
 `idempotency_in_flight`, `too_many_waiting`, `overloaded` and `storage_unavailable`.";
 
@@ -288,11 +289,10 @@ impl Conventions {
             );
         }
         if touches_db {
-            documented(
-                responses,
-                "500",
-                "`internal`: a bug. The body never carries internal detail.",
-            );
+            let internal = "`internal`: a bug (no detail in the body; `X-Request-Id` names it).";
+            if let RefOr::T(r) = documented(responses, "500", internal) {
+                r.headers.insert("X-Request-Id".into(), header(REQUEST_ID));
+            }
             documented(responses, "503", STORAGE_UNAVAILABLE);
         }
         for (status, response) in responses.iter_mut() {

@@ -9,6 +9,7 @@ mod a2a {
     mod card;
     mod collision;
     mod errors;
+    mod expiry;
     mod nul;
     mod read;
     pub mod rpc;

@@ -267,6 +267,15 @@ impl Verifier {
                 format!("invalid token subject: {e}"),
             )
         })?;
+        if data.header.crit.is_some() {
+            // RFC 7515 §4.1.11: a token whose header names extensions the recipient must
+            // understand is refused by one that understands none.
+            return Err(refused(
+                AuthReason::Malformed,
+                "invalid bearer token: its header lists critical extensions (crit), and this \
+                 service understands none",
+            ));
+        }
         let caller = Caller {
             sub,
             caps: data.claims.caps,

@@ -7,7 +7,7 @@ mod verified;
 pub use reason::AuthReason;
 
 use std::collections::BTreeMap;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
@@ -61,7 +61,14 @@ pub struct Claims {
 pub struct Caller {
     pub sub: AgentId,
     pub caps: Vec<CapEntry>,
+    /// When its token expires (`exp`, epoch seconds); `None` for a caller without a token (the
+    /// in-process scheduler).
+    pub exp: Option<u64>,
 }
+
+/// How long after its `exp` a token is still accepted, in seconds (clock skew between the
+/// issuer and the mailbox).
+pub const LEEWAY_SECS: u64 = 30;
 
 /// The request values a scope may pin. A scope naming a field the request lacks does not admit it.
 #[derive(Clone, Debug, Default)]
@@ -118,6 +125,17 @@ fn action_matches(grant: &str, required: &str) -> bool {
 pub const OPERATOR: &str = "a2a.operator";
 
 impl Caller {
+    /// How much longer the caller's token is accepted (its `exp` plus [`LEEWAY_SECS`]), from
+    /// now; `None` when it has no end. A waiting request never outlives it
+    /// (docs/contract.md#waiting).
+    pub fn time_left(&self) -> Option<Duration> {
+        let ends_ms = self.exp?.saturating_add(LEEWAY_SECS).saturating_mul(1000);
+        let now_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        Some(Duration::from_millis(ends_ms.saturating_sub(now_ms)))
+    }
+
     pub fn is_operator(&self) -> bool {
         self.check(OPERATOR, &ScopeCtx::default()) == CapCheck::Passed
     }
@@ -204,7 +222,7 @@ impl Verifier {
     ) -> Verifier {
         let mut validation = Validation::new(alg);
         let mut required = vec!["exp", "sub"];
-        validation.leeway = 30;
+        validation.leeway = LEEWAY_SECS;
         validation.validate_nbf = true;
         match audience {
             Some(aud) => {
@@ -249,9 +267,19 @@ impl Verifier {
                 format!("invalid token subject: {e}"),
             )
         })?;
+        if data.header.crit.is_some() {
+            // RFC 7515 §4.1.11: a token whose header names extensions the recipient must
+            // understand is refused by one that understands none.
+            return Err(refused(
+                AuthReason::Malformed,
+                "invalid bearer token: its header lists critical extensions (crit), and this \
+                 service understands none",
+            ));
+        }
         let caller = Caller {
             sub,
             caps: data.claims.caps,
+            exp: Some(data.claims.exp),
         };
         self.verified.keep(token, &caller, data.claims.exp);
         Ok((caller, data.claims.exp))
@@ -292,97 +320,4 @@ pub fn mint_hs256(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn caller(caps: serde_json::Value) -> Caller {
-        Caller {
-            sub: AgentId::parse("me").unwrap(),
-            caps: serde_json::from_value(caps).unwrap(),
-        }
-    }
-
-    #[test]
-    fn a_wildcard_stands_for_a_whole_agent_id_in_the_last_position_only() {
-        let required = [
-            "a2a.send.bob@acme",
-            "a2a.respond.bob",
-            "a2a.lease.bob",
-            "a2a.operator",
-            "a2a.repair.requeue",
-            "a2a.repair.force_error",
-            "a2a.compact",
-        ];
-        // (grant, the required actions it admits)
-        let table: [(&str, &[&str]); 12] = [
-            ("a2a.send.*", &["a2a.send.bob@acme"]),
-            ("a2a.respond.*", &["a2a.respond.bob"]),
-            ("a2a.lease.*", &["a2a.lease.bob"]),
-            ("a2a.send.bob@acme", &["a2a.send.bob@acme"]),
-            ("a2a.operator", &["a2a.operator"]),
-            ("a2a.repair.requeue", &["a2a.repair.requeue"]),
-            ("a2a.*", &[]),
-            ("a2a.repair.*", &[]),
-            ("a2a.operator.*", &[]),
-            ("*", &[]),
-            ("a2a.send*", &[]),
-            ("a2a.send.bob*", &[]),
-        ];
-        for (grant, admits) in table {
-            for r in required {
-                assert_eq!(
-                    action_matches(grant, r),
-                    admits.contains(&r),
-                    "{grant} against {r}"
-                );
-            }
-        }
-        assert!(!action_matches("a2a.send.bob", "a2a.send.bob2"));
-        assert!(!action_matches("a2a.send.*", "a2a.send."));
-        for grant in ["a2a.*", "*", "a2a.repair.*"] {
-            let c = caller(serde_json::json!([grant]));
-            assert!(!c.is_operator(), "{grant}");
-            assert!(!c.holds_whole_family("a2a.respond."), "{grant}");
-        }
-        assert!(caller(serde_json::json!(["a2a.respond.*"])).holds_whole_family("a2a.respond."));
-    }
-
-    #[test]
-    fn scopes_narrow_grants() {
-        let c = caller(serde_json::json!([{"action": "a2a.send.*", "scope": {"peer": "bob"}}]));
-        let bob = ScopeCtx {
-            peer: Some("bob"),
-            ..Default::default()
-        };
-        let carol = ScopeCtx {
-            peer: Some("carol"),
-            ..Default::default()
-        };
-        assert_eq!(c.check("a2a.send.bob", &bob), CapCheck::Passed);
-        assert_eq!(c.check("a2a.send.carol", &carol), CapCheck::ScopeMismatch);
-        assert_eq!(c.check("a2a.respond.bob", &bob), CapCheck::Missing);
-        // A scope naming a field the request lacks does not admit it.
-        let c = caller(serde_json::json!([{"action": "a2a.send.bob", "scope": {"lease_id": "x"}}]));
-        assert_eq!(c.check("a2a.send.bob", &bob), CapCheck::ScopeMismatch);
-    }
-
-    #[test]
-    fn a_scoped_operator_grant_is_no_operator_grant_even_where_its_scope_matches() {
-        let c = caller(serde_json::json!([
-            {"action": "a2a.operator", "scope": {"peer": "billing"}},
-            "a2a.repair.requeue"
-        ]));
-        let billing = ScopeCtx {
-            peer: Some("billing"),
-            ..Default::default()
-        };
-        assert!(!c.is_operator());
-        assert_eq!(c.check(OPERATOR, &billing), CapCheck::ScopeMismatch);
-        assert_eq!(
-            c.require_operator().unwrap_err().code,
-            ErrorCode::CapabilityScopeMismatch
-        );
-        let empty = caller(serde_json::json!([{"action": "a2a.operator", "scope": {}}]));
-        assert!(empty.is_operator(), "an empty scope narrows nothing");
-    }
-}
+mod tests;

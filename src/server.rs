@@ -225,6 +225,7 @@ async fn scheduler_timer(mailbox: Mailbox, policy: RetryPolicy, every: Duration)
             CapEntry::Action("a2a.operator".into()),
             CapEntry::Action("a2a.repair.requeue".into()),
         ],
+        exp: None,
     };
     let mut ticker = tokio::time::interval(every);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

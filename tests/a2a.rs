@@ -10,6 +10,7 @@ mod a2a {
     mod collision;
     mod edges;
     mod errors;
+    mod expiry;
     mod nul;
     mod read;
     pub mod rpc;

@@ -16,6 +16,7 @@ mod api {
     mod crash;
     mod deadline;
     mod disk_full;
+    mod expiry;
     mod idempotency;
     mod idempotency_layers;
     mod instances;

@@ -83,7 +83,8 @@ impl Verified {
             return None;
         }
         let from = slot.at as usize + slot.token as usize;
-        let caller = decode(&table.arena[from..from + slot.caller as usize])?;
+        let mut caller = decode(&table.arena[from..from + slot.caller as usize])?;
+        caller.exp = Some(slot.exp);
         Some((caller, slot.exp))
     }
 
@@ -203,7 +204,11 @@ fn decode(mut bytes: &[u8]) -> Option<Caller> {
             }
         });
     }
-    Some(Caller { sub, caps })
+    Some(Caller {
+        sub,
+        caps,
+        exp: None,
+    })
 }
 
 fn count(input: &mut &[u8]) -> Option<usize> {

@@ -46,7 +46,8 @@ impl Mailbox {
 
     /// The task as [`Mailbox::task_status`] reads it, once it is settled or `wait` has passed,
     /// whichever comes first. Parked while it waits (docs/contract.md#waiting), as a watcher of
-    /// the task: it reads the task again only when a commit changes it.
+    /// the task: it reads the task again only when a commit changes it. Once the caller's token
+    /// is no longer accepted it answers the task as it last read it, and reads no more.
     pub async fn await_settled(
         &self,
         caller: &Caller,
@@ -54,16 +55,18 @@ impl Mailbox {
         wait: Duration,
     ) -> Result<TaskStatus, MailboxError> {
         let deadline = crate::clock::deadline_after(wait);
-        let status = self.task_status(caller, id).await?;
+        let mut status = self.task_status(caller, id).await?;
         if status.state.is_settled() || wait.is_zero() {
             return Ok(status);
         }
-        let me = self
-            .wakeups
-            .park(WaitFor::Watch, &id.to_string(), caller.sub.as_str())?;
+        let me = self.wakeups.park(WaitFor::Watch, &id.to_string(), caller)?;
+        let deadline = me.bound(deadline);
         loop {
             me.arm();
-            let status = self.task_status(caller, id).await?;
+            if me.expired() {
+                return Ok(status);
+            }
+            status = self.task_status(caller, id).await?;
             let now = tokio::time::Instant::now();
             if status.state.is_settled() || now >= deadline {
                 return Ok(status);

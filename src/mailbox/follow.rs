@@ -26,9 +26,7 @@ impl Mailbox {
     /// each look), or refuses at once as any waiting request past the limits: 429
     /// `too_many_waiting`, 503 `overloaded`.
     pub fn follow<'a>(&'a self, caller: &'a Caller, id: Uuid) -> Result<Follow<'a>, MailboxError> {
-        let parked = self
-            .wakeups
-            .park(WaitFor::Watch, &id.to_string(), caller.sub.as_str())?;
+        let parked = self.wakeups.park(WaitFor::Watch, &id.to_string(), caller)?;
         Ok(Follow {
             mailbox: self,
             caller,
@@ -40,13 +38,21 @@ impl Mailbox {
 
 impl Follow<'_> {
     /// The task as it is now. A commit that changes it from now on ends the next
-    /// [`Follow::wait`] at once.
+    /// [`Follow::wait`] at once. Once the caller's token is no longer accepted, 401
+    /// `unauthenticated`: the stream ends, and nothing more of the task reaches it.
     pub async fn look(&self) -> Result<TaskStatus, MailboxError> {
+        if self.parked.expired() {
+            return Err(MailboxError::unauthenticated(
+                "the token expired while the request waited (its exp and 30 s of leeway have \
+                 passed): nothing more is delivered; ask again with a new token",
+            ));
+        }
         self.parked.arm();
         self.mailbox.task_status(self.caller, self.id).await
     }
 
-    /// Returns once a commit may have changed the task since the last look, or after `nap`.
+    /// Returns once a commit may have changed the task since the last look, or after `nap`, or
+    /// when the caller's token stops being accepted.
     pub async fn wait(&self, nap: Duration) {
         self.parked.wait(nap).await;
     }

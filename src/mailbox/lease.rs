@@ -31,11 +31,9 @@ impl Mailbox {
             )?;
         }
         let leased = self
-            .long_poll(
-                wait,
-                (WaitFor::Task, recipient, caller.sub.as_str()),
-                || self.lease_once(caller, recipient),
-            )
+            .long_poll(wait, (WaitFor::Task, recipient, caller), || {
+                self.lease_once(caller, recipient)
+            })
             .await?;
         let (task, lease) = leased.map_or((None, None), |(t, l)| (Some(t), Some(l)));
         Ok(TaskOpt {

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::{Mailbox, WaitFor};
+use crate::auth::Caller;
 use crate::error::MailboxError;
 use crate::store::LaneOutcome;
 
@@ -16,10 +17,13 @@ impl Mailbox {
     /// its task or stored its result (`src/store/postgres/lane.rs`, `src/store/sqlite/
     /// parked.rs`); any other wake-up unparks it first, and a parked claim or drain that was
     /// riding in a commit at that moment is waited for, so what it took is never dropped.
+    ///
+    /// It never outlives the caller's token: once the token is no longer accepted it answers
+    /// nothing, and looks no more (docs/contract.md#waiting).
     pub(crate) async fn long_poll<T, F, Fut>(
         &self,
         wait: Duration,
-        (kind, who, caller): (WaitFor, &str, &str),
+        (kind, who, caller): (WaitFor, &str, &Caller),
         mut probe: F,
     ) -> Result<Option<T>, MailboxError>
     where
@@ -34,9 +38,12 @@ impl Mailbox {
             };
         }
         let me = self.wakeups.park(kind, who, caller)?;
-        let deadline = crate::clock::deadline_after(wait);
+        let deadline = me.bound(crate::clock::deadline_after(wait));
         loop {
             me.arm();
+            if me.expired() {
+                return Ok(None);
+            }
             // Boxed: a parked request keeps only the small state of its wait, not the probe's.
             let polled = Box::pin(probe()).await;
             me.looked();

@@ -225,11 +225,9 @@ impl Mailbox {
         wait: Duration,
     ) -> Result<ResultOpt, MailboxError> {
         let result = self
-            .long_poll(
-                wait,
-                (WaitFor::Result, caller.sub.as_str(), caller.sub.as_str()),
-                || self.drain_once(caller),
-            )
+            .long_poll(wait, (WaitFor::Result, caller.sub.as_str(), caller), || {
+                self.drain_once(caller)
+            })
             .await?;
         Ok(ResultOpt {
             kind: ResultOptKind::Tag,

@@ -17,8 +17,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use tokio::sync::Notify;
+use tokio::time::Instant;
 
 use super::wake::{PeerLines, Peers, Wake};
+use crate::auth::Caller;
 use crate::error::{ErrorCode, MailboxError};
 use crate::metrics::Metrics;
 
@@ -123,12 +125,19 @@ impl Wakeups {
 
     /// Parks a request of `caller` waiting for `(kind, who)`, or refuses it at once: 429
     /// `too_many_waiting` past the caller's limit, 503 `overloaded` past the instance's.
+    ///
+    /// The parked request ends when its caller's token stops being accepted
+    /// ([`Caller::time_left`]): no wait lasts longer (docs/contract.md#waiting).
     pub(crate) fn park(
         &self,
         kind: WaitFor,
         who: &str,
-        caller: &str,
+        by: &Caller,
     ) -> Result<Parked<'_>, MailboxError> {
+        let caller = by.sub.as_str();
+        let ends = by
+            .time_left()
+            .and_then(|left| Instant::now().checked_add(left));
         let signal = Arc::new(Signal::default());
         let mut r = self.registry();
         if r.total >= self.limits.total {
@@ -166,6 +175,7 @@ impl Wakeups {
             key,
             caller: caller.into(),
             signal,
+            ends,
         })
     }
 
@@ -288,6 +298,8 @@ pub(crate) struct Parked<'a> {
     key: Key,
     caller: Box<str>,
     signal: Arc<Signal>,
+    /// When the caller's token stops being accepted (`None`: never).
+    ends: Option<Instant>,
 }
 
 impl Parked<'_> {
@@ -303,9 +315,21 @@ impl Parked<'_> {
         self.signal.owes.store(false, Ordering::Release);
     }
 
-    /// Returns once the request is woken (since its last [`Parked::arm`]) or `nap` has passed.
-    /// The first wait counts the request in `a2a_waiters`: from then on it is waiting, not
-    /// looking (a count that reaches n means n requests have looked and found nothing).
+    /// `deadline`, or the moment the caller's token stops being accepted if that comes first.
+    pub(crate) fn bound(&self, deadline: Instant) -> Instant {
+        self.ends.map_or(deadline, |ends| ends.min(deadline))
+    }
+
+    /// Whether the caller's token is no longer accepted: the request must end, and nothing may
+    /// be handed to it any more.
+    pub(crate) fn expired(&self) -> bool {
+        self.ends.is_some_and(|ends| Instant::now() >= ends)
+    }
+
+    /// Returns once the request is woken (since its last [`Parked::arm`]), `nap` has passed or
+    /// the caller's token stops being accepted. The first wait counts the request in
+    /// `a2a_waiters`: from then on it is waiting, not looking (a count that reaches n means n
+    /// requests have looked and found nothing).
     pub(crate) async fn wait(&self, nap: Duration) {
         if !self.signal.waiting.swap(true, Ordering::AcqRel) {
             let mut r = self.wakeups.registry();
@@ -315,6 +339,9 @@ impl Parked<'_> {
                 .waiters
                 .store(r.waiting as u64, Ordering::Relaxed);
         }
+        let nap = self.ends.map_or(nap, |ends| {
+            nap.min(ends.saturating_duration_since(Instant::now()))
+        });
         let sleep = tokio::time::sleep(nap);
         tokio::pin!(sleep);
         loop {

@@ -296,3 +296,26 @@ async fn wildcards_that_are_not_a_whole_agent_id_grant_nothing(app: TestApp) {
         (Some("in_flight"), Some(lease_id.as_str()))
     );
 }
+
+both_engines!(a_token_whose_header_names_critical_extensions_is_refused_and_counted);
+async fn a_token_whose_header_names_critical_extensions_is_refused_and_counted(app: TestApp) {
+    let claims = json!({"sub": "alice", "exp": now_ms() / 1000 + 3600, "caps": ["a2a.send.bob"]});
+    // RFC 7515 §4.1.11: the mailbox understands no extension, so it must refuse the token.
+    let mut header = jsonwebtoken::Header::new(Algorithm::HS256);
+    header.crit = Some(vec!["urn:example:must-understand".into()]);
+    header.extras.insert("urn:example:must-understand", true);
+    let key = jsonwebtoken::EncodingKey::from_secret(app.secret.as_bytes());
+    let token = jsonwebtoken::encode(&header, &claims, &key).unwrap();
+    for _ in 0..2 {
+        // Twice: a refused token is not kept as a verified one.
+        let r = app.send(&token, &task("alice", "bob")).await;
+        assert_error(&r, 401, "unauthenticated");
+        assert!(r.text.contains("crit"), "{}", r.text);
+    }
+    app.until_metric(r#"a2a_auth_failures_total{reason="malformed"}"#, 2.0)
+        .await;
+    app.assert_empty("after a token with crit").await;
+    // The same claims without `crit` are accepted.
+    app.send_ok(&app.jwt(&claims, Algorithm::HS256), &task("alice", "bob"))
+        .await;
+}

@@ -302,6 +302,25 @@ impl Api {
         mint(self.secret.as_bytes(), claims, alg)
     }
 
+    /// A token for `sub` with `caps` that the mailbox accepts for one to two more seconds: its
+    /// `exp` is 28 s past, within the 30 s of validation leeway.
+    pub fn expiring_token(&self, sub: &str, caps: Value) -> String {
+        let exp = now_ms() / 1000 - 28;
+        self.jwt(
+            &json!({"sub": sub, "exp": exp, "caps": caps}),
+            Algorithm::HS256,
+        )
+    }
+
+    /// Waits until the mailbox refuses `token` (at most 10 s): its expiry and leeway have passed.
+    pub async fn until_refused(&self, token: &str) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.get("/a2a/results/recent", token).await.status != 401 {
+            assert!(Instant::now() < deadline, "the token is still accepted");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// alice may send to bob.
     pub fn alice(&self) -> String {
         self.token("alice", json!(["a2a.send.bob"]))

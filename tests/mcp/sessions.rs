@@ -107,3 +107,53 @@ async fn tasks_result_waits_as_a_stream_and_answers_what_the_worker_posted(app: 
     assert_eq!(app.status_ok(&task_id).await["state"], "resolved");
     app.until_metric("a2a_waiters", 0.0).await;
 }
+
+both_engines!(a_result_stream_ends_with_its_token_and_delivers_nothing_after);
+async fn a_result_stream_ends_with_its_token_and_delivers_nothing_after(app: TestApp) {
+    let (alice, _) = Mcp::init(&app, &app.alice(), "2025-11-25").await;
+    let created = alice
+        .result(
+            "tools/call",
+            json!({"name": "send_task", "task": {},
+                "arguments": {"recipient": "bob", "intent_text": "outlive me"}}),
+        )
+        .await;
+    let task_id = created["task"]["taskId"].as_str().unwrap().to_owned();
+    // The same session, with a token the mailbox accepts for a second or two more.
+    let short = app.expiring_token("alice", json!(["a2a.send.bob"]));
+    let response = app
+        .client
+        .post(app.url("/mcp"))
+        .bearer_auth(&short)
+        .header("Accept", "application/json, text/event-stream")
+        .header("Mcp-Session-Id", alice.session.clone().unwrap())
+        .json(&rpc("tasks/result", json!({"taskId": task_id})))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    app.until_refused(&short).await;
+    // Answered after the token expired: the stream must not carry it.
+    let (id, lease) = app.lease_some(&app.bob()).await;
+    assert_eq!(id, task_id);
+    let answer = json!({"task_id": id, "lease_id": lease["lease_id"], "status": "ok",
+        "content": [{"type": "text", "text": "too late"}]});
+    app.post_result(&app.bob(), &answer).await.expect(201);
+
+    let events = events_until_response(response).await;
+    let last = events.last().unwrap();
+    assert!(last.get("result").is_none(), "no task data: {events:?}");
+    assert_eq!(last["error"]["code"], -32603, "{events:?}");
+    assert_eq!(
+        last["error"]["data"]["mailboxError"], "unauthenticated",
+        "{events:?}"
+    );
+    assert!(
+        events.iter().all(|e| e["params"]["status"] != "completed"),
+        "{events:?}"
+    );
+    // Not delivered: its sender still drains it.
+    assert_eq!(app.status_ok(&task_id).await["state"], "result_pending");
+    let drained = app.drain(&app.alice()).await.expect("the result");
+    assert_eq!(drained["task_id"], task_id.as_str());
+}

@@ -242,7 +242,7 @@ async fn only_post_is_served_on_the_endpoint(app: TestApp) {
 }
 
 /// A 2026-07-28 request of `method`: its context in `_meta`, with the tasks extension if `tasks`.
-fn modern(method: &str, mut params: Value, version: &str, tasks: bool) -> Value {
+pub fn modern(method: &str, mut params: Value, version: &str, tasks: bool) -> Value {
     let extensions = if tasks {
         json!({"io.modelcontextprotocol/tasks": {}})
     } else {

@@ -4,6 +4,7 @@ fn caller(sub: &str) -> Caller {
     Caller {
         sub: AgentId::parse(sub).unwrap(),
         caps: Vec::new(),
+        exp: None,
     }
 }
 
@@ -42,6 +43,7 @@ fn a_caller_comes_back_exactly_as_it_was_kept() {
     let kept = Caller {
         sub: AgentId::parse("alice@acme").unwrap(),
         caps,
+        exp: None,
     };
     let v = Verified::default();
     v.keep("h.p.s", &kept, 7);

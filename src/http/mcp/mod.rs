@@ -23,7 +23,7 @@ use super::respond::routes;
 use super::state::State;
 use crate::auth::Caller;
 use crate::error::MailboxError;
-use rpc::{failure, refuse, success, Message, RpcError};
+use rpc::{failure_with, refuse, success, Message, RpcError};
 use session::Session;
 use tools::Cx;
 
@@ -84,7 +84,7 @@ pub async fn endpoint(
         return Ok(refuse(StatusCode::NOT_FOUND, -32600, why));
     };
     if method == "tasks/result" && session.has_tasks() {
-        let s = match cx.visible(&params).await {
+        let s = match cx.readable(&params).await {
             Ok(s) => s,
             Err(e) => return answer(&id, Err(e)),
         };
@@ -120,9 +120,11 @@ fn accepts_events(req: &HttpRequest) -> bool {
 fn answer(id: &Value, outcome: Result<Value, RpcError>) -> Result<HttpResponse, MailboxError> {
     match outcome {
         Ok(result) => Ok(HttpResponse::Ok().json(success(id, result))),
-        Err(RpcError::Rpc { code, message }) => {
-            Ok(HttpResponse::Ok().json(failure(id, code, &message)))
-        }
+        Err(RpcError::Rpc {
+            code,
+            message,
+            data,
+        }) => Ok(HttpResponse::Ok().json(failure_with(id, code, &message, data))),
         Err(RpcError::Native(e)) => Err(e),
     }
 }

@@ -76,8 +76,27 @@ fn headers_agree(req: &HttpRequest, method: &str, params: &Value, version: &str)
     }
     let name = header("mcp-name")?;
     let plain = routed_name(method, params).unwrap_or_default();
-    (name != plain && !name.starts_with("=?base64?"))
+    (header_value(name).as_deref() != Some(plain))
         .then(|| format!("Mcp-Name {name:?} is not the request's {plain:?}"))
+}
+
+/// What a header that may carry a value in the RFC 2047-style `=?base64?<value>?=` form says:
+/// the value decoded (UTF-8), or the header as it is; `None` when the encoded form does not
+/// decode.
+fn header_value(raw: &str) -> Option<String> {
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
+    use base64::Engine;
+    let Some(encoded) = raw
+        .strip_prefix("=?base64?")
+        .and_then(|rest| rest.strip_suffix("?="))
+    else {
+        return Some(raw.to_owned());
+    };
+    let bytes = STANDARD
+        .decode(encoded)
+        .or_else(|_| STANDARD_NO_PAD.decode(encoded))
+        .ok()?;
+    String::from_utf8(bytes).ok()
 }
 
 /// Answers one request of revision 2026-07-28 (or refuses the revision it names).
@@ -137,9 +156,11 @@ pub async fn answer(
             }
             Ok(HttpResponse::Ok().json(success(id, result)))
         }
-        Err(RpcError::Rpc { code, message }) => {
-            Ok(refuse(StatusCode::OK, id, code, &message, None))
-        }
+        Err(RpcError::Rpc {
+            code,
+            message,
+            data,
+        }) => Ok(refuse(StatusCode::OK, id, code, &message, data)),
         Err(RpcError::Native(e)) => Err(e),
     }
 }
@@ -180,7 +201,7 @@ async fn call(cx: &Cx<'_>, params: &Value) -> Result<Value, RpcError> {
 /// `tasks/get`: the task, with the recipient's result once it is completed (delivered to its
 /// sender, as a drain would) or the error it failed with.
 async fn get(cx: &Cx<'_>, params: &Value) -> Result<Value, RpcError> {
-    let mut s = cx.visible(params).await?;
+    let mut s = cx.readable(params).await?;
     if tasks::is_terminal(&s) {
         let mut all = vec![s];
         cx.state.mailbox.deliver(cx.caller, &mut all).await?;

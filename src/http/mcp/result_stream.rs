@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-use super::rpc::{failure, success, RpcError};
+use super::rpc::{failure_with, success, RpcError};
 use super::tasks;
 use super::tools::Cx;
 use crate::auth::Caller;
@@ -43,8 +43,17 @@ pub async fn respond(
         let last = match run(&cx, &follow, &events, &s).await {
             Ok(result) => success(&id, result),
             Err(Ended::Gone) => return,
-            Err(Ended::Failed(RpcError::Rpc { code, message })) => failure(&id, code, &message),
-            Err(Ended::Failed(RpcError::Native(e))) => failure(&id, -32603, &e.message),
+            Err(Ended::Failed(RpcError::Rpc {
+                code,
+                message,
+                data,
+            })) => failure_with(&id, code, &message, data),
+            // The HTTP status is sent: a native refusal (an expired token among them) is
+            // -32603 naming the mailbox's code.
+            Err(Ended::Failed(RpcError::Native(e))) => {
+                let named = json!({"mailboxError": e.code.as_str()});
+                failure_with(&id, -32603, &e.message, Some(named))
+            }
         };
         let _ = events.data(&last).await;
     });

@@ -5,13 +5,19 @@ use actix_web::http::StatusCode;
 use actix_web::HttpResponse;
 use serde_json::{json, Value};
 
-use crate::error::MailboxError;
+use crate::error::{ErrorCode, MailboxError};
+use crate::http::error::error_body;
 
-/// Why a request failed: a JSON-RPC error, or a refusal of the transport (a storage fault, the
-/// limits on waiting requests) answered with its native status and body.
+/// Why a request failed: a JSON-RPC error (with its `data`, if any), or a refusal of the
+/// transport (a storage fault, the limits on waiting requests) answered with its native status
+/// and body.
 #[derive(Debug)]
 pub enum RpcError {
-    Rpc { code: i64, message: String },
+    Rpc {
+        code: i64,
+        message: String,
+        data: Option<Value>,
+    },
     Native(MailboxError),
 }
 
@@ -20,6 +26,7 @@ impl RpcError {
         RpcError::Rpc {
             code,
             message: message.into(),
+            data: None,
         }
     }
 
@@ -34,10 +41,41 @@ impl RpcError {
     }
 }
 
+/// A mailbox error as an MCP request answers it (docs/mcp.md#refusals): a refusal of the
+/// operation (a capability, what the caller may see, the task's state) is -32602 with the native
+/// error body in `data`, answered with HTTP 200; a refusal of the transport (the token, the
+/// body's size or type, the limits on waiting requests) and a fault of the server keep their
+/// native status and body.
 impl From<MailboxError> for RpcError {
     fn from(e: MailboxError) -> RpcError {
-        RpcError::Native(e)
+        if is_transport(e.code) {
+            return RpcError::Native(e);
+        }
+        RpcError::Rpc {
+            code: -32602,
+            message: e.message.clone(),
+            data: Some(json!(error_body(&e))),
+        }
     }
+}
+
+/// Whether a code refuses the request's transport or reports a fault of the server, rather than
+/// refusing the operation it asks for.
+fn is_transport(code: ErrorCode) -> bool {
+    use ErrorCode::*;
+    matches!(
+        code,
+        Unauthenticated
+            | PayloadTooLarge
+            | HeadersTooLarge
+            | RequestTimeout
+            | UnsupportedMediaType
+            | MethodNotAllowed
+            | TooManyWaiting
+            | Overloaded
+            | StorageUnavailable
+            | Internal
+    )
 }
 
 /// One message a client posted.
@@ -101,7 +139,16 @@ pub fn success(id: &Value, result: Value) -> Value {
 
 /// A JSON-RPC error.
 pub fn failure(id: &Value, code: i64, message: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+    failure_with(id, code, message, None)
+}
+
+/// A JSON-RPC error with its `data`, when given.
+pub fn failure_with(id: &Value, code: i64, message: &str, data: Option<Value>) -> Value {
+    let mut error = json!({"code": code, "message": message});
+    if let Some(data) = data {
+        error["data"] = data;
+    }
+    json!({"jsonrpc": "2.0", "id": id, "error": error})
 }
 
 /// A refusal at the HTTP level (no session, an unknown one, a message that is not JSON-RPC),

@@ -96,6 +96,22 @@ impl Cx<'_> {
         }
     }
 
+    /// The task `params.taskId` names, as [`Cx::visible`], while its `ttl` (counted from its
+    /// creation) has not passed: after, -32602.
+    pub async fn readable(&self, params: &Value) -> Result<TaskStatus, RpcError> {
+        let s = self.visible(params).await?;
+        let ttl = self.ttl(&s);
+        let created = i64::try_from(s.created_at_ms).unwrap_or(i64::MAX);
+        if crate::clock::now_ms().saturating_sub(created) > ttl {
+            return Err(RpcError::params(format!(
+                "task {} is past its ttl of {ttl} ms, counted from its creation: it is no \
+                 longer readable through MCP",
+                s.task.id
+            )));
+        }
+        Ok(s)
+    }
+
     /// `tools/call` of `send_task` as a task: queues it and answers `{task}` at once.
     pub async fn send_as_task(&self, args: &Value, task: &Value) -> Result<Value, RpcError> {
         Ok(match self.queue(args, task.get("ttl")).await? {
@@ -128,7 +144,7 @@ impl Cx<'_> {
 
     /// `tasks/get`.
     pub async fn get(&self, params: &Value) -> Result<Value, RpcError> {
-        Ok(self.task(&self.visible(params).await?))
+        Ok(self.task(&self.readable(params).await?))
     }
 
     /// `tasks/list`: the caller's sent tasks, newest first, a page at a time.

@@ -6,6 +6,15 @@ use std::time::Duration;
 use super::{WaitFor, WaitingLimits, Wakeups};
 use crate::mailbox::wake::{PeerLines, Peers, Wake};
 
+/// bob, whose token never expires.
+fn bob_caller() -> crate::auth::Caller {
+    crate::auth::Caller {
+        sub: crate::domain::AgentId::parse("bob").unwrap(),
+        caps: Vec::new(),
+        exp: None,
+    }
+}
+
 /// Another instance is there, and what it was told is kept.
 #[derive(Clone, Default)]
 struct Told(Arc<Mutex<String>>);
@@ -52,7 +61,7 @@ async fn woken(p: &super::Parked<'_>) -> bool {
 #[tokio::test]
 async fn a_task_a_waiting_lease_here_takes_is_not_announced() {
     let (w, told) = wakeups();
-    let p = w.park(WaitFor::Task, "bob", "bob").unwrap();
+    let p = w.park(WaitFor::Task, "bob", &bob_caller()).unwrap();
     p.arm();
     w.woke(&bob());
     assert!(woken(&p).await);
@@ -67,7 +76,7 @@ async fn a_task_a_waiting_lease_here_takes_is_not_announced() {
 #[tokio::test]
 async fn a_second_task_for_a_lease_woken_already_is_announced() {
     let (w, told) = wakeups();
-    let p = w.park(WaitFor::Task, "bob", "bob").unwrap();
+    let p = w.park(WaitFor::Task, "bob", &bob_caller()).unwrap();
     p.arm();
     w.woke(&Wake::Many(vec![bob(), bob()]));
     assert_eq!(told.take(), "t bob\n");
@@ -83,8 +92,8 @@ async fn a_second_task_for_a_lease_woken_already_is_announced() {
 async fn a_lease_that_goes_away_after_its_wake_up_passes_it_on() {
     let (w, told) = wakeups();
     // Woken, and gone before it looked: another lease here is woken instead.
-    let gone = w.park(WaitFor::Task, "bob", "bob").unwrap();
-    let stays = w.park(WaitFor::Task, "bob", "bob").unwrap();
+    let gone = w.park(WaitFor::Task, "bob", &bob_caller()).unwrap();
+    let stays = w.park(WaitFor::Task, "bob", &bob_caller()).unwrap();
     gone.arm();
     stays.arm();
     w.woke(&bob());
@@ -98,14 +107,14 @@ async fn a_lease_that_goes_away_after_its_wake_up_passes_it_on() {
     drop(stays);
     assert_eq!(told.take(), "t bob\n");
     // Gone while it looked: the look it owed is passed on too.
-    let looking = w.park(WaitFor::Task, "bob", "bob").unwrap();
+    let looking = w.park(WaitFor::Task, "bob", &bob_caller()).unwrap();
     looking.arm();
     w.woke(&bob());
     looking.arm();
     drop(looking);
     assert_eq!(told.take(), "t bob\n");
     // A lease that was never woken owes nothing.
-    let idle = w.park(WaitFor::Task, "bob", "bob").unwrap();
+    let idle = w.park(WaitFor::Task, "bob", &bob_caller()).unwrap();
     idle.arm();
     drop(idle);
     assert_eq!(told.take(), "");

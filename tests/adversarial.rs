@@ -12,6 +12,14 @@ mod adversarial {
     mod cli;
     mod dashboard;
     mod facade;
+    mod fuzz;
+    mod fuzz_check;
+    mod fuzz_forms;
+    mod fuzz_gen;
+    mod fuzz_known;
+    mod fuzz_surfaces;
+    mod fuzz_values;
+    mod fuzz_world;
     mod hostile;
     mod kit;
     mod mcp;

@@ -38,6 +38,8 @@ struct Findings {
     known: BTreeMap<&'static str, usize>,
     /// How many answers of each status each route gave (to see what the run reached).
     statuses: BTreeMap<String, BTreeMap<u16, usize>>,
+    /// The engine, naming the files a finding is saved in.
+    tag: String,
 }
 
 /// A failure's class: its text with ids and numbers blanked, cut short.
@@ -63,19 +65,27 @@ impl Findings {
             *self.known.entry(defect).or_default() += 1;
             return;
         }
-        let replay: Vec<String> = requests
-            .iter()
-            .rev()
-            .take(12)
-            .rev()
-            .map(FReq::line)
-            .collect();
-        self.classes.entry(class(detail)).or_insert_with(|| {
+        if self.classes.contains_key(&class(detail)) {
+            return;
+        }
+        // The whole failure as a corpus entry, ready to be copied into `fuzz_corpus/`.
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("fuzz-findings");
+        let file = dir.join(format!("{}-{}.json", self.tag, self.classes.len()));
+        let entry = serde_json::json!({"note": detail, "requests": requests});
+        let saved = std::fs::create_dir_all(&dir)
+            .and_then(|_| std::fs::write(&file, format!("{entry:#}\n")))
+            .map_or_else(
+                |e| format!("not saved: {e}"),
+                |_| file.display().to_string(),
+            );
+        let last = requests.last().map(FReq::line).unwrap_or_default();
+        self.classes.insert(
+            class(detail),
             format!(
-                "{detail}\n    replay (corpus lines): [\n      {}\n    ]",
-                short(&replay.join(",\n      "))
-            )
-        });
+                "{detail}\n    last request: {}\n    replay: {saved}",
+                short(&last)
+            ),
+        );
     }
 }
 
@@ -142,16 +152,18 @@ async fn fuzz(engine: Engine) {
     });
     let secs = env_u64("A2A_MAILBOX_FUZZ_SECS").unwrap_or(45);
     eprintln!("{test}: A2A_MAILBOX_FUZZ_SEED={seed} A2A_MAILBOX_FUZZ_SECS={secs}");
-    let mut found = Findings::default();
+    let mut found = Findings {
+        tag: format!("{engine:?}-{seed}").to_lowercase(),
+        ..Findings::default()
+    };
     w = replay_corpus(w, engine, &test, &mut found).await;
 
     let deadline = Instant::now() + Duration::from_secs(secs);
     let mut rng = Rng::new(seed);
     let (mut sent, mut batches, mut restarts) = (0usize, 0usize, 0usize);
-    // Everything sent to this server: a listing poisoned long ago is still that request's.
+    // Every request this server accepted: a listing poisoned long ago is still that request's.
     let mut history: Vec<FReq> = Vec::new();
     while Instant::now() < deadline {
-        let mut batch = Vec::new();
         for _ in 0..BATCH {
             let r = request(&mut rng);
             let before = match rng.chance(20) {
@@ -172,7 +184,10 @@ async fn fuzz(engine: Engine) {
                 .entry(got.status)
                 .or_default() += 1;
             if let Some(f) = finding {
-                found.record(&f, std::slice::from_ref(&r));
+                // A read may fail on what an earlier request stored: replay them all.
+                let mut blamed = history.clone();
+                blamed.push(r.clone());
+                found.record(&f, &blamed);
             }
             let refused = (400..500).contains(&got.status) && ![408, 429].contains(&got.status);
             if let (Some(before), true) = (before, refused) {
@@ -185,21 +200,19 @@ async fn fuzz(engine: Engine) {
                     found.record(&f, std::slice::from_ref(&r));
                 }
             }
-            batch.push(r);
+            if (200..300).contains(&got.status) {
+                history.push(r);
+            }
         }
-        history.extend(batch.iter().cloned());
         batches += 1;
         let mut bad = after_batch(&mut w).await;
         if bad.is_empty() && batches % 6 == 0 {
             bad.extend(model_case(&w, &mut rng, batches).await);
         }
+        // What broke a listing or a lease is something stored: a request accepted since the
+        // server started.
         for b in &bad {
-            let blamed = if known(&batch).is_some() {
-                &batch
-            } else {
-                &history
-            };
-            found.record(b, blamed);
+            found.record(b, &history);
         }
         if !bad.is_empty() {
             restarts += 1;

@@ -193,7 +193,10 @@ pub fn query(rng: &mut Rng, names: &[&str]) -> String {
                 (*rng.pick(names)).to_owned()
             };
             // Long enough to pass any sane limit, short enough for the client to send.
-            let value: String = text(rng, 6).chars().take(3000).collect();
+            let value: String = match rng.chance(40) {
+                true => (*rng.pick(WORDS)).to_owned(),
+                false => text(rng, 6).chars().take(3000).collect(),
+            };
             if rng.chance(15) {
                 format!("{name}={value}")
             } else {

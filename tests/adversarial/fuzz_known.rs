@@ -1,6 +1,6 @@
 //! The corpus (`fuzz_corpus/*.json`: every input that ever failed, replayed first on every run)
 //! and the TEMPORARY list of known defects: a finding whose requests match one of them is
-//! counted, not failed. Each entry names a defect being fixed on its own; the list goes (and the
+//! counted, not failed. Each entry names a defect being fixed elsewhere; the list goes (and the
 //! corpus then pins every fix) once those fixes are in.
 
 use std::path::PathBuf;
@@ -84,7 +84,7 @@ fn has_non_ascii(s: &str) -> bool {
 /// Whether a request has a defect's signature.
 type Signature = fn(&FReq) -> bool;
 
-/// TEMPORARY: the defects of the issue fixed elsewhere, as signatures over the requests of a
+/// TEMPORARY: defects being fixed on other branches, as signatures over the requests of a
 /// failure (the batch, or everything sent to this server so far for one that poisons a
 /// listing). Remove at merge.
 pub const KNOWN: &[(&str, Signature)] = &[

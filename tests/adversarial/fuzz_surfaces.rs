@@ -118,7 +118,7 @@ pub fn native_task(rng: &mut Rng) -> Value {
         t["idempotency"] = json!({"duplicate_safety": "idempotent", "key": "${new_id}"});
     }
     if rng.chance(20) {
-        t["metadata"] = json!({"urn:a2a-mailbox:v1:a2a": {"message": {"parts": [{"text": "x"}]}}});
+        t["metadata"] = json!({"urn:a2a-mailbox:v1:a2a": {"message": "${payload}"}});
     }
     t
 }
@@ -128,13 +128,25 @@ fn a2a_message() -> Value {
            "parts": [{"text": "hi"}, {"data": "${payload}"}], "metadata": {"k": "${payload}"}})
 }
 
+/// Times, well-formed or not.
+const TIMES: &[&str] = &[
+    "2025-11-25T12:00:00Z",
+    "2025-11-25T12:00:00é1:00",
+    "２０２５-11-25T12:00:00Z",
+    "2025-11-25T12:00:00.123456789123Z",
+    "2025-11-25T12:00:00€",
+    "9999-12-31T23:59:59Z",
+    "2025-13-45T25:61:61Z",
+    "",
+];
+
 /// The params of an A2A method, and whether it is one of the facade's.
 fn a2a_params(rng: &mut Rng, method: &str) -> Value {
     match method {
         "SendMessage" | "SendStreamingMessage" => json!({"message": a2a_message(),
             "configuration": {"returnImmediately": rng.chance(80), "historyLength": 1}}),
         "ListTasks" => json!({"pageSize": 10, "contextId": "fuzz",
-            "status": "TASK_STATE_SUBMITTED", "statusTimestampAfter": "2025-11-25T12:00:00Z",
+            "status": "TASK_STATE_SUBMITTED", "statusTimestampAfter": *rng.pick(TIMES),
             "pageToken": "", "historyLength": 2, "includeArtifacts": true}),
         _ => json!({"id": id(rng), "historyLength": 1}),
     }

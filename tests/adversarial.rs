@@ -13,6 +13,14 @@ mod adversarial {
     mod dashboard;
     mod depth;
     mod facade;
+    mod fuzz;
+    mod fuzz_check;
+    mod fuzz_forms;
+    mod fuzz_gen;
+    mod fuzz_known;
+    mod fuzz_surfaces;
+    mod fuzz_values;
+    mod fuzz_world;
     mod hostile;
     mod kit;
     mod mcp;

@@ -56,7 +56,7 @@ pub enum Step {
     },
 }
 
-fn step() -> impl Strategy<Value = Step> {
+pub fn step() -> impl Strategy<Value = Step> {
     let safety = prop_oneof![
         Just(Safety::Undeclared),
         Just(Safety::Unsafe),
@@ -80,7 +80,7 @@ fn step() -> impl Strategy<Value = Step> {
     ]
 }
 
-async fn run_case(api: &Api, tag: String, steps: &[Step]) -> Check {
+pub async fn run_case(api: &Api, tag: String, steps: &[Step]) -> Check {
     let since = now_ms();
     let mut case = Case::new(api, &tag);
     let mut outcome = Ok(());

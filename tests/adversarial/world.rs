@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 use sqlx::Connection;
 
-use super::kit::{enc, short, Got, Judge, Want};
+use super::kit::{call, enc, short, Got, Judge, Req, Want};
 use crate::common::{full_ops, result, task, Api, Engine, Resp, TestApp};
 
 /// One task in each state, between a fresh sender and a fresh recipient (`s<n>` → `r<n>`).
@@ -99,7 +99,12 @@ pub async fn fixture(api: &Api, n: usize) -> Fix {
 pub type Snap = BTreeMap<String, Value>;
 
 pub async fn snapshot(api: &Api) -> Snap {
-    let ops = full_ops(api);
+    try_snapshot(api).await.unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`snapshot`], or what the listing answered instead of a page.
+pub async fn try_snapshot(api: &Api) -> Result<Snap, String> {
+    let ops = Some(format!("Bearer {}", full_ops(api)));
     let mut snap = Snap::new();
     let mut cursor: Option<String> = None;
     loop {
@@ -107,11 +112,17 @@ pub async fn snapshot(api: &Api) -> Snap {
             Some(c) => format!("/a2a/tasks?limit=1000&cursor={}", enc(c)),
             None => "/a2a/tasks?limit=1000".to_owned(),
         };
-        let page = api.get(&path, &ops).await;
-        let b = page.expect(200);
-        for t in b["tasks"].as_array().unwrap() {
+        let page = call(api, &Req::get(&path), ops.as_deref()).await;
+        let Some(tasks) = page.body["tasks"].as_array().filter(|_| page.status == 200) else {
+            return Err(format!(
+                "the operator's listing answered {} {}",
+                page.status,
+                short(&page.text)
+            ));
+        };
+        for t in tasks {
             snap.insert(
-                id_of(&t["task"]["id"]),
+                t["task"]["id"].as_str().unwrap_or_default().to_owned(),
                 json!({
                     "state": t["state"], "attempt": t["attempt"],
                     "lease": t["lease"]["lease_id"], "result": t["result"],
@@ -119,9 +130,9 @@ pub async fn snapshot(api: &Api) -> Snap {
                 }),
             );
         }
-        match b["next_cursor"].as_str() {
+        match page.body["next_cursor"].as_str() {
             Some(c) => cursor = Some(c.to_owned()),
-            None => return snap,
+            None => return Ok(snap),
         }
     }
 }

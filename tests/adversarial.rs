@@ -15,9 +15,9 @@ mod adversarial {
     mod facade;
     mod fuzz;
     mod fuzz_check;
+    mod fuzz_corpus;
     mod fuzz_forms;
     mod fuzz_gen;
-    mod fuzz_known;
     mod fuzz_surfaces;
     mod fuzz_values;
     mod fuzz_world;

@@ -16,8 +16,8 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::fuzz_check::{health, invariants_hold, model_case};
+use super::fuzz_corpus::corpus;
 use super::fuzz_gen::Rng;
-use super::fuzz_known::{corpus, known};
 use super::fuzz_surfaces::{request, FReq};
 use super::fuzz_world::World;
 use super::kit::{short, Judge};
@@ -30,12 +30,10 @@ fn env_u64(name: &str) -> Option<u64> {
     std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
 }
 
-/// What a run found: each class of failure once (with the requests to replay it), and how
-/// often each known defect showed.
+/// What a run found: each class of failure once (with the requests to replay it).
 #[derive(Default)]
 struct Findings {
     classes: BTreeMap<String, String>,
-    known: BTreeMap<&'static str, usize>,
     /// How many answers of each status each route gave (to see what the run reached).
     statuses: BTreeMap<String, BTreeMap<u16, usize>>,
     /// The engine, naming the files a finding is saved in.
@@ -61,10 +59,6 @@ fn class(detail: &str) -> String {
 
 impl Findings {
     fn record(&mut self, detail: &str, requests: &[FReq]) {
-        if let Some(defect) = known(requests) {
-            *self.known.entry(defect).or_default() += 1;
-            return;
-        }
         if self.classes.contains_key(&class(detail)) {
             return;
         }
@@ -232,8 +226,7 @@ async fn fuzz(engine: Engine) {
     }
     eprintln!(
         "{test}: seed {seed}: {sent} requests in {batches} batches, {restarts} restarts; \
-         known defects seen (temporary list): {:?}; {} new finding(s)",
-        found.known,
+         {} new finding(s)",
         found.classes.len()
     );
     assert!(

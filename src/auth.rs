@@ -304,9 +304,12 @@ pub fn mint_hs256(
 ) -> anyhow::Result<String> {
     AgentId::parse(sub).map_err(anyhow::Error::msg)?;
     let now = now_secs();
+    let exp = now
+        .checked_add(ttl_secs)
+        .ok_or_else(|| anyhow::anyhow!("a token lifetime of {ttl_secs} s is too long"))?;
     let claims = Claims {
         sub: sub.to_owned(),
-        exp: now + ttl_secs,
+        exp,
         iat: Some(now),
         aud: audience.map(serde_json::Value::String),
         iss: issuer,

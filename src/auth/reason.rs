@@ -20,21 +20,33 @@ pub enum AuthReason {
 impl AuthReason {
     /// Every reason's slug, in the order of the variants (`reason as usize`).
     pub const SLUGS: [&'static str; 11] = [
-        "missing",
-        "malformed",
-        "expired",
-        "not_yet_valid",
-        "bad_signature",
-        "wrong_algorithm",
-        "wrong_audience",
-        "wrong_issuer",
-        "missing_claim",
-        "bad_subject",
-        "invalid",
+        AuthReason::Missing.slug(),
+        AuthReason::Malformed.slug(),
+        AuthReason::Expired.slug(),
+        AuthReason::NotYetValid.slug(),
+        AuthReason::BadSignature.slug(),
+        AuthReason::WrongAlgorithm.slug(),
+        AuthReason::WrongAudience.slug(),
+        AuthReason::WrongIssuer.slug(),
+        AuthReason::MissingClaim.slug(),
+        AuthReason::BadSubject.slug(),
+        AuthReason::Invalid.slug(),
     ];
 
-    pub fn slug(self) -> &'static str {
-        AuthReason::SLUGS[self as usize]
+    pub const fn slug(self) -> &'static str {
+        match self {
+            AuthReason::Missing => "missing",
+            AuthReason::Malformed => "malformed",
+            AuthReason::Expired => "expired",
+            AuthReason::NotYetValid => "not_yet_valid",
+            AuthReason::BadSignature => "bad_signature",
+            AuthReason::WrongAlgorithm => "wrong_algorithm",
+            AuthReason::WrongAudience => "wrong_audience",
+            AuthReason::WrongIssuer => "wrong_issuer",
+            AuthReason::MissingClaim => "missing_claim",
+            AuthReason::BadSubject => "bad_subject",
+            AuthReason::Invalid => "invalid",
+        }
     }
 
     /// What the reason means, for the person who sent the token.

@@ -78,12 +78,11 @@ impl Verified {
         let hash = self.hasher.hash_one(token.as_bytes());
         let table = self.table.lock().unwrap_or_else(|e| e.into_inner());
         let slot = table.find(hash, token.as_bytes()).ok()?;
-        let slot = table.slots[slot];
         if slot.exp.saturating_add(leeway) < now {
             return None;
         }
-        let from = slot.at as usize + slot.token as usize;
-        let mut caller = decode(&table.arena[from..from + slot.caller as usize])?;
+        let (_, caller) = table.entry(&slot)?;
+        let mut caller = decode(caller)?;
         caller.exp = Some(slot.exp);
         Some((caller, slot.exp))
     }
@@ -92,32 +91,12 @@ impl Verified {
     pub(super) fn keep(&self, token: &str, caller: &Caller, exp: u64) {
         let mut encoded = Vec::with_capacity(256);
         encode(caller, &mut encoded);
-        let size = token.len() + encoded.len();
-        if token.is_empty() || size > LARGEST {
+        if token.is_empty() || token.len().saturating_add(encoded.len()) > LARGEST {
             return;
         }
         let hash = self.hasher.hash_one(token.as_bytes());
         let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
-        if table.used + size > ARENA || table.kept >= SLOTS / 4 * 3 {
-            table.slots.fill(Slot::default());
-            table.used = 0;
-            table.kept = 0;
-        }
-        let Err(Some(free)) = table.find(hash, token.as_bytes()) else {
-            return; // kept already, or every slot it may take is taken
-        };
-        let at = table.used;
-        table.arena[at..at + token.len()].copy_from_slice(token.as_bytes());
-        table.arena[at + token.len()..at + size].copy_from_slice(&encoded);
-        table.used += size;
-        table.kept += 1;
-        table.slots[free] = Slot {
-            hash,
-            exp,
-            at: at as u32,
-            token: token.len() as u32,
-            caller: encoded.len() as u32,
-        };
+        table.keep(hash, token.as_bytes(), &encoded, exp);
     }
 
     #[cfg(test)]
@@ -127,20 +106,61 @@ impl Verified {
 }
 
 impl Table {
-    /// The slot keeping `token`, or else the first free slot it may take (if any).
-    fn find(&self, hash: u64, token: &[u8]) -> Result<usize, Option<usize>> {
+    /// The slot keeping `token`, or else the index of the first free slot it may take (if any).
+    fn find(&self, hash: u64, token: &[u8]) -> Result<Slot, Option<usize>> {
         for probe in 0..PROBES {
             let i = (hash as usize).wrapping_add(probe) & (SLOTS - 1);
-            let slot = &self.slots[i];
+            let Some(&slot) = self.slots.get(i) else {
+                break; // never: the mask keeps i below SLOTS
+            };
             if !slot.taken() {
                 return Err(Some(i));
             }
-            let at = slot.at as usize;
-            if slot.hash == hash && &self.arena[at..at + slot.token as usize] == token {
-                return Ok(i);
+            if slot.hash == hash && self.entry(&slot).is_some_and(|(text, _)| text == token) {
+                return Ok(slot);
             }
         }
         Err(None)
+    }
+
+    /// A kept token's text and its caller, encoded.
+    fn entry(&self, slot: &Slot) -> Option<(&[u8], &[u8])> {
+        let (text, rest) = self
+            .arena
+            .get(slot.at as usize..)?
+            .split_at_checked(slot.token as usize)?;
+        Some((text, rest.get(..slot.caller as usize)?))
+    }
+
+    /// Keeps a token (not empty) and its caller, encoded, of at most [`LARGEST`] bytes together.
+    fn keep(&mut self, hash: u64, token: &[u8], caller: &[u8], exp: u64) -> Option<()> {
+        let size = token.len().checked_add(caller.len())?;
+        if self.used.saturating_add(size) > ARENA || self.kept >= SLOTS / 4 * 3 {
+            self.slots.fill(Slot::default());
+            self.used = 0;
+            self.kept = 0;
+        }
+        // `None` if kept already, or if every slot it may take is taken.
+        let free = self.find(hash, token).err()??;
+        let at = self.used;
+        let end = at.checked_add(size)?;
+        let slot = self.slots.get_mut(free)?;
+        let (text, encoded) = self
+            .arena
+            .get_mut(at..end)?
+            .split_at_mut_checked(token.len())?;
+        text.copy_from_slice(token);
+        encoded.copy_from_slice(caller);
+        *slot = Slot {
+            hash,
+            exp,
+            at: at as u32,
+            token: token.len() as u32,
+            caller: caller.len() as u32,
+        };
+        self.used = end;
+        self.kept = self.kept.saturating_add(1);
+        Some(())
     }
 }
 

@@ -40,8 +40,12 @@ pub fn nests_within(v: &Value, limit: usize) -> bool {
             return false;
         }
         match v {
-            Value::Array(items) => pending.extend(items.iter().map(|c| (c, level + 1))),
-            Value::Object(map) => pending.extend(map.values().map(|c| (c, level + 1))),
+            Value::Array(items) => {
+                pending.extend(items.iter().map(|c| (c, level.saturating_add(1))))
+            }
+            Value::Object(map) => {
+                pending.extend(map.values().map(|c| (c, level.saturating_add(1))))
+            }
             _ => {}
         }
     }

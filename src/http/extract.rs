@@ -146,8 +146,9 @@ impl FromRequest for JsonBytes {
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let state = req.app_data::<State>();
         let limit = state.map_or(usize::MAX, |s| s.max_body_bytes);
-        let max_depth =
-            state.map_or(DEFAULT_MAX_JSON_DEPTH, |s| s.mailbox.cfg.max_json_depth) + ENVELOPE_DEPTH;
+        let max_depth = state
+            .map_or(DEFAULT_MAX_JSON_DEPTH, |s| s.mailbox.cfg.max_json_depth)
+            .saturating_add(ENVELOPE_DEPTH);
         let json = req
             .mime_type()
             .ok()
@@ -229,7 +230,7 @@ fn brackets_within(bytes: &[u8], max: usize) -> bool {
         match b {
             b'"' => in_string = true,
             b'[' | b'{' => {
-                depth += 1;
+                depth = depth.saturating_add(1);
                 if depth > max {
                     return false;
                 }

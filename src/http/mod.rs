@@ -11,6 +11,7 @@ mod dashboard;
 mod docs;
 pub mod error;
 pub(crate) mod extract;
+pub(crate) mod json;
 mod listen;
 mod listing;
 mod mcp;

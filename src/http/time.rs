@@ -2,28 +2,40 @@
 //! milliseconds: the A2A facade's `status.timestamp` and `statusTimestampAfter`, and the
 //! dashboard's times.
 
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+/// Days since 1970-01-01 of a proleptic Gregorian date; `None` past i64's range.
+fn days_from_civil(y: i64, m: i64, d: i64) -> Option<i64> {
+    let y = if m <= 2 { y.checked_sub(1)? } else { y };
+    let (era, yoe) = (y.div_euclid(400), y.rem_euclid(400));
+    let mp = m.checked_add(9)? % 12;
+    let doy = (mp.checked_mul(153)?.checked_add(2)? / 5)
+        .checked_add(d)?
+        .checked_sub(1)?;
+    let doe = yoe
+        .checked_mul(365)?
+        .checked_add(yoe / 4)?
+        .checked_sub(yoe / 100)?
+        .checked_add(doy)?;
+    era.checked_mul(146_097)?
+        .checked_add(doe)?
+        .checked_sub(719_468)
 }
 
-/// The date of a day since 1970-01-01.
+/// The date of a day since 1970-01-01 (clamped at the ends of i64's range, which no day of an
+/// i64 of milliseconds comes near).
 fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
+    let z = z.saturating_add(719_468);
+    let (era, doe) = (z.div_euclid(146_097), z.rem_euclid(146_097));
+    // Cannot overflow: doe is in 0..146_097, so no step below leaves 0..800_000.
+    #[allow(clippy::arithmetic_side_effects)]
+    let (year_of_era, m, d) = {
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let d = doy - (153 * mp + 2) / 5 + 1;
+        let m = if mp < 10 { mp + 3 } else { mp - 9 };
+        (yoe + i64::from(m <= 2), m, d)
+    };
+    (era.saturating_mul(400).saturating_add(year_of_era), m, d)
 }
 
 /// `2026-11-25T12:00:00.123Z`.
@@ -40,6 +52,14 @@ pub fn format_ms(ms: u64) -> String {
     format!("{y:04}-{m:02}-{d:02}T{h:02}:{min:02}:{s:02}.{frac:03}Z")
 }
 
+/// The number a run of ASCII digits spells; `None` if any byte is not a digit (or it overflows).
+fn digits<'a>(bytes: impl IntoIterator<Item = &'a u8>) -> Option<i64> {
+    bytes.into_iter().try_fold(0_i64, |n, &c| {
+        let digit = char::from(c).to_digit(10)?;
+        n.checked_mul(10)?.checked_add(i64::from(digit))
+    })
+}
+
 /// Epoch milliseconds of an RFC 3339 timestamp (`Z` or a `±hh:mm` offset, any fraction).
 /// `None` for anything else, a non-ASCII character anywhere included: the text is read as
 /// bytes, never sliced at an index that could fall inside a character.
@@ -48,12 +68,7 @@ pub fn parse_ms(s: &str) -> Option<i64> {
         return None;
     }
     let b = s.as_bytes();
-    let num = |from: usize, len: usize| -> Option<i64> {
-        let part = b.get(from..from.checked_add(len)?)?;
-        part.iter().try_fold(0_i64, |n, c| {
-            c.is_ascii_digit().then(|| n * 10 + i64::from(c - b'0'))
-        })
-    };
+    let num = |from: usize, len: usize| digits(b.get(from..from.checked_add(len)?)?);
     let at = |i: usize| b.get(i).copied();
     if b.len() < 20 || at(4) != Some(b'-') || at(7) != Some(b'-') {
         return None;
@@ -66,35 +81,41 @@ pub fn parse_ms(s: &str) -> Option<i64> {
     if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
         return None;
     }
-    let mut i = 19;
-    let mut frac_ms = 0;
-    if at(i) == Some(b'.') {
-        let start = i + 1;
-        i = start;
-        while at(i).is_some_and(|c| c.is_ascii_digit()) {
-            i += 1;
+    let (frac_ms, rest) = match b.get(19..)? {
+        [b'.', after @ ..] => {
+            let n = after.iter().take_while(|c| c.is_ascii_digit()).count();
+            let (fraction, rest) = after.split_at_checked(n)?;
+            if fraction.is_empty() {
+                return None;
+            }
+            // The first three digits, as milliseconds (`.5` is 500).
+            (digits(fraction.iter().chain(b"00").take(3))?, rest)
         }
-        if i == start {
-            return None;
-        }
-        // The first three digits, as milliseconds (`.5` is 500).
-        let digits = b.get(start..i)?.iter().chain(b"00").take(3);
-        frac_ms = digits.fold(0, |ms, c| ms * 10 + i64::from(c - b'0'));
-    }
-    let offset_min = match b.get(i..)? {
+        rest => (0, rest),
+    };
+    let offset_min = match rest {
         b"Z" | b"z" => 0,
-        [sign @ (b'+' | b'-'), _, _, b':', _, _] => {
-            let mins = num(i + 1, 2)? * 60 + num(i + 4, 2)?;
+        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
+            let mins = digits([h1, h2])?
+                .checked_mul(60)?
+                .checked_add(digits([m1, m2])?)?;
             if *sign == b'-' {
-                -mins
+                mins.checked_neg()?
             } else {
                 mins
             }
         }
         _ => return None,
     };
-    let secs = days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + sec - offset_min * 60;
-    Some(secs * 1000 + frac_ms)
+    let day_secs = h
+        .checked_mul(3600)?
+        .checked_add(mi.checked_mul(60)?)?
+        .checked_add(sec)?;
+    let secs = days_from_civil(y, mo, d)?
+        .checked_mul(86_400)?
+        .checked_add(day_secs)?
+        .checked_sub(offset_min.checked_mul(60)?)?;
+    secs.checked_mul(1000)?.checked_add(frac_ms)
 }
 
 #[cfg(test)]

@@ -82,7 +82,9 @@ impl Mailbox {
         let c = tx
             .compact(now, now.saturating_sub(self.cfg.audit_retention_ms))
             .await?;
-        let dropped = c.resolved_tasks + c.result_cache_entries + c.idempotency_keys + c.audit_rows;
+        let dropped = [c.result_cache_entries, c.idempotency_keys, c.audit_rows]
+            .into_iter()
+            .fold(c.resolved_tasks, |sum, n| sum.saturating_add(n));
         audit(
             tx,
             now,

@@ -73,7 +73,10 @@ pub(crate) fn respond_audit_halves(task_id: &str) -> (String, String) {
     )
     .to_string();
     let marked = serde_json::to_string(MARK).unwrap_or_default();
-    let mark = &marked[1..marked.len() - 1];
+    let mark = marked
+        .strip_prefix('"')
+        .and_then(|m| m.strip_suffix('"'))
+        .unwrap_or(&marked);
     match body.split_once(mark) {
         Some((pre, post)) => (pre.to_owned(), post.to_owned()),
         None => (body, String::new()),
@@ -105,12 +108,15 @@ pub(crate) fn bounded(fields: &Value) -> String {
         return json!({"truncated": true}).to_string();
     };
     // Room for the marker and the separators of what is kept.
-    let mut room = MAX_ROW_BYTES - r#"{"truncated":true}"#.len();
+    let mut room = MAX_ROW_BYTES.saturating_sub(r#"{"truncated":true}"#.len());
     let mut kept = serde_json::Map::new();
     for (key, value) in map {
-        let cost = serde_json::to_string(&key).map_or(0, |k| k.len()) + value.to_string().len() + 2;
+        let cost = serde_json::to_string(&key)
+            .map_or(0, |k| k.len())
+            .saturating_add(value.to_string().len())
+            .saturating_add(2);
         if cost <= room {
-            room -= cost;
+            room = room.saturating_sub(cost);
             kept.insert(key, value);
         }
     }
@@ -153,7 +159,7 @@ fn cut(mut s: String) -> (String, bool) {
     }
     let mut end = MAX_VALUE_BYTES;
     while !s.is_char_boundary(end) {
-        end -= 1;
+        end = end.saturating_sub(1);
     }
     s.truncate(end);
     (s, true)

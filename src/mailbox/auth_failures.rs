@@ -71,8 +71,9 @@ impl AuthFailures {
             e.first_ms = now;
             self.fresh.notify_one();
         }
-        e.count += 1;
-        *e.reasons.entry(reason.slug()).or_default() += 1;
+        e.count = e.count.saturating_add(1);
+        let n = e.reasons.entry(reason.slug()).or_default();
+        *n = n.saturating_add(1);
         e.count
     }
 
@@ -124,7 +125,9 @@ impl Mailbox {
     /// flush. Costs no database write of its own. Answers how long to hold the refusal back:
     /// [`SLOW_DOWN`] once the address is past its budget for the minute.
     pub fn auth_failed(&self, address: &str, reason: AuthReason) -> Option<Duration> {
-        self.metrics.auth_failures[reason as usize].fetch_add(1, Ordering::Relaxed);
+        if let Some(counter) = self.metrics.auth_failures.get(reason as usize) {
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
         let count = self.auth_failures.record(address, reason, now_ms());
         let budget = self.cfg.auth_failures_per_minute;
         (budget > 0 && count > budget).then_some(SLOW_DOWN)

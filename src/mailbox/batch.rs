@@ -55,7 +55,10 @@ impl Mailbox {
         tx.begin_group().await?;
         write_audits(tx, caller, now, accepted.iter().flat_map(|(a, _)| a)).await?;
         let refusal = match self.store_batch(tx, caller, &accepted, now).await? {
-            Err((index, e)) => (index, &accepted[index].0, e),
+            Err((index, e)) => match accepted.get(index) {
+                Some((audits, _)) => (index, audits, e),
+                None => return Err(e.at_index(index)),
+            },
             Ok((items, wake)) => match refused.as_ref() {
                 None => {
                     tx.end_group().await?;
@@ -91,16 +94,19 @@ impl Mailbox {
     ) -> Result<Result<(Vec<BatchItem>, Wake), (usize, MailboxError)>, MailboxError> {
         let mut items = Vec::with_capacity(accepted.len());
         let mut wakes = Vec::with_capacity(accepted.len());
-        let mut at = 0;
-        while at < accepted.len() {
-            let run = accepted[at..]
+        let (mut at, mut rest) = (0usize, accepted);
+        while let Some((_, first)) = rest.first() {
+            let run = rest
                 .iter()
                 .take_while(|(_, a)| a.cache_key.is_none())
                 .count();
+            let Some((this, later)) = rest.split_at_checked(run.max(1)) else {
+                break;
+            };
             let outcomes = if run == 0 {
-                vec![self.store_send(tx, caller, &accepted[at].1, now).await]
+                vec![self.store_send(tx, caller, first, now).await]
             } else {
-                self.insert_run(tx, &accepted[at..at + run], now).await?
+                self.insert_run(tx, this, now).await?
             };
             for (offset, outcome) in outcomes.into_iter().enumerate() {
                 match outcome {
@@ -112,11 +118,12 @@ impl Mailbox {
                             replayed_from: done.value.replayed_from,
                         })
                     }
-                    Err(e) if e.is_refusal() => return Ok(Err((at + offset, e))),
+                    Err(e) if e.is_refusal() => return Ok(Err((at.saturating_add(offset), e))),
                     Err(e) => return Err(e),
                 }
             }
-            at += run.max(1);
+            at = at.saturating_add(this.len());
+            rest = later;
         }
         Ok(Ok((items, Wake::Many(wakes))))
     }

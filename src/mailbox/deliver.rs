@@ -71,7 +71,7 @@ impl Mailbox {
             if status.state.is_settled() || now >= deadline {
                 return Ok(status);
             }
-            me.wait(deadline - now).await;
+            me.wait(deadline.saturating_duration_since(now)).await;
         }
     }
 }

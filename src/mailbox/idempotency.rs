@@ -31,8 +31,8 @@ impl Mailbox {
                 &idem.key,
                 &idem.fingerprint,
                 now,
-                now + self.cfg.idempotency_pending_ttl_ms,
-                now + self.cfg.idempotency_window_ms,
+                now.saturating_add(self.cfg.idempotency_pending_ttl_ms),
+                now.saturating_add(self.cfg.idempotency_window_ms),
             )
             .await?;
         if reserved {
@@ -49,7 +49,7 @@ impl Mailbox {
             ));
         }
         if record.state == "pending" {
-            let wait = (record.locked_until_ms - now).max(0) as u64;
+            let wait = record.locked_until_ms.saturating_sub(now).max(0) as u64;
             return Err(MailboxError::new(
                 ErrorCode::IdempotencyInFlight,
                 "the first request with this Idempotency-Key is still running; retry later",

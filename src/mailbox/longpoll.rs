@@ -63,7 +63,7 @@ impl Mailbox {
                 let handed = tokio::select! {
                     biased;
                     outcome = handed => Some(outcome),
-                    () = me.wait(deadline - now) => None,
+                    () = me.wait(deadline.saturating_duration_since(now)) => None,
                 };
                 if let Some(outcome) = handed {
                     // A ride that found something: the ticket is spent.

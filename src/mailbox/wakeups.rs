@@ -19,6 +19,7 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use self::slots::Slots;
 use super::wake::{PeerLines, Peers, Wake};
 use crate::auth::Caller;
 use crate::error::{ErrorCode, MailboxError};
@@ -74,16 +75,6 @@ impl Signal {
 }
 
 type Key = (WaitFor, Box<str>);
-
-/// The parked requests waiting on one agent, by what they wait for, the longest parked first.
-#[derive(Default)]
-struct Slots([VecDeque<Arc<Signal>>; 3]);
-
-impl Slots {
-    fn of(&mut self, kind: WaitFor) -> &mut VecDeque<Arc<Signal>> {
-        &mut self.0[kind as usize]
-    }
-}
 
 #[derive(Default)]
 struct Registry {
@@ -162,8 +153,8 @@ impl Wakeups {
             )
             .retry_after(Duration::from_secs(1)));
         }
-        *mine += 1;
-        r.total += 1;
+        *mine = mine.saturating_add(1);
+        r.total = r.total.saturating_add(1);
         let key: Key = (kind, who.into());
         r.slots
             .entry(key.1.clone())
@@ -248,7 +239,7 @@ impl Wakeups {
 
     fn wake_all(&self, kind: WaitFor, who: &str) {
         let r = self.registry();
-        if let Some(queue) = r.slots.get(who).map(|s| &s.0[kind as usize]) {
+        if let Some(queue) = r.slots.get(who).map(|s| s.get(kind)) {
             let n = queue.iter().filter(|s| s.set()).count();
             self.metrics.add(&self.metrics.wakeups, n as u64);
         }
@@ -333,7 +324,7 @@ impl Parked<'_> {
     pub(crate) async fn wait(&self, nap: Duration) {
         if !self.signal.waiting.swap(true, Ordering::AcqRel) {
             let mut r = self.wakeups.registry();
-            r.waiting += 1;
+            r.waiting = r.waiting.saturating_add(1);
             self.wakeups
                 .metrics
                 .waiters
@@ -371,14 +362,14 @@ impl Drop for Parked<'_> {
                 }
             }
             if let Some(n) = r.callers.get_mut(&self.caller) {
-                *n -= 1;
+                *n = n.saturating_sub(1);
                 if *n == 0 {
                     r.callers.remove(&self.caller);
                 }
             }
-            r.total -= 1;
+            r.total = r.total.saturating_sub(1);
             if self.signal.waiting.load(Ordering::Acquire) {
-                r.waiting -= 1;
+                r.waiting = r.waiting.saturating_sub(1);
                 w.metrics.waiters.store(r.waiting as u64, Ordering::Relaxed);
             }
             // Woken for a task or result it may not have taken: pass it on to the next one.
@@ -392,5 +383,6 @@ impl Drop for Parked<'_> {
     }
 }
 
+mod slots;
 #[cfg(test)]
 mod tests;

@@ -134,8 +134,8 @@ impl Call<'_> {
             let block = self.state.a2a.block;
             mailbox.await_settled(self.caller, id, block).await?
         };
-        let tasks = self.delivered(vec![status]).await?;
-        Ok(json!({"task": wire::task(&tasks[0], prepared.view)}))
+        let task = self.deliver_one(status).await?;
+        Ok(json!({"task": wire::task(&task, prepared.view)}))
     }
 
     /// SendStreamingMessage: takes its place among the caller's waiting requests, then queues
@@ -173,19 +173,20 @@ impl Call<'_> {
     /// The task as the caller reads it now: answered, it is delivered if the caller sent it.
     pub async fn deliver_one(&self, status: TaskStatus) -> Result<TaskStatus, Fault> {
         let mut tasks = self.delivered(vec![status]).await?;
-        Ok(tasks.remove(0))
+        let missing = || crate::error::MailboxError::internal("a delivered task went missing");
+        Ok(tasks.pop().ok_or_else(missing)?)
     }
 
     pub async fn get_task(&self, params: &Value) -> Reply {
         let p = object(params)?;
         let id = task_id(p)?;
         let history_length = count(p, "historyLength")?;
-        let tasks = self.delivered(vec![self.visible(id).await?]).await?;
+        let task = self.deliver_one(self.visible(id).await?).await?;
         let view = View {
             history_length,
             artifacts: true,
         };
-        Ok(wire::task(&tasks[0], view))
+        Ok(wire::task(&task, view))
     }
 
     pub async fn cancel_task(&self, params: &Value) -> Reply {

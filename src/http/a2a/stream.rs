@@ -160,14 +160,14 @@ async fn run(call: &Call<'_>, follow: &Follow<'_>, view: View, out: &Out) -> Res
         if now >= deadline {
             break;
         }
-        let beat = written + settings.keep_alive;
+        let beat = written.checked_add(settings.keep_alive).unwrap_or(deadline);
         if now >= beat {
             out.events.keep_alive().await?;
             written = now;
             continue;
         }
         tokio::select! {
-            () = follow.wait(beat.min(deadline) - now) => {}
+            () = follow.wait(beat.min(deadline).saturating_duration_since(now)) => {}
             () = out.events.closed() => return Err(Ended::Gone),
         }
         let status = follow.look().await?;

@@ -307,10 +307,10 @@ pub fn status(s: &TaskStatus) -> Value {
             .error_message
             .clone()
             .unwrap_or_else(|| "the task failed".into());
-        status["message"] = agent_says(text);
+        crate::http::json::set(&mut status, "message", agent_says(text));
     }
     if let Some(reason) = s.cancellation.as_ref().and_then(|c| c.reason.clone()) {
-        status["message"] = agent_says(reason);
+        crate::http::json::set(&mut status, "message", agent_says(reason));
     }
     status
 }
@@ -325,7 +325,7 @@ pub fn artifact(s: &TaskStatus) -> Option<Value> {
     let mut artifact = json!({"artifactId": format!("{id}-result"), "name": "result",
         "parts": parts_of(&r.content)});
     if r.status == ResultStatus::Partial {
-        artifact["metadata"] = json!({EXT: {"partial": true}});
+        crate::http::json::set(&mut artifact, "metadata", json!({EXT: {"partial": true}}));
     }
     Some(artifact)
 }
@@ -361,7 +361,7 @@ pub fn task(s: &TaskStatus, view: View) -> Value {
     let context = context(s);
     let mut task = json!({"id": id, "contextId": context, "status": status(s)});
     if let Some(artifact) = artifact(s).filter(|_| view.artifacts) {
-        task["artifacts"] = json!([artifact]);
+        crate::http::json::set(&mut task, "artifacts", json!([artifact]));
     }
     if view.history_length != Some(0) {
         let mut message = kept_message(s).cloned().unwrap_or_else(|| {
@@ -371,11 +371,15 @@ pub fn task(s: &TaskStatus, view: View) -> Value {
         });
         message.insert("contextId".into(), json!(context));
         message.insert("taskId".into(), json!(id));
-        task["history"] = json!([message]);
+        crate::http::json::set(&mut task, "history", json!([message]));
     }
-    task["metadata"] = json!({EXT: {
-        "state": s.state, "attempt": s.attempt,
-        "sender": s.task.sender, "recipient": s.task.recipient,
-    }});
+    crate::http::json::set(
+        &mut task,
+        "metadata",
+        json!({EXT: {
+            "state": s.state, "attempt": s.attempt,
+            "sender": s.task.sender, "recipient": s.task.recipient,
+        }}),
+    );
     task
 }

@@ -159,7 +159,7 @@ pub fn redirect(req: &HttpRequest, state: &AppState, s: &Session, o: &Outcome) -
     let mut value = seal(keep);
     // A row costs about 23 characters: leave out as many as the excess needs.
     while value.len() > BUDGET && keep > 0 {
-        keep = keep.saturating_sub(value.len().saturating_sub(BUDGET) / 23 + 1);
+        keep = keep.saturating_sub((value.len().saturating_sub(BUDGET) / 23).saturating_add(1));
         value = seal(keep);
     }
     let cookie = Cookie::build(COOKIE, value)

@@ -136,8 +136,8 @@ fn initialize(cx: &Cx<'_>, id: &Value, params: &Value) -> HttpResponse {
     let session = Session { version };
     let mut capabilities = json!({"tools": {}});
     if session.has_tasks() {
-        capabilities["tasks"] =
-            json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}});
+        let tasks = json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}});
+        crate::http::json::set(&mut capabilities, "tasks", tasks);
     }
     let result = json!({
         "protocolVersion": version,

@@ -28,8 +28,11 @@ pub fn asked(params: &Value) -> Option<&str> {
 
 /// Whether the request's capabilities list the tasks extension.
 fn wants_tasks(params: &Value) -> bool {
-    params["_meta"][META_CAPABILITIES]["extensions"]
-        .get(TASKS)
+    params
+        .get("_meta")
+        .and_then(|m| m.get(META_CAPABILITIES))
+        .and_then(|c| c.get("extensions"))
+        .and_then(|e| e.get(TASKS))
         .is_some_and(Value::is_object)
 }
 
@@ -43,7 +46,7 @@ fn refuse(
 ) -> HttpResponse {
     let mut error = json!({"code": code, "message": message});
     if let Some(data) = data {
-        error["data"] = data;
+        crate::http::json::set(&mut error, "data", data);
     }
     HttpResponse::build(status).json(json!({"jsonrpc": "2.0", "id": id, "error": error}))
 }
@@ -152,7 +155,7 @@ pub async fn answer(
     match outcome {
         Ok(mut result) => {
             if result.get("resultType").is_none() {
-                result["resultType"] = json!("complete");
+                crate::http::json::set(&mut result, "resultType", json!("complete"));
             }
             Ok(HttpResponse::Ok().json(success(id, result)))
         }
@@ -189,7 +192,7 @@ async fn call(cx: &Cx<'_>, params: &Value) -> Result<Value, RpcError> {
         return Ok(match cx.queue(&args, None).await? {
             Ok(s) => {
                 let mut task = cx.task_2026(&s);
-                task["resultType"] = json!("task");
+                crate::http::json::set(&mut task, "resultType", json!("task"));
                 task
             }
             Err(e) => tools::call_result(Err(e)),
@@ -205,12 +208,13 @@ async fn get(cx: &Cx<'_>, params: &Value) -> Result<Value, RpcError> {
     if tasks::is_terminal(&s) {
         let mut all = vec![s];
         cx.state.mailbox.deliver(cx.caller, &mut all).await?;
-        s = all.remove(0);
+        let missing = || crate::error::MailboxError::internal("a delivered task went missing");
+        s = all.pop().ok_or_else(missing)?;
     }
     let mut task = cx.task_2026(&s);
     match outcome(&s) {
-        Some(Ok(result)) => task["result"] = result,
-        Some(Err(error)) => task["error"] = error,
+        Some(Ok(result)) => crate::http::json::set(&mut task, "result", result),
+        Some(Err(error)) => crate::http::json::set(&mut task, "error", error),
         None => {}
     }
     Ok(task)
@@ -228,5 +232,5 @@ fn outcome(s: &TaskStatus) -> Option<Result<Value, Value>> {
         .unwrap_or_else(|| "the task failed".into());
     let result = call_tool_result(s);
     Some(Err(json!({"code": -32000, "message": message,
-        "data": result["structuredContent"]})))
+        "data": crate::http::json::field(&result, "structuredContent")})))
 }

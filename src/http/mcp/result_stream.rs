@@ -95,13 +95,14 @@ async fn run(
 ) -> Result<Value, Ended> {
     let settings = &cx.state.a2a;
     let deadline = crate::clock::deadline_after(settings.stream);
-    let mut shown = cx.task(first)["status"].clone();
+    let mut shown = crate::http::json::field(&cx.task(first), "status");
     let mut written = Instant::now();
     loop {
         let s = follow.look().await?;
         let task = cx.task(&s);
-        if task["status"] != shown {
-            shown = task["status"].clone();
+        let status = crate::http::json::field(&task, "status");
+        if status != shown {
+            shown = status;
             let note = json!({"jsonrpc": "2.0", "method": "notifications/tasks/status",
                 "params": task});
             events.data(&note).await?;
@@ -114,14 +115,14 @@ async fn run(
         if now >= deadline {
             return Err(Ended::Failed(tasks::still_working(&s, settings.stream)));
         }
-        let beat = written + settings.keep_alive;
+        let beat = written.checked_add(settings.keep_alive).unwrap_or(deadline);
         if now >= beat {
             events.keep_alive().await?;
             written = now;
             continue;
         }
         tokio::select! {
-            () = follow.wait(beat.min(deadline) - now) => {}
+            () = follow.wait(beat.min(deadline).saturating_duration_since(now)) => {}
             () = events.closed() => return Err(Ended::Gone),
         }
     }

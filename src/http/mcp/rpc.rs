@@ -146,7 +146,7 @@ pub fn failure(id: &Value, code: i64, message: &str) -> Value {
 pub fn failure_with(id: &Value, code: i64, message: &str, data: Option<Value>) -> Value {
     let mut error = json!({"code": code, "message": message});
     if let Some(data) = data {
-        error["data"] = data;
+        crate::http::json::set(&mut error, "data", data);
     }
     json!({"jsonrpc": "2.0", "id": id, "error": error})
 }

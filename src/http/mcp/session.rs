@@ -47,8 +47,9 @@ fn mac(secret: &Uuid, sub: &str, version: &str, nonce: &str) -> String {
         h.update((part.len() as u32).to_be_bytes());
         h.update(part);
     }
-    h.finalize()[..16]
+    h.finalize()
         .iter()
+        .take(16)
         .map(|b| format!("{b:02x}"))
         .collect()
 }

@@ -78,7 +78,7 @@ impl Cx<'_> {
             poll: POLL_INTERVAL_MS,
         });
         if let Some(m) = message {
-            task["statusMessage"] = json!(m);
+            crate::http::json::set(&mut task, "statusMessage", json!(m));
         }
         task
     }
@@ -171,7 +171,7 @@ impl Cx<'_> {
         let tasks: Vec<Value> = page.tasks.iter().map(|s| self.task(s)).collect();
         let mut out = json!({"tasks": tasks});
         if let Some(next) = page.next_cursor {
-            out["nextCursor"] = json!(next);
+            crate::http::json::set(&mut out, "nextCursor", json!(next));
         }
         Ok(out)
     }
@@ -216,7 +216,8 @@ impl Cx<'_> {
     pub async fn result(&self, s: TaskStatus) -> Result<Value, RpcError> {
         let mut tasks = vec![s];
         self.state.mailbox.deliver(self.caller, &mut tasks).await?;
-        Ok(call_tool_result(&tasks[0]))
+        let missing = || MailboxError::internal("a delivered task went missing");
+        Ok(call_tool_result(&tasks.pop().ok_or_else(missing)?))
     }
 }
 
@@ -249,7 +250,7 @@ pub fn call_tool_result(s: &TaskStatus) -> Value {
     }
     let mut structured = json!({"status": r.status, "content": r.content});
     if let Some(m) = &r.error_message {
-        structured["error_message"] = json!(m);
+        crate::http::json::set(&mut structured, "error_message", json!(m));
     }
     json!({
         "content": blocks,

@@ -39,7 +39,7 @@ pub fn list(task_support: bool) -> Value {
                 } else {
                     "forbidden"
                 };
-                tool["execution"] = json!({"taskSupport": support});
+                crate::http::json::set(&mut tool, "execution", json!({"taskSupport": support}));
             }
             Some(tool)
         })

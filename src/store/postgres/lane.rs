@@ -32,7 +32,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 use std::time::Instant;
 
@@ -45,13 +45,7 @@ use crate::error::MailboxError;
 use crate::metrics::Metrics;
 
 mod run;
-
-/// Counts one more of `kind` (an [`Element::kind`], below 4; another is not counted).
-fn tally(counts: &mut [usize; 4], kind: usize) {
-    if let Some(n) = counts.get_mut(kind) {
-        *n = n.saturating_add(1);
-    }
-}
+use run::{locked, tally};
 #[cfg(test)]
 mod tests;
 
@@ -364,11 +358,7 @@ impl<A: Element> Combiner<A> {
     fn enqueue(&self, arg: A, park: Option<Responder<A::Outcome>>) -> (u64, Answered<A::Outcome>) {
         let (answer, answered) = oneshot::channel();
         let (id, start) = {
-            let mut q = self
-                .lane
-                .queue
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
+            let mut q = locked(&self.lane.queue);
             q.next_id = q.next_id.wrapping_add(1);
             let id = q.next_id;
             q.items.push(Item {

@@ -77,7 +77,7 @@ impl Default for Outbox {
 
 impl Outbox {
     fn since_start_ms(&self) -> u64 {
-        self.started.elapsed().as_millis() as u64 + 1
+        (self.started.elapsed().as_millis() as u64).saturating_add(1)
     }
 
     /// Another instance spoke.
@@ -104,7 +104,8 @@ impl Outbox {
     /// Whether another instance was heard recently enough to be told anything.
     pub(super) fn has_peers(&self) -> bool {
         let heard = self.peer_heard_ms.load(Ordering::Relaxed);
-        heard > 0 && self.since_start_ms() - heard < PEER_GONE_AFTER.as_millis() as u64
+        heard > 0
+            && self.since_start_ms().saturating_sub(heard) < PEER_GONE_AFTER.as_millis() as u64
     }
 
     /// Queues notes for the `NOTIFY`s (dropped while no other instance is there): `now` for the
@@ -115,7 +116,9 @@ impl Outbox {
         }
         {
             let mut pending = self.pending();
-            let size = pending.now.len() + pending.soon.len() + now.len() + soon.len();
+            let size = [pending.soon.len(), now.len(), soon.len()]
+                .into_iter()
+                .fold(pending.now.len(), usize::saturating_add);
             if size > MAX_PENDING {
                 *pending = Pending::default();
                 pending.now.push_str(EVERYONE);
@@ -149,7 +152,7 @@ fn payloads(instance: &str, notes: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut payload = String::new();
     for line in notes.lines().filter(|l| !l.is_empty()) {
-        if !payload.is_empty() && payload.len() + line.len() + 1 > MAX_PAYLOAD {
+        if !payload.is_empty() && payload.len().saturating_add(line.len()) >= MAX_PAYLOAD {
             out.push(std::mem::take(&mut payload));
         }
         if payload.is_empty() {

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
-use sqlx::{FromRow, PgConnection, PgPool};
+use sqlx::{PgConnection, PgPool};
 
 use super::lane::{Combiner, Element, Ticket, MAX_DRAIN_RIDERS};
 use super::statements::{
@@ -18,6 +18,9 @@ use crate::store::records::{Committed, Drained, TaskRow};
 use crate::store::runner::Column;
 
 mod handoffs;
+mod place;
+
+use place::{place, StepRow};
 #[cfg(test)]
 mod in_batch_tests;
 #[cfg(test)]
@@ -193,16 +196,6 @@ pub enum Outcome {
     Failed(String),
 }
 
-#[derive(FromRow)]
-struct StepRow {
-    o_kind: i32,
-    o_ord: i32,
-    o_text: Option<String>,
-    o_status: Option<String>,
-    o_content: Option<String>,
-    o_error: Option<String>,
-}
-
 /// `bind_columns!(query; elements: field, …; …)` binds, for each kind's elements in turn, one
 /// array per field: the `a2a_step_many` arguments of that kind, in its parameter order.
 macro_rules! bind_columns {
@@ -347,64 +340,4 @@ fn step_many<'c>(
 /// `n` audit event ids (`s_events`, `r_events`): UUIDv7s, cheaper here than by the default.
 fn event_ids(n: usize) -> Vec<String> {
     (0..n).map(|_| uuid::Uuid::now_v7().to_string()).collect()
-}
-
-/// Maps the rows `a2a_step_many` answered to the batch's elements (`kinds`, in batch order): a
-/// row names its kind and its 1-based position among that kind's elements; an element without a
-/// row did nothing.
-fn place(kinds: &[usize], rows: Vec<StepRow>) -> Vec<Outcome> {
-    let mut at: [Vec<usize>; 4] = Default::default();
-    for (i, &k) in kinds.iter().enumerate() {
-        if let Some(of_kind) = at.get_mut(k) {
-            of_kind.push(i);
-        }
-    }
-    let mut out: Vec<Outcome> = kinds
-        .iter()
-        .map(|k| match k {
-            0 => Outcome::Sent(None),
-            1 => Outcome::Claimed(None),
-            2 => Outcome::Stored(None),
-            _ => Outcome::Drained(None),
-        })
-        .collect();
-    for row in rows {
-        let element = usize::try_from(row.o_kind)
-            .ok()
-            .zip(usize::try_from(row.o_ord).ok())
-            .and_then(|(k, ord)| at.get(k)?.get(ord.checked_sub(1)?).map(|&i| (k, i)));
-        let Some((kind, i)) = element else {
-            tracing::error!(
-                kind = row.o_kind,
-                ord = row.o_ord,
-                "a batch row names no element"
-            );
-            continue;
-        };
-        let Some(slot) = out.get_mut(i) else {
-            continue;
-        };
-        *slot = match kind {
-            0 => Outcome::Sent(Some(Committed {
-                made: (),
-                handed: false,
-            })),
-            1 => match crate::store::from_stored::<TaskRow>(row.o_text.as_deref().unwrap_or("")) {
-                Ok(task) => Outcome::Claimed(Some(Box::new(task))),
-                // The lease is committed; only this request can be told it went wrong.
-                Err(e) => Outcome::Failed(format!("the leased row could not be read: {e}")),
-            },
-            2 => Outcome::Stored(row.o_text.map(|sender| Committed {
-                made: sender,
-                handed: false,
-            })),
-            _ => Outcome::Drained(row.o_text.map(|id| Drained {
-                id,
-                result_status: row.o_status,
-                result_content: row.o_content,
-                result_error: row.o_error,
-            })),
-        };
-    }
-    out
 }

@@ -1,7 +1,7 @@
 //! How a lane runs its batches: one after another, each on one of the lane's own connections,
 //! answering every element and parking the polls that found nothing.
 
-use std::sync::{Arc, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use futures_util::future::join_all;
@@ -37,7 +37,7 @@ impl<A: Element> Lane<A> {
         loop {
             self.count(&batch);
             self.run(batch, home).await;
-            let mut q = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut q = locked(&self.queue);
             if q.items.is_empty() {
                 q.running = q.running.saturating_sub(1);
                 lane.stopped = true;
@@ -67,7 +67,7 @@ impl<A: Element> Lane<A> {
         use std::sync::atomic::Ordering::Relaxed;
         let mut n = [0usize; 4];
         for item in batch {
-            super::tally(&mut n, item.arg.kind());
+            tally(&mut n, item.arg.kind());
         }
         self.metrics.inc(&self.metrics.batch_transactions);
         let kinds = self
@@ -86,7 +86,7 @@ impl<A: Element> Lane<A> {
     /// Answers a batch's outcomes, parks the polls that found nothing and puts back the riders
     /// that found nothing, all under the queue's lock, before the next batch is taken.
     fn settle(&self, batch: Vec<(Tail<A>, A)>, outcomes: Vec<A::Outcome>) {
-        let mut q = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut q = locked(&self.queue);
         for ((tail, mut arg), outcome) in batch.into_iter().zip(outcomes) {
             let found = A::found(&outcome);
             if tail.rider {
@@ -115,7 +115,7 @@ impl<A: Element> Lane<A> {
     /// After a failed batch: its riders go back to waiting parked (or, if their request stopped
     /// waiting, are told nothing came); the others are answered by the caller.
     fn unride_failed(&self, riders: Vec<(Tail<A>, A)>) {
-        let mut q = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut q = locked(&self.queue);
         for (tail, arg) in riders {
             if !q.unride(tail.id) {
                 q.park(tail.id, arg, tail.answer);
@@ -270,4 +270,17 @@ struct Tail<A: Element> {
     answer: Responder<A::Outcome>,
     park: Option<Responder<A::Outcome>>,
     rider: bool,
+}
+
+/// Counts one more of `kind` (an [`Element::kind`], below 4; another is not counted).
+pub(super) fn tally(counts: &mut [usize; 4], kind: usize) {
+    if let Some(n) = counts.get_mut(kind) {
+        *n = n.saturating_add(1);
+    }
+}
+
+/// The lane's queue, locked: a panic while it was held (none is known) leaves it as it was, so
+/// the lane goes on rather than panicking in every request after.
+pub(super) fn locked<T>(queue: &Mutex<T>) -> MutexGuard<'_, T> {
+    queue.lock().unwrap_or_else(PoisonError::into_inner)
 }

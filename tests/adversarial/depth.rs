@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use uuid::Uuid;
 
 use super::facade::{a2a_request, Binding};
-use super::kit::{call, Req};
+use super::kit::{call, plant_body, Req};
 use crate::common::*;
 
 /// The default limit (A2A_MAILBOX_MAX_JSON_DEPTH).
@@ -324,7 +324,6 @@ async fn a_body_far_deeper_is_refused_before_it_is_parsed(app: TestApp) {
 
 both_engines!(rows_stored_before_the_limit_still_list_lease_and_show);
 async fn rows_stored_before_the_limit_still_list_lease_and_show(app: TestApp) {
-    use sqlx::Connection;
     // A row as the facade stored messages before the limit: the content value, and the whole
     // message again in the metadata, the task's body 130 levels deep.
     let id = app.send_ok(&app.alice(), &task("alice", "bob")).await;
@@ -333,27 +332,7 @@ async fn rows_stored_before_the_limit_still_list_lease_and_show(app: TestApp) {
     body["metadata"] = json!({"urn:a2a-mailbox:v1:a2a": {"message": {"messageId": "m",
         "role": "ROLE_USER", "parts": [{"data": nested(124)}]}}});
     let body = serde_json::to_string(&body).unwrap();
-    let sql = "UPDATE tasks SET body = $1 WHERE id = $2";
-    match app.engine {
-        Engine::Sqlite => {
-            let mut c = sqlx::SqliteConnection::connect(&app.db_url).await.unwrap();
-            sqlx::query(sql)
-                .bind(&body)
-                .bind(&id)
-                .execute(&mut c)
-                .await
-                .unwrap();
-        }
-        Engine::Postgres => {
-            let mut c = sqlx::PgConnection::connect(&app.db_url).await.unwrap();
-            sqlx::query(sql)
-                .bind(&body)
-                .bind(&id)
-                .execute(&mut c)
-                .await
-                .unwrap();
-        }
-    }
+    plant_body(&app, &id, &body).await;
     everything_still_reads(&app).await;
     let r = app.next(&app.bob(), "").await;
     assert_eq!(r.status, 200, "{}", r.text);

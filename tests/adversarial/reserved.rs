@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use super::facade::{a2a_request, message, Binding};
-use super::kit::call;
+use super::kit::{call, plant_body};
 use crate::common::*;
 
 const KEY: &str = "urn:a2a-mailbox:v1:a2a";
@@ -85,7 +85,6 @@ async fn a_worker_forwards_a_task_it_received_through_the_facade(app: TestApp) {
 
 both_engines!(a_wrong_shape_under_the_key_reads_as_absent);
 async fn a_wrong_shape_under_the_key_reads_as_absent(app: TestApp) {
-    use sqlx::Connection;
     let shapes: [Value; 5] = [
         json!({"message": "not an object"}),
         json!({"message": [1, 2]}),
@@ -100,27 +99,7 @@ async fn a_wrong_shape_under_the_key_reads_as_absent(app: TestApp) {
         // Planted as a writer bypassing the API would leave it.
         t["metadata"] = json!({KEY: shape});
         let body = serde_json::to_string(&t).unwrap();
-        let sql = "UPDATE tasks SET body = $1 WHERE id = $2";
-        match app.engine {
-            Engine::Sqlite => {
-                let mut c = sqlx::SqliteConnection::connect(&app.db_url).await.unwrap();
-                sqlx::query(sql)
-                    .bind(&body)
-                    .bind(&id)
-                    .execute(&mut c)
-                    .await
-                    .unwrap();
-            }
-            Engine::Postgres => {
-                let mut c = sqlx::PgConnection::connect(&app.db_url).await.unwrap();
-                sqlx::query(sql)
-                    .bind(&body)
-                    .bind(&id)
-                    .execute(&mut c)
-                    .await
-                    .unwrap();
-            }
-        }
+        plant_body(&app, &id, &body).await;
         ids.push(id);
     }
     for id in &ids {

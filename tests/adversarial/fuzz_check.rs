@@ -131,7 +131,8 @@ fn state(wire: &Value) -> Option<St> {
 
 /// The property test's invariants over the whole mailbox between two snapshots: a lease exactly
 /// when in flight, attempts never go down, a resolved or canceled task never changes again
-/// (`frozen`: each as first seen terminal) and disappears only by compaction.
+/// (`frozen`: each as first seen terminal) and disappears only by compaction, after which its
+/// id is free again (docs/operations.md#compaction): a task sent again under it is a new task.
 pub fn invariants(
     before: &Snap,
     after: &Snap,
@@ -160,7 +161,12 @@ pub fn invariants(
     }
     for (id, b) in before {
         let terminal = state(&b["state"]).is_some_and(St::terminal);
-        if !after.contains_key(id) && !terminal {
+        if after.contains_key(id) {
+            continue;
+        }
+        if terminal {
+            frozen.remove(id);
+        } else {
             bad.push(format!("task {id} vanished: {b}"));
         }
     }

@@ -75,6 +75,9 @@ impl World {
             .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(Duration::from_secs(5))
+            // As the contract asks of every client: a connection idle for longer is not reused,
+            // so no request meets the mailbox's close of an idle connection.
+            .pool_idle_timeout(a2a_mailbox_types::IDLE_CONNECTION_REUSE)
             .build()
             .expect("an HTTP client");
         Some(World {

@@ -9,7 +9,7 @@ use uuid::Uuid;
 use super::again::already_done;
 use super::flash::{self, Tone};
 use super::layout::{notice, Session};
-use super::session::{check_csrf, session};
+use super::session::form_session;
 use crate::error::{ErrorCode, MailboxError};
 use crate::http::state::State;
 use crate::mailbox::repair::{DuplicateRisk, RepairCommand, RepairRequest};
@@ -35,11 +35,11 @@ pub async fn act(
     req: HttpRequest,
     body: web::Form<Vec<(String, String)>>,
 ) -> HttpResponse {
-    let s = match session(&req, &state) {
+    let pairs = body.into_inner();
+    let s = match form_session(&req, &state, &pairs) {
         Ok(s) => s,
         Err(page) => return *page,
     };
-    let pairs = body.into_inner();
     let field = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
     let every = |k: &str| -> Vec<String> {
         pairs
@@ -48,9 +48,6 @@ pub async fn act(
             .map(|(_, v)| v.clone())
             .collect()
     };
-    if let Err(refused) = check_csrf(&s, field("csrf").as_deref()) {
-        return *refused;
-    }
     // "All shown" acts on the rows the page drew (`row`), never on a new query; otherwise on
     // the rows selected, or the one row whose own form this is (`task`).
     let (action, targets) = match field("all") {

@@ -11,7 +11,7 @@ use uuid::Uuid;
 use super::again::already_done;
 use super::flash::{self, Tone};
 use super::layout::{csrf_field, lacks, ok, REQUEUE};
-use super::session::{check_csrf, session};
+use super::session::{form_session, session};
 use crate::http::state::State;
 use crate::mailbox::retry::{RetryReport, SkipReason};
 use crate::mailbox::Writer;
@@ -66,18 +66,11 @@ pub async fn run(
     req: HttpRequest,
     body: web::Form<Vec<(String, String)>>,
 ) -> HttpResponse {
-    let s = match session(&req, &state) {
+    let pairs = body.into_inner();
+    let s = match form_session(&req, &state, &pairs) {
         Ok(s) => s,
         Err(page) => return *page,
     };
-    let pairs = body.into_inner();
-    let csrf = pairs
-        .iter()
-        .find(|(k, _)| k == "csrf")
-        .map(|(_, v)| v.as_str());
-    if let Err(refused) = check_csrf(&s, csrf) {
-        return *refused;
-    }
     let listed: Vec<(Uuid, Uuid)> = pairs
         .iter()
         .filter(|(k, _)| k == "row")

@@ -76,6 +76,22 @@ pub fn check_csrf(s: &Session, given: Option<&str>) -> Result<(), Box<HttpRespon
     )))
 }
 
+/// The session of a form posted as name-value pairs, its CSRF token checked: what a repair
+/// form (a row's, the bulk bar's, the retry gate's) answers before anything else.
+pub fn form_session(
+    req: &HttpRequest,
+    state: &AppState,
+    pairs: &[(String, String)],
+) -> Result<Session, Box<HttpResponse>> {
+    let s = session(req, state)?;
+    let given = pairs
+        .iter()
+        .find(|(k, _)| k == "csrf")
+        .map(|(_, v)| v.as_str());
+    check_csrf(&s, given)?;
+    Ok(s)
+}
+
 /// Whether the browser says the request comes from a page of another site (Fetch Metadata).
 /// Browsers that do not send the header are left to the tokens.
 fn cross_site(req: &HttpRequest) -> bool {

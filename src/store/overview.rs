@@ -3,24 +3,27 @@
 
 use super::facade::Store;
 use super::runner::args;
+use super::statements::named_sql;
 use crate::error::MailboxError;
 
 type Result<T> = std::result::Result<T, MailboxError>;
 
-/// `$1` cap: resolved and canceled tasks, counted up to the cap (a bounded walk, however many
-/// the table holds).
-const COUNT_FINISHED: &str = "SELECT COUNT(*) AS n FROM \
-     (SELECT 1 FROM tasks WHERE state IN ('resolved', 'canceled') LIMIT $1) AS finished";
-/// `$1` limit: the deepest queues.
-const DEPTH_BY_RECIPIENT: &str = "SELECT recipient, COUNT(*) AS n FROM tasks \
-     WHERE state = 'queued' GROUP BY recipient ORDER BY n DESC, recipient LIMIT $1";
-/// `$1..$3` heartbeat bounds, newest first: in-flight leases by age bucket.
-const LEASE_AGES: &str = "SELECT \
-       COALESCE(SUM(CASE WHEN heartbeat_at_ms > $1 THEN 1 ELSE 0 END), 0) AS a, \
-       COALESCE(SUM(CASE WHEN heartbeat_at_ms <= $1 AND heartbeat_at_ms > $2 THEN 1 ELSE 0 END), 0) AS b, \
-       COALESCE(SUM(CASE WHEN heartbeat_at_ms <= $2 AND heartbeat_at_ms > $3 THEN 1 ELSE 0 END), 0) AS c, \
-       COALESCE(SUM(CASE WHEN heartbeat_at_ms <= $3 THEN 1 ELSE 0 END), 0) AS d \
-     FROM tasks WHERE state = 'in_flight'";
+named_sql! { OVERVIEW;
+    /// `$1` cap: resolved and canceled tasks, counted up to the cap (a bounded walk, however
+    /// many the table holds).
+    const COUNT_FINISHED: &str = "SELECT COUNT(*) AS n FROM \
+         (SELECT 1 FROM tasks WHERE state IN ('resolved', 'canceled') LIMIT $1) AS finished";
+    /// `$1` limit: the deepest queues.
+    const DEPTH_BY_RECIPIENT: &str = "SELECT recipient, COUNT(*) AS n FROM tasks \
+         WHERE state = 'queued' GROUP BY recipient ORDER BY n DESC, recipient LIMIT $1";
+    /// `$1..$3` heartbeat bounds, newest first: in-flight leases by age bucket.
+    const LEASE_AGES: &str = "SELECT \
+           COALESCE(SUM(CASE WHEN heartbeat_at_ms > $1 THEN 1 ELSE 0 END), 0) AS a, \
+           COALESCE(SUM(CASE WHEN heartbeat_at_ms <= $1 AND heartbeat_at_ms > $2 THEN 1 ELSE 0 END), 0) AS b, \
+           COALESCE(SUM(CASE WHEN heartbeat_at_ms <= $2 AND heartbeat_at_ms > $3 THEN 1 ELSE 0 END), 0) AS c, \
+           COALESCE(SUM(CASE WHEN heartbeat_at_ms <= $3 THEN 1 ELSE 0 END), 0) AS d \
+         FROM tasks WHERE state = 'in_flight'";
+}
 
 #[derive(sqlx::FromRow)]
 struct Depth {

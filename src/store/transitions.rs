@@ -3,7 +3,8 @@
 //! engine gives only what differs by engine: the FIFO position of a row entering a state
 //! (SQLite's next sequence subquery, PostgreSQL's `nextval`) and how it takes a queue's head
 //! (PostgreSQL's `FOR UPDATE SKIP LOCKED`). The conformance test (`conformance.rs`) holds both
-//! engines to the same outcome.
+//! engines to the same outcome. Every statement built from them is committed expanded, one file
+//! per engine: `sqlite/statements.sql`, `postgres/statements.sql` (`sql_files.rs`).
 
 /// `queued!(position)`: the values of `state, attempt, queue_seq` (after a task's own columns
 /// in `insert_task!` (`statements.rs`)) of a task just queued at the FIFO position the engine gives it. Every

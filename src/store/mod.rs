@@ -33,6 +33,8 @@ mod readiness;
 mod reads;
 mod records;
 mod runner;
+#[cfg(test)]
+mod sql_files;
 mod sqlite;
 mod statements;
 mod transitions;

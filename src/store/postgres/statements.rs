@@ -2,9 +2,10 @@
 //! (`FOR UPDATE SKIP LOCKED`); a transaction that decides on a row locks it first (`FOR UPDATE`);
 //! FIFO positions come from sequences. The global FIFO indexes are on `queue_seq + 0` and
 //! `result_seq + 0` (see the schema), so that a claim (`ORDER BY queue_seq` for one recipient)
-//! can only use the per-recipient index; the operator views order by those expressions.
+//! can only use the per-recipient index; the operator views order by those expressions. Each
+//! statement PostgreSQL runs, expanded, and the batch function as installed: `statements.sql`.
 
-use crate::store::statements::{insert_task, select_tasks, task_cols, Statements};
+use crate::store::statements::{insert_task, named_sql, select_tasks, task_cols, Statements};
 use crate::store::transitions::{
     claim_head, drain_head, expire, force_error, leased_at_birth, live, queued, requeue,
     store_result, stored,
@@ -162,17 +163,77 @@ pub(crate) const LANE_STORED: &str = stored!(
 /// The lane's drain (`__DRAIN__` in `step_many.sql`): `drain_head` for element `i`'s sender.
 pub(crate) const LANE_DRAIN: &str = drain_head!("d_senders[i]", "p_now", " FOR UPDATE SKIP LOCKED");
 
-/// One call of the group-commit function (`step_many.sql`) for a whole batch.
-pub(crate) const STEP_MANY: &str =
-    "SELECT o_kind, o_ord, o_text, o_status, o_content, o_error FROM a2a_step_many(\
-     $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, \
-     $21, $22, $23, $24, $25, $26, $27, $28, $29)";
+named_sql! { POSTGRES;
+    /// One call of the group-commit function (`step_many.sql`, below as installed) for a whole
+    /// batch, each argument an array of one field of that kind's elements in batch order: the
+    /// sends' `$1..$11` task columns ([`crate::store::NewTask::by_column`] order), `$12` audit
+    /// bodies and `$13` audit event ids; the claims' `$14` recipients, `$15` lease ids, `$16`
+    /// callers, `$17` riding flags; the results' `$18` task ids, `$19` statuses, `$20` contents,
+    /// `$21` errors, `$22` callers, `$23` lease guards, `$24`/`$25` audit bodies before and after
+    /// the sender, `$26` audit event ids; the drains' `$27` senders, `$28` riding flags; `$29`
+    /// now.
+    pub(crate) const STEP_MANY: &str =
+        "SELECT o_kind, o_ord, o_text, o_status, o_content, o_error FROM a2a_step_many(\
+         $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, \
+         $21, $22, $23, $24, $25, $26, $27, $28, $29)";
 
-/// Tells the other instances on this database whom commits concerned: one notification per
-/// payload of `$1`, committed without waiting for its WAL flush (nothing durable rides on it).
-pub(crate) const NOTIFY_PEERS: &str = "SELECT pg_notify('a2a_mailbox', p) \
-     FROM set_config('synchronous_commit', 'off', true) AS s, unnest($1::text[]) AS p";
+    /// `$1` the payloads: tells the other instances on this database whom commits concerned, one
+    /// notification per payload, committed without waiting for its WAL flush (nothing durable
+    /// rides on it).
+    pub(crate) const NOTIFY_PEERS: &str = "SELECT pg_notify('a2a_mailbox', p) \
+         FROM set_config('synchronous_commit', 'off', true) AS s, unnest($1::text[]) AS p";
+    /// Held while `step_many.sql` is installed, so instances starting together take turns.
+    pub(crate) const INSTALL_LOCK: &str = "SELECT pg_advisory_xact_lock(7262002)";
+}
+
 /// The channel of [`NOTIFY_PEERS`].
 pub(crate) const PEER_CHANNEL: &str = "a2a_mailbox";
-/// Held while `step_many.sql` is installed, so instances starting together take turns.
-pub(crate) const INSTALL_LOCK: &str = "SELECT pg_advisory_xact_lock(7262002)";
+
+/// The committed `statements.sql` beside this file: every statement above, the batch function
+/// as installed, and the shared ones, expanded and laid out (`store/sql_files.rs`).
+#[cfg(test)]
+mod sql_files {
+    use crate::store::sql_files::{lay_out_mark, Entry, Section, SqlFile};
+
+    fn file() -> SqlFile {
+        let mut own = Section::new(
+            "PostgreSQL's own (src/store/postgres/statements.rs)",
+            super::POSTGRES,
+        );
+        own.push(Entry::shown_as(
+            "install_step_many",
+            "The group-commit function a2a_step_many, as it is installed at start-up (under \
+             INSTALL_LOCK): src/store/postgres/step_many.sql with the kinds' numbers and its \
+             marks' statements written in (LANE_SEND_LEASED, LANE_SEND, LANE_CLAIM, LANE_STORED \
+             and LANE_DRAIN of src/store/postgres/statements.rs, by steps::step_many_source). \
+             Installed, each of those statements is one line.",
+            super::super::steps::step_many_source(),
+            super::super::steps::step_many_laid_out(lay_out_mark),
+        ));
+        SqlFile::new(
+            "src/store/postgres/statements.sql",
+            "PostgreSQL",
+            "the LISTEN of src/store/postgres/peers.rs (sqlx's PgListener), query plans (EXPLAIN \
+             before a statement, with SET LOCAL enable_seqscan and enable_sort off, \
+             src/store/postgres/backend.rs), the connections' lock_timeout \
+             (src/store/postgres/mod.rs) and the schema (migrations/postgres/).",
+            &super::STATEMENTS,
+            own,
+        )
+    }
+
+    #[test]
+    fn the_committed_file_is_current() {
+        file().check_committed();
+    }
+
+    #[test]
+    fn laid_out_only_whitespace_changes() {
+        file().check_layout();
+    }
+
+    #[test]
+    fn parameters_are_numbered_without_gaps_and_documented() {
+        file().check_parameters();
+    }
+}

@@ -90,18 +90,51 @@ impl StepKind {
     }
 }
 
-/// `step_many.sql` with the kinds' numbers and the shared statements written in.
-pub fn step_many_source() -> String {
+/// What each statement mark of `step_many.sql` stands for: the statement every other path runs
+/// to queue a task, lease a queue's head, store a result and drain one, on the batch's arrays.
+/// (The kinds' marks are [`StepKind::mark`].)
+const STATEMENT_MARKS: [(&str, &str); 5] = [
+    ("__SEND_LEASED__", LANE_SEND_LEASED),
+    ("__SEND__", LANE_SEND),
+    ("__CLAIM__", LANE_CLAIM),
+    ("__STORED__", LANE_STORED),
+    ("__DRAIN__", LANE_DRAIN),
+];
+
+/// `step_many.sql` with the kinds' numbers written in.
+fn with_kinds() -> String {
     StepKind::ALL
         .iter()
         .fold(include_str!("step_many.sql").to_owned(), |sql, k| {
             sql.replace(k.mark(), &(*k as usize).to_string())
         })
-        .replace("__SEND_LEASED__", LANE_SEND_LEASED)
-        .replace("__SEND__", LANE_SEND)
-        .replace("__CLAIM__", LANE_CLAIM)
-        .replace("__STORED__", LANE_STORED)
-        .replace("__DRAIN__", LANE_DRAIN)
+}
+
+/// `step_many.sql` with the kinds' numbers and the shared statements written in: what is
+/// installed. `postgres/statements.sql` shows it, each statement laid out on lines.
+pub fn step_many_source() -> String {
+    STATEMENT_MARKS
+        .iter()
+        .fold(with_kinds(), |sql, (mark, statement)| {
+            sql.replace(mark, statement)
+        })
+}
+
+/// [`step_many_source`] with each statement as `lay` writes it, given the statement and the
+/// text before its mark on the mark's line (the committed `statements.sql` lays them out).
+#[cfg(test)]
+pub(crate) fn step_many_laid_out(lay: impl Fn(&str, &str) -> String) -> String {
+    let mut sql = with_kinds();
+    for (mark, statement) in STATEMENT_MARKS {
+        while let Some(at) = sql.find(mark) {
+            let line = sql
+                .get(..at)
+                .map_or(0, |before| before.rfind('\n').map_or(0, |n| n + 1));
+            let laid = lay(statement, sql.get(line..at).unwrap_or_default());
+            sql.replace_range(at..at + mark.len(), &laid);
+        }
+    }
+    sql
 }
 
 /// One request's element of a batch.

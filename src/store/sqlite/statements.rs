@@ -1,9 +1,9 @@
 //! SQLite's statements. `BEGIN IMMEDIATE` makes every write transaction the only writer, so
 //! nothing is locked row by row; a FIFO position is one past the largest among the rows now in
 //! that state (read from the state's partial index), which is enough since order only matters
-//! among rows in the same state.
+//! among rows in the same state. Each statement SQLite runs, expanded: `statements.sql`.
 
-use crate::store::statements::{insert_task, select_tasks, task_cols, Statements};
+use crate::store::statements::{insert_task, named_sql, select_tasks, task_cols, Statements};
 use crate::store::transitions::{
     claim_head, drain_head, expire, force_error, queued, requeue, store_result,
 };
@@ -92,31 +92,71 @@ pub(crate) static STATEMENTS: Statements = Statements {
     listed: "tasks",
 };
 
-/// The fast send as one text of the group-commit writer: `$1..$10` the task (it has no cache
-/// key), `$11` now, `$12` the audit body; `changes()` carries the insert's outcome to the audit
-/// insert. A send's check names its recipient, not a task: its row's `task_id` is NULL.
-pub(crate) const SEND_FAST: &str = insert_task!(
-    "created_at_ms, updated_at_ms",
-    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, ",
-    queued!(next_queue_seq!()),
-    ", $11, $11) ON CONFLICT (id) DO NOTHING; \
-     INSERT INTO audit (timestamp_ms, issuer, kind, body, task_id) \
-       SELECT $11, $2, 'capability_check', $12, NULL WHERE changes() = 1; \
-     SELECT changes()"
-);
+named_sql! { SQLITE;
+    /// The fast send as one text of the group-commit writer: `$1..$10` the task (it has no cache
+    /// key), `$11` now, `$12` the audit body; `changes()` carries the insert's outcome to the
+    /// audit insert. A send's check names its recipient, not a task: its row's `task_id` is NULL.
+    pub(crate) const SEND_FAST: &str = insert_task!(
+        "created_at_ms, updated_at_ms",
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, ",
+        queued!(next_queue_seq!()),
+        ", $11, $11) ON CONFLICT (id) DO NOTHING; \
+         INSERT INTO audit (timestamp_ms, issuer, kind, body, task_id) \
+           SELECT $11, $2, 'capability_check', $12, NULL WHERE changes() = 1; \
+         SELECT changes()"
+    );
 
-/// The fast result: `$1` task id, `$2..$4` the result, `$5` the caller, `$6` now, `$7` the lease
-/// id the task must still hold (or NULL), `$8`/`$9` the audit body before and after the sender's
-/// name (its scope `a2a-respond:<$1>` makes `$1` its `task_id`). Answers the sender when the
-/// result was stored.
-pub(crate) const RESULT_FAST: &str = concat!(
-    store_result!(next_result_seq!()),
-    " AND state = 'in_flight' AND leased_to = $5 AND cache_key IS NULL \
-       AND ($7 IS NULL OR lease_id = $7); \
-     INSERT INTO audit (timestamp_ms, issuer, kind, body, task_id) \
-       SELECT $6, $5, 'capability_check', $8 || sender || $9, id FROM tasks WHERE id = $1 AND changes() = 1; \
-     SELECT sender FROM tasks WHERE id = $1 AND changes() = 1"
-);
+    /// The fast result: `$1` task id, `$2..$4` the result, `$5` the caller, `$6` now, `$7` the
+    /// lease id the task must still hold (or NULL), `$8`/`$9` the audit body before and after the
+    /// sender's name (its scope `a2a-respond:<$1>` makes `$1` its `task_id`). Answers the sender
+    /// when the result was stored.
+    pub(crate) const RESULT_FAST: &str = concat!(
+        store_result!(next_result_seq!()),
+        " AND state = 'in_flight' AND leased_to = $5 AND cache_key IS NULL \
+           AND ($7 IS NULL OR lease_id = $7); \
+         INSERT INTO audit (timestamp_ms, issuer, kind, body, task_id) \
+           SELECT $6, $5, 'capability_check', $8 || sender || $9, id FROM tasks WHERE id = $1 AND changes() = 1; \
+         SELECT sender FROM tasks WHERE id = $1 AND changes() = 1"
+    );
 
-/// `$1` sender, `$2` now: drains the sender's oldest pending result.
-pub(crate) const DRAIN: &str = drain_head!("$1", "$2", "");
+    /// `$1` sender, `$2` now: drains the sender's oldest pending result.
+    pub(crate) const DRAIN: &str = drain_head!("$1", "$2", "");
+}
+
+/// The committed `statements.sql` beside this file: every statement above and the shared ones,
+/// expanded and laid out (`store/sql_files.rs`).
+#[cfg(test)]
+mod sql_files {
+    use crate::store::sql_files::{Section, SqlFile};
+
+    fn file() -> SqlFile {
+        SqlFile::new(
+            "src/store/sqlite/statements.sql",
+            "SQLite",
+            "the writer's BEGIN IMMEDIATE and savepoints (src/store/sqlite/writer.rs), the WAL \
+             checkpoint (src/store/sqlite/checkpointer.rs), the connections' pragmas \
+             (src/store/sqlite/mod.rs), query plans (EXPLAIN QUERY PLAN before a statement, \
+             src/store/sqlite/backend.rs) and the schema (migrations/sqlite/).",
+            &super::STATEMENTS,
+            Section::new(
+                "SQLite's own (src/store/sqlite/statements.rs)",
+                super::SQLITE,
+            ),
+        )
+    }
+
+    #[test]
+    fn the_committed_file_is_current() {
+        file().check_committed();
+    }
+
+    #[test]
+    fn laid_out_only_whitespace_changes() {
+        file().check_layout();
+    }
+
+    #[test]
+    fn parameters_are_numbered_without_gaps_and_documented() {
+        file().check_parameters();
+    }
+}

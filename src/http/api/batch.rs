@@ -1,14 +1,14 @@
 //! The batch route (docs/contract.md#batch): many tasks in one transaction, all or nothing.
 
-use super::openapi;
-use super::params::typed_owned;
-use super::respond::{answer, api_routes, Answer};
-use super::state::State;
-use super::write::WriteRequest;
 use crate::auth::Caller;
 use crate::domain::answers;
 use crate::domain::TaskBatch;
 use crate::error::MailboxError;
+use crate::http::openapi;
+use crate::http::params::typed_owned;
+use crate::http::respond::{answer, api_routes, Answer};
+use crate::http::state::State;
+use crate::http::write::WriteRequest;
 use crate::mailbox::batch::MAX_BATCH;
 
 // Registered before `/a2a/tasks/{id}`, which would take `batch` for an id.

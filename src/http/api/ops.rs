@@ -4,15 +4,15 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 
-use super::openapi;
-use super::params::{limit, non_negative, LimitQuery};
-use super::respond::{answer, api_routes, Answer};
-use super::state::State;
-use super::write::{Keyed, WriteRequest};
 use crate::auth::Caller;
 use crate::domain::answers;
 use crate::domain::QueueState;
 use crate::error::MailboxError;
+use crate::http::openapi;
+use crate::http::params::{limit, non_negative, LimitQuery};
+use crate::http::respond::{answer, api_routes, Answer};
+use crate::http::state::State;
+use crate::http::write::{Keyed, WriteRequest};
 use crate::mailbox::admin::AuditFilter;
 use crate::mailbox::repair::RepairRequest;
 use crate::mailbox::retry::{RetryPolicy, ScanKind};

@@ -3,15 +3,15 @@
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 
-use super::openapi;
-use super::params::{limit, path_uuid, wait, LimitQuery, WaitQuery};
-use super::respond::{answer, api_routes, Answer};
-use super::state::State;
-use super::write::{OptionalWriteRequest, WriteRequest};
 use crate::auth::Caller;
 use crate::domain::answers;
 use crate::domain::{AgentId, CancelRequest, HeartbeatRequest};
 use crate::error::MailboxError;
+use crate::http::openapi;
+use crate::http::params::{limit, path_uuid, wait, LimitQuery, WaitQuery};
+use crate::http::respond::{answer, api_routes, Answer};
+use crate::http::state::State;
+use crate::http::write::{OptionalWriteRequest, WriteRequest};
 
 api_routes! {
     tag = "tasks";

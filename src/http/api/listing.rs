@@ -3,14 +3,14 @@
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 
-use super::openapi;
-use super::params::{limit, path_uuid};
-use super::respond::{api_routes, Answer};
-use super::state::State;
 use crate::auth::Caller;
 use crate::domain::answers;
 use crate::domain::{no_nul, AgentId, TaskState, MAX_MS};
 use crate::error::MailboxError;
+use crate::http::openapi;
+use crate::http::params::{limit, path_uuid};
+use crate::http::respond::{api_routes, Answer};
+use crate::http::state::State;
 use crate::mailbox::listing::{ListRequest, Role};
 
 // `GET /a2a/tasks` shares its path with `tasks`'s `POST /a2a/tasks`: the two are served as one path.

@@ -15,9 +15,9 @@ use std::task::{ready, Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use super::error::ErrorBody;
 use crate::domain::answers::ErrorKind;
 use crate::error::ErrorCode;
+use crate::http::error::ErrorBody;
 
 /// The code and message of each answer actix-http writes by itself.
 fn contract_error(status: &[u8]) -> Option<(ErrorCode, &'static str)> {

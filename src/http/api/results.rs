@@ -2,14 +2,14 @@
 
 use actix_web::{web, HttpResponse};
 
-use super::openapi;
-use super::params::{limit, wait, LimitQuery, WaitQuery};
-use super::respond::{answer, api_routes, Answer};
-use super::state::State;
-use super::write::WriteRequest;
 use crate::auth::Caller;
 use crate::domain::answers;
 use crate::domain::PostResult;
+use crate::http::openapi;
+use crate::http::params::{limit, wait, LimitQuery, WaitQuery};
+use crate::http::respond::{answer, api_routes, Answer};
+use crate::http::state::State;
+use crate::http::write::WriteRequest;
 
 api_routes! {
     tag = "results";

@@ -2,11 +2,11 @@
 
 use actix_web::HttpResponse;
 
-use super::openapi;
-use super::respond::api_routes;
-use super::state::State;
 use crate::domain::answers;
 use crate::error::MailboxError;
+use crate::http::openapi;
+use crate::http::respond::api_routes;
+use crate::http::state::State;
 
 api_routes! {
     tag = "system";

@@ -5,7 +5,7 @@
 
 mod batch;
 mod docs;
-pub(crate) mod listing;
+mod listing;
 mod ops;
 mod results;
 mod system;

@@ -9,6 +9,7 @@ use uuid::Uuid;
 use super::again::already_done;
 use super::flash::{self, Tone};
 use super::layout::{notice, Session};
+use super::refusal::explain;
 use super::session::form_session;
 use crate::error::{ErrorCode, MailboxError};
 use crate::http::state::State;
@@ -215,18 +216,4 @@ fn skipped(e: &MailboxError) -> bool {
         e.code,
         ErrorCode::LeaseMismatch | ErrorCode::NotInFlight | ErrorCode::DuplicateRiskMismatch
     )
-}
-
-/// A refusal explained.
-pub fn explain(e: &MailboxError) -> String {
-    match e.code {
-        ErrorCode::LeaseMismatch | ErrorCode::NotInFlight => "the lease changed since you \
-             looked (the task was answered, requeued or leased again), so nothing was done"
-            .to_owned(),
-        ErrorCode::DuplicateRiskMismatch => "the task was not declared idempotent with a key by \
-             its sender, so it cannot be requeued as idempotent and nothing was done; requeue it \
-             as operator_accepted if you accept that it may run twice"
-            .to_owned(),
-        _ => e.message.clone(),
-    }
 }

@@ -13,6 +13,7 @@ use serde::{de::Error as _, Deserialize, Deserializer};
 
 use super::events;
 use super::layout::{ok, query_of};
+use super::refusal::{failure, read_query};
 use super::session::session;
 use crate::http::state::State;
 use crate::mailbox::admin::{AuditFilter, AuditPage, AuditPageRequest, AUDIT_PAGE_SCAN};
@@ -75,7 +76,7 @@ pub async fn feed(state: State, req: HttpRequest) -> HttpResponse {
         Ok(s) => s,
         Err(page) => return *page,
     };
-    let q: Query = match super::read_query(&s, &req, "/dashboard/audit") {
+    let q: Query = match read_query(&s, &req, "/dashboard/audit") {
         Ok(q) => q,
         Err(page) => return *page,
     };
@@ -91,7 +92,7 @@ pub async fn feed(state: State, req: HttpRequest) -> HttpResponse {
     };
     let page = match state.mailbox.audit_page(&s.caller, &request).await {
         Ok(page) => page,
-        Err(e) => return super::failure(&s, &e, "/dashboard/audit"),
+        Err(e) => return failure(&s, &e, "/dashboard/audit"),
     };
     let now = now_ms().max(0) as u64;
     ok(

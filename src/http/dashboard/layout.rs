@@ -17,6 +17,9 @@ pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; 
 pub const REQUEUE: &str = "a2a.repair.requeue";
 pub const FORCE_ERROR: &str = "a2a.repair.force_error";
 
+/// What the posture `operator_accepted` says, wherever a requeue offers it.
+pub const ACCEPTED: &str = "operator_accepted: I accept that it may run twice";
+
 /// `cap`, when the session's token holds no grant of it at all: a button needing it is disabled
 /// and names it. (A scoped grant is judged row by row when the action runs.)
 pub fn lacks(s: &Session, cap: &'static str) -> Option<&'static str> {
@@ -187,4 +190,9 @@ pub fn query_of(pairs: &[(&str, &Option<String>)]) -> String {
         .filter_map(|(k, v)| given(v).map(|v| format!("{k}={}", encode(v))))
         .collect::<Vec<_>>()
         .join("&")
+}
+
+/// The address of the tasks queued for `recipient`.
+pub(super) fn queued_in(recipient: &str) -> String {
+    format!("/dashboard/tasks?recipient={recipient}&state=queued")
 }

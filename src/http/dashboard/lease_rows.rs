@@ -4,8 +4,9 @@
 
 use maud::{html, Markup};
 
-use super::layout::{age, csrf_field, lacks, needs, no_enter, when, Session, FORCE_ERROR, REQUEUE};
-use super::leases::ACCEPTED;
+use super::layout::{
+    age, csrf_field, lacks, needs, no_enter, when, Session, ACCEPTED, FORCE_ERROR, REQUEUE,
+};
 use crate::domain::{declared_idempotent, QueueEntry};
 use crate::mailbox::now_ms;
 

@@ -6,7 +6,8 @@ use actix_web::{HttpRequest, HttpResponse};
 use maud::{html, Markup};
 
 use super::chart;
-use super::layout::{age, ok, respond, when};
+use super::layout::{age, ok, queued_in, respond, when};
+use super::refusal::failure;
 use super::session::session;
 use crate::http::state::State;
 use crate::mailbox::overview::{Overview, CHARTED_QUEUES, FINISHED_COUNT_CAP, LEASE_AGE_BOUNDS_MS};
@@ -25,7 +26,7 @@ pub async fn overview(state: State, req: HttpRequest) -> HttpResponse {
                 div #live data-live="/dashboard/live" { (fragment(&o)) }
             },
         ),
-        Err(e) => super::failure(&s, &e, "/dashboard"),
+        Err(e) => failure(&s, &e, "/dashboard"),
     }
 }
 
@@ -37,7 +38,7 @@ pub async fn live(state: State, req: HttpRequest) -> HttpResponse {
     };
     match state.mailbox.overview(&s.caller).await {
         Ok(o) => respond(actix_web::http::StatusCode::OK, fragment(&o)),
-        Err(e) => super::failure(&s, &e, "/dashboard"),
+        Err(e) => failure(&s, &e, "/dashboard"),
     }
 }
 
@@ -109,9 +110,4 @@ fn fragment(o: &Overview) -> Markup {
         }
         p.hint { "As of " (when(o.at_ms)) " UTC; refreshed every 5 s." }
     }
-}
-
-/// The address of the tasks queued for `recipient`.
-pub(super) fn queued_in(recipient: &str) -> String {
-    format!("/dashboard/tasks?recipient={recipient}&state=queued")
 }

@@ -11,6 +11,7 @@ use uuid::Uuid;
 use super::again::already_done;
 use super::flash::{self, Tone};
 use super::layout::{csrf_field, lacks, ok, REQUEUE};
+use super::refusal::failure;
 use super::session::{form_session, session};
 use crate::http::state::State;
 use crate::mailbox::retry::{RetryReport, SkipReason};
@@ -27,7 +28,7 @@ pub async fn preview(state: State, req: HttpRequest) -> HttpResponse {
     policy.enabled = false;
     let report = match state.mailbox.preview_retry(&s.caller, &policy).await {
         Ok(report) => report,
-        Err(e) => return super::failure(&s, &e, BACK),
+        Err(e) => return failure(&s, &e, BACK),
     };
     let missing = lacks(&s, REQUEUE);
     let n = report.requeued.len();
@@ -92,7 +93,7 @@ pub async fn run(
         .await
     {
         Ok(done) => done.value,
-        Err(e) => return super::failure(&s, &e, BACK),
+        Err(e) => return failure(&s, &e, BACK),
     };
     let mut rows = Vec::with_capacity(listed.len());
     for (task, lease) in &listed {

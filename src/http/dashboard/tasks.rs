@@ -10,10 +10,10 @@ use uuid::Uuid;
 
 use super::events;
 use super::layout::{
-    ago, csrf_field, lacks, needs, no_enter, notice, ok, state_badge, when, Session, FORCE_ERROR,
-    REQUEUE,
+    ago, csrf_field, lacks, needs, no_enter, notice, ok, state_badge, when, Session, ACCEPTED,
+    FORCE_ERROR, REQUEUE,
 };
-use super::leases::ACCEPTED;
+use super::refusal::failure;
 use super::session::{check_csrf, see_other, session, CsrfForm};
 use super::timeline::timeline;
 use crate::domain::{declared_idempotent, TaskState, TaskStatus};
@@ -108,7 +108,7 @@ pub async fn task(state: State, req: HttpRequest, id: web::Path<String>) -> Http
     let mailbox = &state.mailbox;
     let status = match mailbox.task_status(&s.caller, id).await {
         Ok(t) => t,
-        Err(e) => return super::failure(&s, &e, "/dashboard/tasks"),
+        Err(e) => return failure(&s, &e, "/dashboard/tasks"),
     };
     let children = ListRequest {
         limit: 100,
@@ -116,11 +116,11 @@ pub async fn task(state: State, req: HttpRequest, id: web::Path<String>) -> Http
     };
     let children = match mailbox.children(&s.caller, id, &children).await {
         Ok(children) => children.tasks,
-        Err(e) => return super::failure(&s, &e, "/dashboard/tasks"),
+        Err(e) => return failure(&s, &e, "/dashboard/tasks"),
     };
     let rows = match mailbox.audit_of_task(&s.caller, id, AUDIT_ROWS).await {
         Ok(rows) => rows,
-        Err(e) => return super::failure(&s, &e, "/dashboard/tasks"),
+        Err(e) => return failure(&s, &e, "/dashboard/tasks"),
     };
     let t = &status;
     let (now, capped) = (now_ms().max(0) as u64, rows.len() as i64 == AUDIT_ROWS);
@@ -233,6 +233,6 @@ pub async fn cancel(
         .await
     {
         Ok(_) => see_other(&back),
-        Err(e) => super::failure(&s, &e, &back),
+        Err(e) => failure(&s, &e, &back),
     }
 }

@@ -13,8 +13,9 @@ use crate::domain::{AgentId, TaskStatus};
 use crate::error::ErrorCode;
 use crate::http::state::AppState;
 use crate::http::time::parse_ms;
+use crate::mailbox::follow::Follow;
 use crate::mailbox::listing::{ListRequest, Role};
-use crate::mailbox::{Follow, Writer};
+use crate::mailbox::Writer;
 
 /// One call: who makes it, to which recipient's agent, and the `Idempotency-Key` header.
 pub struct Call<'a> {

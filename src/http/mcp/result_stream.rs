@@ -16,7 +16,7 @@ use crate::domain::TaskStatus;
 use crate::error::MailboxError;
 use crate::http::sse::{self, Events, Gone};
 use crate::http::state::State;
-use crate::mailbox::Follow;
+use crate::mailbox::follow::Follow;
 
 /// Answers `tasks/result` (request `id`) for task `s` as a stream, or the refusal of the
 /// waiting limits before anything is streamed.

@@ -5,13 +5,13 @@
 use maud::{html, Markup};
 
 use super::layout::{
-    age, csrf_field, lacks, needs, no_enter, when, Session, ACCEPTED, FORCE_ERROR, REQUEUE,
+    age, csrf_field, lacks, needs, no_enter, when, SignedIn, ACCEPTED, FORCE_ERROR, REQUEUE,
 };
 use crate::domain::{declared_idempotent, QueueEntry};
 use crate::mailbox::now_ms;
 
 /// The rows, inside the bulk form (their checkboxes are its), with each row's own forms beside.
-pub fn lease_table(s: &Session, rows: &[QueueEntry]) -> Markup {
+pub fn lease_table(s: &SignedIn, rows: &[QueueEntry]) -> Markup {
     let now = now_ms().max(0) as u64;
     html! {
         @for (i, e) in rows.iter().enumerate() { (row_forms(s, i, e)) }
@@ -39,7 +39,7 @@ pub fn lease_table(s: &Session, rows: &[QueueEntry]) -> Markup {
 
 /// The hidden forms one row's own controls submit: one per action. Each form's default button
 /// is disabled, so Enter in one of the row's boxes submits nothing.
-fn row_forms(s: &Session, i: usize, e: &QueueEntry) -> Markup {
+fn row_forms(s: &SignedIn, i: usize, e: &QueueEntry) -> Markup {
     html! {
         @for action in ["requeue", "error"] {
             form id=(format!("row-{i}-{action}")) method="post" action="/dashboard/leases/act" {
@@ -60,7 +60,7 @@ fn target(e: &QueueEntry) -> String {
     )
 }
 
-fn row(s: &Session, i: usize, e: &QueueEntry, now: u64) -> Markup {
+fn row(s: &SignedIn, i: usize, e: &QueueEntry, now: u64) -> Markup {
     let (rq, fe) = (lacks(s, REQUEUE), lacks(s, FORCE_ERROR));
     let (rq_why, fe_why) = (
         rq.map(|c| format!("needs {c}")),
@@ -126,7 +126,7 @@ fn row(s: &Session, i: usize, e: &QueueEntry, now: u64) -> Markup {
 
 /// The bar under the table that stays on screen: the count selected, the reason, and the actions
 /// on the rows selected or on every row shown.
-fn bulk_bar(s: &Session, rows: &[QueueEntry]) -> Markup {
+fn bulk_bar(s: &SignedIn, rows: &[QueueEntry]) -> Markup {
     let (rq, fe) = (lacks(s, REQUEUE), lacks(s, FORCE_ERROR));
     let why = |cap: Option<&str>| cap.map(|c| format!("needs {c}"));
     let n = rows.len();

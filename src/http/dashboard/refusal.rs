@@ -6,13 +6,13 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use maud::html;
 use serde::de::DeserializeOwned;
 
-use super::layout::{outcome_page, Session};
+use super::layout::{outcome_page, SignedIn};
 use crate::error::{ErrorCode, MailboxError};
 
 /// The page's query string as a `T`, or a page (400) that says which value it cannot read: an
 /// address edited by hand gets a page and a way back, never the API's JSON.
 pub(super) fn read_query<T: DeserializeOwned>(
-    s: &Session,
+    s: &SignedIn,
     req: &HttpRequest,
     back: &str,
 ) -> Result<T, Box<HttpResponse>> {
@@ -31,7 +31,7 @@ pub(super) fn read_query<T: DeserializeOwned>(
 }
 
 /// A mailbox refusal or failure, as a page: its status, its code and what it says.
-pub(super) fn failure(s: &Session, e: &MailboxError, back: &str) -> HttpResponse {
+pub(super) fn failure(s: &SignedIn, e: &MailboxError, back: &str) -> HttpResponse {
     let status = crate::http::error::status(e.code);
     let body = html! { p.bad { code { (format!("{:?}", e.code)) } " " (explain(e)) } };
     let title = if status == StatusCode::SERVICE_UNAVAILABLE {

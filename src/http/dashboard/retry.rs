@@ -124,7 +124,7 @@ pub async fn run(
         rows.push((*task, line.0, line.1));
     }
     let done = rows.iter().filter(|(_, t, _)| *t == Tone::Good).count();
-    let outcome = flash::Outcome {
+    let outcome = flash::Report {
         title: format!("Retry gate: {done} of {} listed requeued", listed.len()),
         status: StatusCode::OK,
         back: BACK.to_owned(),

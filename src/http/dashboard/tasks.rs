@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use super::events;
 use super::layout::{
-    ago, csrf_field, lacks, needs, no_enter, notice, ok, state_badge, when, Session, ACCEPTED,
+    ago, csrf_field, lacks, needs, no_enter, notice, ok, state_badge, when, SignedIn, ACCEPTED,
     FORCE_ERROR, REQUEUE,
 };
 use super::refusal::failure;
@@ -26,7 +26,7 @@ const AUDIT_ROWS: i64 = 500;
 
 /// The repairs of an in-flight task, under the lease this page shows (as the stale-lease page
 /// does: `act.rs` fences each by that lease), each with its reason for the audit row.
-fn repair_forms(s: &Session, t: &TaskStatus, lease: &str) -> Markup {
+fn repair_forms(s: &SignedIn, t: &TaskStatus, lease: &str) -> Markup {
     let target = format!("{}:{lease}", t.task.id);
     let safe = declared_idempotent(&t.task);
     let warning = "This task is not declared idempotent: requeueing it lets a worker run it again \

@@ -15,8 +15,10 @@ use crate::mailbox::batch::MAX_BATCH;
 api_routes! {
     tag = "tasks";
     send_batch => [
-        "`invalid_request`: no tasks or more than 500, a task id twice (`index` names the second), an invalid task (`index` names it), or a bad `Idempotency-Key` header.",
-        "`sender_mismatch` / `capability_missing` / `capability_scope_mismatch`: a task's gates refused it (`index` names it); nothing was stored.",
+        "`invalid_request`: no tasks or more than 500, a task id twice (`index` names the second), \
+         an invalid task (`index` names it), or a bad `Idempotency-Key` header.",
+        "`sender_mismatch` / `capability_missing` / `capability_scope_mismatch`: a task's gates \
+         refused it (`index` names it); nothing was stored.",
         "`task_id_conflict`: a task's id is used by a different task (`index` names it); nothing was stored.",
     ];
 }

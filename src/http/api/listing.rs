@@ -13,10 +13,12 @@ use crate::http::state::State;
 api_routes! {
     tag = "tasks";
     list_tasks => [
-        "`invalid_request`: an unknown `state` or `role`, a bad AgentId, a `parent` that is not a UUID, a time out of range, a malformed `cursor`, or a non-integer `limit`.",
+        "`invalid_request`: an unknown `state` or `role`, a bad AgentId, a `parent` that is not a \
+         UUID, a time out of range, a malformed `cursor`, or a non-integer `limit`.",
     ];
     children => [
-        "`invalid_request`: the id is not a UUID, or a filter, the `cursor` or `limit` is malformed (as for `GET /a2a/tasks`).",
+        "`invalid_request`: the id is not a UUID, or a filter, the `cursor` or `limit` is \
+         malformed (as for `GET /a2a/tasks`).",
         "`not_found`: no task with this id is visible to the caller.",
     ];
 }
@@ -45,10 +47,14 @@ async fn list_tasks(state: State, caller: Caller, q: web::Query<ListQuery>) -> A
 /// `counts`: every visible child by state, whatever the `state` filter and the page. A sender
 /// that fanned out N tasks is done when `result_pending + resolved + canceled == N`.
 #[utoipa::path(get, path = "/a2a/tasks/{id}/children",
-    params(("id" = uuid::Uuid, Path, description = "The parent task's id.", example = "0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90"), ListQuery),
+    params(
+        ("id" = uuid::Uuid, Path, description = "The parent task's id.",
+            example = "0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90"),
+        ListQuery,
+    ),
     responses(
-        (status = 200, description = "The children's tally and one page of them, newest first.", body = answers::TaskChildren,
-            example = openapi::example_task_children),
+        (status = 200, description = "The children's tally and one page of them, newest first.",
+            body = answers::TaskChildren, example = openapi::example_task_children),
     )
 )]
 async fn children(

@@ -33,7 +33,13 @@ async fn healthz() -> HttpResponse {
 /// Readiness: the database answers and a write commits.
 #[utoipa::path(get, path = "/readyz",
     responses(
-        (status = 200, description = "The database answered and a write committed (a one-row write: a full disk or a database that refuses writes answers 503). The check runs at most once a second, however many callers ask: its outcome is answered until it is a second old, and callers that arrive while it runs wait for it. So a fault shows, and its end too, within about a second.", body = answers::Ready,
+        (status = 200,
+            description = "The database answered and a write committed (a one-row write: a full \
+                disk or a database that refuses writes answers 503). The check runs at most once \
+                a second, however many callers ask: its outcome is answered until it is a second \
+                old, and callers that arrive while it runs wait for it. So a fault shows, and its \
+                end too, within about a second.",
+            body = answers::Ready,
             example = openapi::example_ready),
     )
 )]

@@ -121,7 +121,9 @@ fn filters(q: &Query, minutes: Option<i64>) -> Markup {
             label { "kind" select name="kind" {
                 option value="" { "all kinds" }
                 @for slug in kind::ALL {
-                    option value=(slug) selected[q.kind.as_deref() == Some(slug)] { (events::label(slug)) " (" (slug) ")" }
+                    option value=(slug) selected[q.kind.as_deref() == Some(slug)] {
+                        (events::label(slug)) " (" (slug) ")"
+                    }
                 }
             } }
             label { "time" select name="minutes" {
@@ -129,7 +131,10 @@ fn filters(q: &Query, minutes: Option<i64>) -> Markup {
                     option value=(m) selected[minutes.unwrap_or(0) == m] { (label) }
                 }
             } }
-            label.check { input type="checkbox" name="passing" value="true" checked[q.passing]; "show passing capability checks" }
+            label.check {
+                input type="checkbox" name="passing" value="true" checked[q.passing];
+                "show passing capability checks"
+            }
             button.quiet { "Filter" }
         }
     }

@@ -146,22 +146,26 @@ fn bulk_bar(s: &SignedIn, rows: &[QueueEntry]) -> Markup {
                 span.hint { "of " (n) " shown; each row is its own audited operation, under the lease shown" }
             }
             div.actions {
-                input #bulk-reason type="text" name="reason" placeholder="reason (kept in each audit row)" aria-label="reason";
+                input #bulk-reason type="text" name="reason"
+                    placeholder="reason (kept in each audit row)" aria-label="reason";
                 select #bulk-posture name="duplicate_risk" aria-label="requeue as" {
                     option value="operator_accepted" { (ACCEPTED) }
                     option value="idempotent" { "idempotent: rows not declared idempotent with a key are skipped" }
                 }
-                input #bulk-message type="text" name="message" placeholder="error message (force error)" aria-label="error message";
+                input #bulk-message type="text" name="message"
+                    placeholder="error message (force error)" aria-label="error message";
             }
             // A button stays disabled while its action would be refused: nothing selected, no
             // error message, or a capability the token lacks (named).
             div.actions {
                 button name="action" value="requeue" data-confirm=(requeue) data-needs-selection
                     disabled[rq.is_some()] data-lacks=[rq] title=[why(rq)] { "Requeue selected" }
-                button.danger name="action" value="force_error" data-confirm="Force an error on the {selected} selected tasks?"
+                button.danger name="action" value="force_error"
+                    data-confirm="Force an error on the {selected} selected tasks?"
                     data-needs-selection data-needs-message="bulk-message"
                     disabled[fe.is_some()] data-lacks=[fe] title=[why(fe)] { "Force error on selected" }
-                button.danger name="action" value="cancel" data-confirm="Cancel the {selected} selected tasks?" data-needs-selection { "Cancel selected" }
+                button.danger name="action" value="cancel"
+                    data-confirm="Cancel the {selected} selected tasks?" data-needs-selection { "Cancel selected" }
                 button.quiet name="all" value="requeue" data-confirm=(all)
                     disabled[rq.is_some()] data-lacks=[rq] title=[why(rq)] { "Requeue all " (n) " shown" }
                 @let all = format!("Force an error on all {n} tasks shown?");

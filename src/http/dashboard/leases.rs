@@ -186,7 +186,10 @@ fn filters(q: &Filter) -> Markup {
                 span.hint { "and less than " (age(max.max(0) as u64)) " (the overview's card)" }
             }
             label { "lessee" input type="text" name="lessee" value=[given(&q.lessee)] placeholder="any agent"; }
-            label { "recipient" input type="text" name="recipient" value=[given(&q.recipient)] placeholder="any agent"; }
+            label {
+                "recipient"
+                input type="text" name="recipient" value=[given(&q.recipient)] placeholder="any agent";
+            }
             label { "kind" input type="text" name="kind" value=[given(&q.kind)] placeholder="any kind"; }
             label { "duplicate safety" select name="safety" {
                 option value="any" selected[safety == Safety::Any] { "any" }

@@ -69,7 +69,9 @@ fn fragment(o: &Overview) -> Markup {
         div.cards {
             a.card href="/dashboard/tasks?state=queued" { div.n #count-queued { (o.queued) } div.label { "queued" } }
             a.card href="/dashboard/leases" { div.n #count-in-flight { (o.in_flight) } div.label { "in flight" } }
-            a.card href="/dashboard/tasks?state=result_pending" { div.n #count-result-pending { (o.result_pending) } div.label { "results pending" } }
+            a.card href="/dashboard/tasks?state=result_pending" {
+                div.n #count-result-pending { (o.result_pending) } div.label { "results pending" }
+            }
             a.card href="/dashboard/tasks?state=resolved" {
                 div.n #count-finished {
                     @if o.finished > FINISHED_COUNT_CAP { (FINISHED_COUNT_CAP) "+" } @else { (o.finished) }

@@ -41,7 +41,8 @@ pub async fn preview(state: State, req: HttpRequest) -> HttpResponse {
             (report_tables(&report))
             @if n > 0 {
                 form #retry-run method="post" action=(BACK)
-                    data-confirm=(format!("Requeue the {n} task(s) listed as would-be requeued, each under the lease shown?")) {
+                    data-confirm=(format!("Requeue the {n} task(s) listed as would-be requeued, \
+                                           each under the lease shown?")) {
                     (csrf_field(&s))
                     @for q in &report.requeued {
                         input type="hidden" name="row" value=(format!("{}:{}", q.task_id, q.lease_id));
@@ -152,14 +153,22 @@ fn report_tables(r: &RetryReport) -> Markup {
         table #requeued {
             tr { th { "task" } th { "attempt" } th { "key" } }
             @for q in &r.requeued {
-                tr { td.mono { a href=(format!("/dashboard/tasks/{}", q.task_id)) { (q.task_id) } } td { (q.attempt) } td.mono { (q.idempotency_key) } }
+                tr {
+                    td.mono { a href=(format!("/dashboard/tasks/{}", q.task_id)) { (q.task_id) } }
+                    td { (q.attempt) }
+                    td.mono { (q.idempotency_key) }
+                }
             }
         }
         h2 { "Skipped, and why" }
         table #skipped {
             tr { th { "task" } th { "reason" } th { "attempt" } }
             @for k in &r.skipped {
-                tr { td.mono { a href=(format!("/dashboard/tasks/{}", k.task_id)) { (k.task_id) } } td { (k.reason.as_str()) } td { (k.attempt) } }
+                tr {
+                    td.mono { a href=(format!("/dashboard/tasks/{}", k.task_id)) { (k.task_id) } }
+                    td { (k.reason.as_str()) }
+                    td { (k.attempt) }
+                }
             }
         }
     }

@@ -144,7 +144,9 @@ pub async fn task(state: State, req: HttpRequest, id: web::Path<String>) -> Http
                     Some(d) => (format!("{} UTC", when(d))),
                     None => "—",
                 } } }
-                tr { th { "input" } td #input { pre { (serde_json::to_string_pretty(&t.task.content).unwrap_or_default()) } } }
+                tr { th { "input" } td #input {
+                    pre { (serde_json::to_string_pretty(&t.task.content).unwrap_or_default()) }
+                } }
                 tr { th { "attempt" } td { (t.attempt) } }
                 tr { th { "lease" } td { @if let Some(l) = &t.lease {
                     (l.leased_to.as_str()) ", lease " span.mono { (l.lease_id) } ", since " (when(l.leased_at_ms))
@@ -171,7 +173,10 @@ pub async fn task(state: State, req: HttpRequest, id: web::Path<String>) -> Http
                 @if !children.is_empty() { p #tally { (tally(&children)) } }
                 ul { li { strong { "this task" } " (" (t.state.as_str()) ")"
                     ul { @for c in &children {
-                        li { a.mono href=(format!("/dashboard/tasks/{}", c.task.id)) { (c.task.id) } " " (state_badge(c)) " — " (c.task.intent_text) }
+                        li {
+                            a.mono href=(format!("/dashboard/tasks/{}", c.task.id)) { (c.task.id) }
+                            " " (state_badge(c)) " — " (c.task.intent_text)
+                        }
                     } }
                 } }
                 @if children.is_empty() { p.hint { "No children." } }

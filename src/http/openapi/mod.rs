@@ -83,7 +83,9 @@ clients are built from, and are not described in this document.",
     tags(
         (name = "tasks", description = "Sending, leasing and reading tasks."),
         (name = "results", description = "Posting and draining results."),
-        (name = "operator", description = "Queue snapshot, lease repair, retry gate, scheduler, compaction and the audit feed."),
+        (name = "operator",
+            description = "Queue snapshot, lease repair, retry gate, scheduler, compaction and the \
+                audit feed."),
         (name = "system", description = "Health, readiness, version, metrics and this document."),
     )
 )]

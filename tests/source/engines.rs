@@ -5,16 +5,46 @@
 
 use super::lex::{lex, test_only};
 
-/// Each word, with what may not come right before it (a letter of the same case would make it
-/// the inside of another word: `mysqlite`, `jpg_`, `UPg`) and whether a lowercase letter may
-/// follow it (`Pgxyz` is not `Pg`).
-const WORDS: [(&str, fn(char) -> bool, bool); 6] = [
-    ("sqlite", is_lower, true),
-    ("postgres", is_lower, true),
-    ("pg_", is_lower, true),
-    ("Sqlite", is_upper, true),
-    ("Postgres", is_upper, true),
-    ("Pg", is_upper, false),
+/// A word, with what may not come right before it (a letter of the same case would make it the
+/// inside of another word: `mysqlite`, `jpg_`, `UPg`) and whether a lowercase letter may follow
+/// it (`Pgxyz` is not `Pg`).
+struct Word {
+    text: &'static str,
+    inside: fn(char) -> bool,
+    lower_after: bool,
+}
+
+const WORDS: [Word; 6] = [
+    Word {
+        text: "sqlite",
+        inside: is_lower,
+        lower_after: true,
+    },
+    Word {
+        text: "postgres",
+        inside: is_lower,
+        lower_after: true,
+    },
+    Word {
+        text: "pg_",
+        inside: is_lower,
+        lower_after: true,
+    },
+    Word {
+        text: "Sqlite",
+        inside: is_upper,
+        lower_after: true,
+    },
+    Word {
+        text: "Postgres",
+        inside: is_upper,
+        lower_after: true,
+    },
+    Word {
+        text: "Pg",
+        inside: is_upper,
+        lower_after: false,
+    },
 ];
 
 fn is_lower(c: char) -> bool {
@@ -45,14 +75,15 @@ pub fn named(source: &str) -> Vec<(usize, &'static str)> {
     let text = String::from_utf8_lossy(&text);
     let mut found = Vec::new();
     for (n, line) in text.lines().enumerate() {
-        for (word, inside, lower_after) in WORDS {
-            let hit = line.match_indices(word).any(|(at, _)| {
+        for word in &WORDS {
+            let hit = line.match_indices(word.text).any(|(at, _)| {
                 let before = line[..at].chars().next_back();
-                let after = line[at + word.len()..].chars().next();
-                !before.is_some_and(inside) && (lower_after || !after.is_some_and(is_lower))
+                let after = line[at + word.text.len()..].chars().next();
+                !before.is_some_and(word.inside)
+                    && (word.lower_after || !after.is_some_and(is_lower))
             });
             if hit {
-                found.push((n + 1, word));
+                found.push((n + 1, word.text));
             }
         }
     }

@@ -172,7 +172,7 @@ fn use_tree(
                 if tokens.get(*pos).is_some_and(|(_, t)| t == "as") {
                     *pos += 2;
                 }
-                if !tokens.get(*pos).is_some_and(|(_, t)| t == "::") {
+                if tokens.get(*pos).is_none_or(|(_, t)| t != "::") {
                     out.push(prefix);
                     return;
                 }

@@ -1,7 +1,6 @@
-//! The native REST API (docs/contract.md), the one the OpenAPI document describes: one module per
-//! resource, each with one table of its routes (`table()`, from `api_routes!`): each handler
-//! with its refusals. They are gathered here, once: [`configure`] serves them, [`document`]
-//! documents them.
+//! The native REST API (docs/contract.md), which the OpenAPI document describes: one module per
+//! resource, each with one table of its routes (`api_routes!`: each handler with its refusals),
+//! gathered here once: [`configure`] serves them, [`document`] documents them.
 
 mod batch;
 mod docs;

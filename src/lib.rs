@@ -7,7 +7,7 @@
 //! No request input may reach a panic: outside tests the crate denies `unwrap`, `expect`,
 //! indexing and slicing that may panic, and arithmetic that may overflow. Each exception is an
 //! `#[allow]` on the smallest item (or a module no request reaches), its reason beside it. A
-//! panic that happens anyway is answered by `http::panics` (500 `internal`, counted in
+//! panic that happens anyway is answered by `http::serve::panics` (500 `internal`, counted in
 //! `a2a_panics_total`).
 #![cfg_attr(
     not(test),

@@ -1,5 +1,5 @@
 //! Process-local counters and latency histograms, rendered in the Prometheus text format.
-//! Queue gauges are read from the database at scrape time (see `http/system.rs`, the `/metrics` route).
+//! Queue gauges are read from the database at scrape time (see `http/api/system.rs`, the `/metrics` route).
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -53,7 +53,7 @@ pub struct Metrics {
     /// Per [`BATCH_KINDS`]: parked long-polls (claims, drains) handed their task or result in
     /// the commit that queued or stored it (PostgreSQL's batches; SQLite's sends, for claims).
     pub handoffs: [AtomicU64; 4],
-    /// Requests whose handling panicked, answered 500 `internal` (`http/panics.rs`).
+    /// Requests whose handling panicked, answered 500 `internal` (`http/serve/panics.rs`).
     pub panics: AtomicU64,
     /// Refused tokens, per reason (`AuthReason as usize`).
     pub auth_failures: [AtomicU64; AuthReason::SLUGS.len()],

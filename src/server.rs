@@ -30,7 +30,7 @@ pub struct ServerSettings {
     pub http_workers: Option<usize>,
     /// The A2A facade's settings.
     pub a2a: http::a2a::Settings,
-    /// The test-only fault injection `A2A_MAILBOX_TEST_PANIC_PATH` (`http::panics`).
+    /// The test-only fault injection `A2A_MAILBOX_TEST_PANIC_PATH` (`http::serve::panics`).
     pub panic_path: Option<String>,
 }
 

@@ -1,13 +1,16 @@
 //! Reading a request: JSON bodies that must be objects, the `Idempotency-Key` header, path ids
-//! and the shared query parameters (`wait_ms`, `limit`, non-negative filters).
+//! and the shared query parameters (`wait_ms`, `limit`, non-negative filters, a list's filters).
 
 use std::time::Duration;
 
 use actix_web::HttpRequest;
+use serde::Deserialize;
 use serde_json::Value;
 use uuid::Uuid;
 
+use crate::domain::{no_nul, AgentId, TaskState, MAX_MS};
 use crate::error::MailboxError;
+use crate::mailbox::listing::{ListRequest, Role};
 use crate::mailbox::IdemRequest;
 
 /// The longest long-poll a request may ask for (`wait_ms`).
@@ -101,7 +104,8 @@ pub(crate) fn non_negative(name: &str, v: Option<i64>) -> Result<Option<i64>, Ma
 #[derive(serde::Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub(crate) struct LimitQuery {
-    /// How many entries to answer at most. Defaults to 10; any other value is clamped to 1..=1000 (out-of-range values are not refused).
+    /// How many entries to answer at most. Defaults to 10; any other value is clamped to 1..=1000
+    /// (out-of-range values are not refused).
     #[param(minimum = -9223372036854775808_i64, maximum = 9223372036854775807_i64, example = 10)]
     pub limit: Option<i64>,
 }
@@ -110,7 +114,110 @@ pub(crate) struct LimitQuery {
 #[derive(serde::Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub(crate) struct WaitQuery {
-    /// Long-poll: how long to wait for something to arrive, in milliseconds (0..=30000, default 0: answer at once). A waiting request is parked: it holds no database connection and is woken only by a commit that concerns it (one queued task wakes one waiting lease of its recipient, one result one waiting drain of its sender), on this instance or, through PostgreSQL's LISTEN/NOTIFY, on another one sharing the database; it looks once more when `wait_ms` ends. On PostgreSQL a request waiting on this instance is answered by the very transaction that queues its task or stores its result; if that transaction is running when `wait_ms` runs out, the answer waits for it, so a lease or drain it committed is never lost. Larger values → 400 `invalid_request`. Past the instance's limits on parked requests (per caller, `A2A_MAILBOX_MAX_WAITING_PER_CALLER`, default 1000; in all, `A2A_MAILBOX_MAX_WAITING`, default 50000) a request with `wait_ms` above 0 is answered at once with 429 `too_many_waiting` or 503 `overloaded`, `Retry-After: 1`, and changes nothing.
+    /// Long-poll: how long to wait for something to arrive, in milliseconds (0..=30000, default 0:
+    /// answer at once). A waiting request is parked: it holds no database connection and is woken
+    /// only by a commit that concerns it (one queued task wakes one waiting lease of its recipient,
+    /// one result one waiting drain of its sender), on this instance or, through PostgreSQL's
+    /// LISTEN/NOTIFY, on another one sharing the database; it looks once more when `wait_ms` ends.
+    /// On PostgreSQL a request waiting on this instance is answered by the very transaction that
+    /// queues its task or stores its result; if that transaction is running when `wait_ms` runs
+    /// out, the answer waits for it, so a lease or drain it committed is never lost. Larger values
+    /// → 400 `invalid_request`. Past the instance's limits on parked requests (per caller,
+    /// `A2A_MAILBOX_MAX_WAITING_PER_CALLER`, default 1000; in all, `A2A_MAILBOX_MAX_WAITING`,
+    /// default 50000) a request with `wait_ms` above 0 is answered at once with 429
+    /// `too_many_waiting` or 503 `overloaded`, `Retry-After: 1`, and changes nothing.
     #[param(minimum = 0, maximum = 30000, example = 1000)]
     pub wait_ms: Option<u64>,
+}
+
+/// The filters of a list, as the query string carries them (`GET /a2a/tasks`, and MCP's
+/// `list_tasks` tool's arguments).
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct ListQuery {
+    /// Keep tasks in these states: one or more of `queued`, `in_flight`, `result_pending`,
+    /// `resolved`, `canceled`, comma-separated.
+    #[param(
+        pattern = "^(queued|in_flight|result_pending|resolved|canceled)\
+            (,(queued|in_flight|result_pending|resolved|canceled))*$",
+        example = "queued,in_flight"
+    )]
+    state: Option<String>,
+    /// `sender`: tasks the caller sent; `recipient`: tasks addressed to the caller; `any` (the
+    /// default): every task visible to the caller (for an operator, every task).
+    role: Option<Role>,
+    /// Keep tasks sent by this agent.
+    #[param(value_type = Option<AgentId>, example = "research@acme")]
+    sender: Option<String>,
+    /// Keep tasks addressed to this agent.
+    #[param(value_type = Option<AgentId>, example = "billing@acme")]
+    recipient: Option<String>,
+    /// Keep the children of this task (its `parent`).
+    #[param(value_type = Option<uuid::Uuid>, example = "0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90")]
+    parent: Option<String>,
+    /// Keep tasks of this conversation.
+    #[param(example = "conversation-42")]
+    context_id: Option<String>,
+    /// Keep tasks of this kind.
+    #[param(example = "refund")]
+    task_kind: Option<String>,
+    /// Keep tasks created after this instant (`created_at_ms >` it), in epoch milliseconds.
+    #[param(minimum = 0, maximum = 9223372036854775807_u64)]
+    created_after_ms: Option<u64>,
+    /// Keep tasks created before this instant (`created_at_ms <` it), in epoch milliseconds.
+    #[param(minimum = 0, maximum = 9223372036854775807_u64)]
+    created_before_ms: Option<u64>,
+    /// The `next_cursor` of the previous page, unchanged (opaque; its form may change). Walking
+    /// every page with the same filters returns each task that existed at the first call exactly
+    /// once. Empty: the first page.
+    #[param(
+        pattern = r"^([0-9]{1,18}\.[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})?$",
+        example = "1736239990000.0b8f1f5e-6d1c-4c7e-9a43-2f1d3c5b7a90"
+    )]
+    cursor: Option<String>,
+    /// How many tasks a page holds at most. Defaults to 10; any other value is clamped to 1..=1000
+    /// (out-of-range values are not refused).
+    #[param(minimum = -9223372036854775808_i64, maximum = 9223372036854775807_i64, example = 10)]
+    limit: Option<i64>,
+}
+
+impl ListQuery {
+    pub(crate) fn request(&self) -> Result<ListRequest, MailboxError> {
+        let agent = |v: &Option<String>| {
+            v.as_deref()
+                .map(AgentId::parse)
+                .transpose()
+                .map_err(MailboxError::invalid)
+        };
+        let ms = |name: &str, v: Option<u64>| match v {
+            Some(v) if v > MAX_MS => Err(MailboxError::invalid(format!("{name} is out of range"))),
+            v => Ok(v.map(|v| v as i64)),
+        };
+        no_nul("context_id", self.context_id.as_deref())?;
+        no_nul("task_kind", self.task_kind.as_deref())?;
+        let mut states = Vec::new();
+        for s in self.state.iter().flat_map(|s| s.split(',')) {
+            let state = TaskState::parse(s.trim()).ok_or_else(|| {
+                MailboxError::invalid(format!(
+                    "unknown state {s:?}: use queued, in_flight, result_pending, resolved or canceled"
+                ))
+            })?;
+            states.push(state);
+        }
+        Ok(ListRequest {
+            states,
+            role: self.role.unwrap_or_default(),
+            sender: agent(&self.sender)?,
+            recipient: agent(&self.recipient)?,
+            parent: self.parent.as_deref().map(path_uuid).transpose()?,
+            context_id: self.context_id.clone(),
+            task_kind: self.task_kind.clone(),
+            // An empty cursor is the first page, like none.
+            cursor: self.cursor.clone().filter(|c| !c.is_empty()),
+            created_after_ms: ms("created_after_ms", self.created_after_ms)?,
+            created_before_ms: ms("created_before_ms", self.created_before_ms)?,
+            limit: limit(self.limit),
+            ..ListRequest::default()
+        })
+    }
 }

@@ -26,7 +26,7 @@ pub struct AppState {
     /// database, so an outcome shows on whichever instance the browser reaches next.
     pub dashboard_outcomes: uuid::Uuid,
     /// The test-only fault injection `A2A_MAILBOX_TEST_PANIC_PATH`: a request to this path
-    /// panics (`http/panics.rs`).
+    /// panics (`http/serve/panics.rs`).
     pub panic_path: Option<String>,
     /// What the service listens on (`tcp:ADDR`, `unix:PATH`), set once it is bound.
     pub transports: std::sync::OnceLock<Vec<String>>,

@@ -1,4 +1,5 @@
-//! Compaction and retention (docs/contract.md#compaction), the audit feed (docs/contract.md#audit), and one task's audit rows.
+//! Compaction and retention (docs/contract.md#compaction), the audit feed (docs/contract.md#audit),
+//! and one task's audit rows.
 
 use serde_json::{json, Map, Value};
 

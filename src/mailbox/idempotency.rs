@@ -1,6 +1,7 @@
-//! The `Idempotency-Key` layer (docs/contract.md#the-idempotency-key-header): per caller, a key maps to a request fingerprint and the
-//! stored response. The key is reserved and completed inside the transaction of the request's
-//! effect, so a key can never be recorded without its effect, nor an effect without its key.
+//! The `Idempotency-Key` layer (docs/contract.md#the-idempotency-key-header): per caller, a key
+//! maps to a request fingerprint and the stored response. The key is reserved and completed inside
+//! the transaction of the request's effect, so a key can never be recorded without its effect, nor
+//! an effect without its key.
 
 use std::time::Duration;
 

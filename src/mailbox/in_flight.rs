@@ -5,7 +5,10 @@ use super::{now_ms, Mailbox};
 use crate::auth::Caller;
 use crate::domain::QueueEntry;
 use crate::error::MailboxError;
-use crate::store::{LeaseAfter, LeaseKey, LeaseOrder, LeaseQuery, ListColumn, TaskFilter};
+use crate::store::{LeaseAfter, LeaseKey, LeaseQuery, ListColumn, TaskFilter};
+
+/// How a page of leases is sorted ([`LeaseRequest::order`]).
+pub use crate::store::LeaseOrder;
 
 /// Which leases a page shows.
 #[derive(Clone, Debug, Default)]

@@ -1,5 +1,6 @@
-//! Leasing (docs/contract.md#endpoints, docs/contract.md#deadlines): the oldest live task of a recipient, with a new lease id and the next
-//! attempt; a queued task past its deadline is resolved with an error instead of being leased.
+//! Leasing (docs/contract.md#endpoints, docs/contract.md#deadlines): the oldest live task of a
+//! recipient, with a new lease id and the next attempt; a queued task past its deadline is resolved
+//! with an error instead of being leased.
 
 use std::time::Duration;
 

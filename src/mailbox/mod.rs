@@ -11,7 +11,7 @@ pub mod auth_failures;
 pub mod batch;
 pub mod cancel;
 mod deliver;
-mod follow;
+pub mod follow;
 mod idempotency;
 pub mod in_flight;
 mod lease;
@@ -22,7 +22,7 @@ pub mod repair;
 mod results;
 pub mod retry;
 mod secrets;
-mod send;
+pub mod send;
 pub mod tasks;
 mod visibility;
 mod wake;
@@ -42,8 +42,6 @@ use crate::metrics::Metrics;
 use crate::store::{Store, Tx};
 
 pub use crate::clock::now_ms;
-pub use follow::Follow;
-pub use send::Kept;
 pub use wake::Wake;
 pub use wakeups::{WaitingLimits, Wakeups};
 pub use writer::{IdemRequest, Writer};
@@ -173,7 +171,7 @@ pub struct Mailbox {
     /// Held by the retry scan running in this process (see `retry`).
     pub(crate) scan_lock: Arc<tokio::sync::Mutex<()>>,
     /// Refused tokens counted in memory until written (see `auth_failures`).
-    pub auth_failures: Arc<auth_failures::AuthFailures>,
+    pub auth_failures: Arc<auth_failures::counts::AuthFailures>,
 }
 
 impl Mailbox {

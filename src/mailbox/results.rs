@@ -1,4 +1,5 @@
-//! Posting results and draining them (docs/contract.md#endpoints, docs/contract.md#the-result-cache): the gates of a result, in order.
+//! Posting results and draining them (docs/contract.md#endpoints,
+//! docs/contract.md#the-result-cache): the gates of a result, in order.
 
 use std::time::Duration;
 

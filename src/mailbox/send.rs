@@ -1,4 +1,5 @@
-//! Sending a task (docs/contract.md#endpoints, docs/contract.md#idempotency): the gates of a send, in order, and the result cache.
+//! Sending a task (docs/contract.md#endpoints, docs/contract.md#idempotency): the gates of a send,
+//! in order, and the result cache.
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -98,7 +99,8 @@ pub(super) struct BodyRules<'a> {
 
 /// The gates of a send that need no database, in order: 1. the sender is the caller; 2. the
 /// capability to send to the recipient; 3. the body. `raw` is the body as JSON: the sender and
-/// capability gates run on it before it is validated as an `A2ATask` (docs/contract.md#endpoints, docs/contract.md#details).
+/// capability gates run on it before it is validated as an `A2ATask` (docs/contract.md#endpoints,
+/// docs/contract.md#details).
 pub(super) fn check_send(caller: &Caller, raw: &Value, rules: BodyRules<'_>) -> Checked {
     let refused = |audits, e| Checked {
         audits,

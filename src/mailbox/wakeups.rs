@@ -12,30 +12,19 @@
 //! passes its wake-up on: to another request here, or else to the other instances.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use self::slots::Slots;
+use self::slots::{Signal, Slots};
 use super::wake::{PeerLines, Peers, Wake};
 use crate::auth::Caller;
 use crate::error::{ErrorCode, MailboxError};
 use crate::metrics::Metrics;
 
-/// What a parked request waits for, with the agent or task it names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum WaitFor {
-    /// A task queued for the recipient named with it (a lease): one task wakes one.
-    Task = 0,
-    /// A result for the sender named with it (a drain): one result wakes one.
-    Result,
-    /// Any change of the task named with it (a blocking send waiting for its task, a stream
-    /// following it): every such watcher wakes.
-    Watch,
-}
+pub(crate) use self::slots::WaitFor;
 
 /// The limits of [`Wakeups`]: parked requests per caller and in all (docs/contract.md#waiting).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,27 +39,6 @@ impl Default for WaitingLimits {
             per_caller: 1000,
             total: 50_000,
         }
-    }
-}
-
-/// One parked request's signal: set when it is woken, cleared before each look.
-#[derive(Default)]
-struct Signal {
-    woken: AtomicBool,
-    notify: Notify,
-    /// Counted in `a2a_waiters`: the request has begun to wait (its first look found nothing).
-    waiting: AtomicBool,
-    /// Looking because it was woken: the look owes that wake-up to another request if it is
-    /// dropped before it ends.
-    owes: AtomicBool,
-}
-
-impl Signal {
-    /// Sets the signal; `false` if it was already set (the request has not looked since).
-    fn set(&self) -> bool {
-        let first = !self.woken.swap(true, Ordering::AcqRel);
-        self.notify.notify_one();
-        first
     }
 }
 

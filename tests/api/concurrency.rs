@@ -1,4 +1,5 @@
-//! Races (docs/contract.md#endpoints, docs/contract.md#idempotency; DESIGN.md "Concurrency is tested, not assumed").
+//! Races (docs/contract.md#endpoints, docs/contract.md#idempotency): concurrency is tested, not
+//! assumed.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,5 +1,6 @@
-//! Crash safety with a real process (DESIGN.md): kill -9 the server, restart it on the same
-//! database, and find every acknowledged task, lease, attempt counter and result unchanged.
+//! Crash safety with a real process (docs/operations.md#the-storage-engines): kill -9 the server,
+//! restart it on the same database, and find every acknowledged task, lease, attempt counter and
+//! result unchanged.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};

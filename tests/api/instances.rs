@@ -1,5 +1,6 @@
-//! Several server processes on one database (DESIGN.md: "Any number of instances can serve the
-//! same database"): races are decided by the database, and long-polls see other instances' work.
+//! Several server processes on one database (docs/operations.md#several-instances: any number of
+//! instances can serve one database): races are decided by the database, and long-polls see
+//! other instances' work.
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};

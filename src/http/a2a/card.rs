@@ -4,7 +4,7 @@ use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse};
 use serde_json::json;
 
-use super::recipient;
+use super::request::recipient;
 use super::wire::SKILL_NAME;
 use crate::error::MailboxError;
 use crate::http::state::{AppState, State};

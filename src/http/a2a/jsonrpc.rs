@@ -7,8 +7,8 @@ use serde_json::{json, Value};
 
 use super::errors::{A2aError, Fault, Kind};
 use super::methods::Call;
+use super::request::{check_version, key_header, recipient};
 use super::stream::{self, Framing, Opens};
-use super::{check_version, key_header, recipient};
 use crate::auth::Caller;
 use crate::error::MailboxError;
 use crate::http::extract::{BodyFault, JsonBytes, NUL_REFUSED};

@@ -13,8 +13,9 @@ use crate::domain::{AgentId, TaskStatus};
 use crate::error::ErrorCode;
 use crate::http::state::AppState;
 use crate::http::time::parse_ms;
+use crate::mailbox::follow::Follow;
 use crate::mailbox::listing::{ListRequest, Role};
-use crate::mailbox::{Follow, Writer};
+use crate::mailbox::Writer;
 
 /// One call: who makes it, to which recipient's agent, and the `Idempotency-Key` header.
 pub struct Call<'a> {
@@ -25,7 +26,7 @@ pub struct Call<'a> {
 }
 
 /// What a method of the facade answers: its JSON result, or the A2A error.
-type Reply = Result<Value, Fault>;
+type MethodResult = Result<Value, Fault>;
 
 /// A message checked and ready to queue: its task id and key, and how the answer is wanted.
 struct Prepared {
@@ -124,7 +125,7 @@ impl Call<'_> {
         }
     }
 
-    pub async fn send_message(&self, params: &Value) -> Reply {
+    pub async fn send_message(&self, params: &Value) -> MethodResult {
         let prepared = self.prepare(params)?;
         self.queue(&prepared).await?;
         let (id, mailbox) = (prepared.id, &self.state.mailbox);
@@ -177,7 +178,7 @@ impl Call<'_> {
         Ok(tasks.pop().ok_or_else(missing)?)
     }
 
-    pub async fn get_task(&self, params: &Value) -> Reply {
+    pub async fn get_task(&self, params: &Value) -> MethodResult {
         let p = object(params)?;
         let id = task_id(p)?;
         let history_length = count(p, "historyLength")?;
@@ -189,7 +190,7 @@ impl Call<'_> {
         Ok(wire::task(&task, view))
     }
 
-    pub async fn cancel_task(&self, params: &Value) -> Reply {
+    pub async fn cancel_task(&self, params: &Value) -> MethodResult {
         let id = task_id(object(params)?)?;
         self.visible(id).await?;
         self.state
@@ -203,7 +204,7 @@ impl Call<'_> {
         Ok(wire::task(&self.visible(id).await?, view))
     }
 
-    pub async fn list_tasks(&self, params: &Value) -> Reply {
+    pub async fn list_tasks(&self, params: &Value) -> MethodResult {
         let p = object(params)?;
         let page_size = match count(p, "pageSize")? {
             None | Some(0) => 50,

@@ -8,8 +8,8 @@ use serde_json::{Map, Value};
 
 use super::errors::{A2aError, Fault, Kind};
 use super::methods::Call;
+use super::request::{check_version, key_header, recipient};
 use super::stream::{self, Framing, Opens};
-use super::{check_version, key_header, recipient};
 use crate::auth::Caller;
 use crate::http::extract::{BodyFault, JsonBytes, NUL_REFUSED};
 use crate::http::respond::Answer;

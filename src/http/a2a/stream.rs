@@ -21,7 +21,7 @@ use crate::domain::{AgentId, TaskStatus};
 use crate::error::MailboxError;
 use crate::http::sse::{self, Events, Gone};
 use crate::http::state::State;
-use crate::mailbox::Follow;
+use crate::mailbox::follow::Follow;
 
 /// How each event travels: a JSON-RPC response carrying the request's `id`, or HTTP+JSON's bare
 /// StreamResponse.

@@ -9,7 +9,7 @@ use super::errors::{A2aError, Kind};
 use crate::domain::free_form;
 use crate::domain::{Content, ResultStatus, TaskState, TaskStatus};
 use crate::http::time::format_ms;
-use crate::mailbox::Kept;
+use crate::mailbox::send::Kept;
 
 /// The facade's namespace in A2A metadata (`message.metadata[EXT].idempotencyKey`, the Task's
 /// `metadata[EXT]`).

@@ -8,7 +8,8 @@ use uuid::Uuid;
 
 use super::again::already_done;
 use super::flash::{self, Tone};
-use super::layout::{notice, Session};
+use super::layout::{notice, SignedIn};
+use super::refusal::explain;
 use super::session::form_session;
 use crate::error::{ErrorCode, MailboxError};
 use crate::http::state::State;
@@ -24,7 +25,7 @@ struct ActForm {
 }
 
 /// A row's outcome: done, skipped (nothing done, as the page's rules say), or refused.
-enum Outcome {
+enum RowOutcome {
     Done(String),
     Skipped(String),
     Refused(String),
@@ -82,7 +83,7 @@ pub async fn act(
     }
     let done = outcomes
         .iter()
-        .filter(|(_, o)| matches!(o, Outcome::Done(_)))
+        .filter(|(_, o)| matches!(o, RowOutcome::Done(_)))
         .count();
     let status = if done == 0 && outcomes.len() == 1 {
         StatusCode::CONFLICT
@@ -100,9 +101,9 @@ pub async fn act(
         .into_iter()
         .filter_map(|(id, o)| {
             let (tone, says) = match o {
-                Outcome::Done(says) => (Tone::Good, says),
-                Outcome::Skipped(says) => (Tone::Hint, format!("skipped: {says}")),
-                Outcome::Refused(says) => (Tone::Bad, format!("refused: {says}")),
+                RowOutcome::Done(says) => (Tone::Good, says),
+                RowOutcome::Skipped(says) => (Tone::Hint, format!("skipped: {says}")),
+                RowOutcome::Refused(says) => (Tone::Bad, format!("refused: {says}")),
             };
             Some((id?, tone, says))
         })
@@ -114,7 +115,7 @@ pub async fn act(
             "{unreadable} rows of the form carried no task id: nothing was done to them."
         ));
     }
-    let outcome = flash::Outcome {
+    let report = flash::Report {
         title: format!("{what}: {done} of {} done", targets.len()),
         status,
         back: "/dashboard/leases".to_owned(),
@@ -122,24 +123,24 @@ pub async fn act(
         table: "outcomes",
         rows,
     };
-    flash::redirect(&req, &state, &s, &outcome)
+    flash::redirect(&req, &state, &s, &report)
 }
 
 /// One action on one row (`<task id>:<lease id>`), under the lease the page showed; the row's
 /// task id, if it carries one.
 async fn act_on(
     state: &State,
-    s: &Session,
+    s: &SignedIn,
     form: &ActForm,
     target: &str,
-) -> (Option<Uuid>, Outcome) {
+) -> (Option<Uuid>, RowOutcome) {
     let (id, lease) = target.split_once(':').unwrap_or((target, ""));
     let Ok(task_id) = Uuid::parse_str(id) else {
-        return (None, Outcome::Refused("not a task id".into()));
+        return (None, RowOutcome::Refused("not a task id".into()));
     };
     let Ok(shown) = Uuid::parse_str(lease) else {
         let says = "the row carries no lease id, so nothing was done: reload the page";
-        return (Some(task_id), Outcome::Refused(says.into()));
+        return (Some(task_id), RowOutcome::Refused(says.into()));
     };
     let (by, lease_id) = (Writer::from(&s.caller), Some(shown));
     let repair = |command| RepairRequest {
@@ -152,7 +153,7 @@ async fn act_on(
             let Some(duplicate_risk) = form.duplicate_risk else {
                 let says = "no duplicate risk was stated (idempotent or operator_accepted), so \
                             nothing was done";
-                return (Some(task_id), Outcome::Refused(says.into()));
+                return (Some(task_id), RowOutcome::Refused(says.into()));
             };
             let command = RepairCommand::Requeue {
                 lease_id,
@@ -168,7 +169,7 @@ async fn act_on(
         "force_error" => {
             let Some(message) = form.message.clone() else {
                 let says = "a forced error needs a message";
-                return (Some(task_id), Outcome::Refused(says.into()));
+                return (Some(task_id), RowOutcome::Refused(says.into()));
             };
             let req = repair(RepairCommand::ForceError { lease_id, message });
             state
@@ -187,18 +188,18 @@ async fn act_on(
         }
         other => {
             let says = format!("unknown action {other:?}");
-            return (Some(task_id), Outcome::Refused(says));
+            return (Some(task_id), RowOutcome::Refused(says));
         }
     };
     let outcome = match done {
-        Ok(says) => Outcome::Done(says.to_owned()),
+        Ok(says) => RowOutcome::Done(says.to_owned()),
         // The same form sent again: its first submit ended the lease.
         Err(e) if lease_gone(&e) => match already_done(state, s, task_id, shown).await {
-            Some(says) => Outcome::Done(says),
-            None => Outcome::Skipped(explain(&e)),
+            Some(says) => RowOutcome::Done(says),
+            None => RowOutcome::Skipped(explain(&e)),
         },
-        Err(e) if skipped(&e) => Outcome::Skipped(explain(&e)),
-        Err(e) => Outcome::Refused(explain(&e)),
+        Err(e) if skipped(&e) => RowOutcome::Skipped(explain(&e)),
+        Err(e) => RowOutcome::Refused(explain(&e)),
     };
     (Some(task_id), outcome)
 }
@@ -215,18 +216,4 @@ fn skipped(e: &MailboxError) -> bool {
         e.code,
         ErrorCode::LeaseMismatch | ErrorCode::NotInFlight | ErrorCode::DuplicateRiskMismatch
     )
-}
-
-/// A refusal explained.
-pub fn explain(e: &MailboxError) -> String {
-    match e.code {
-        ErrorCode::LeaseMismatch | ErrorCode::NotInFlight => "the lease changed since you \
-             looked (the task was answered, requeued or leased again), so nothing was done"
-            .to_owned(),
-        ErrorCode::DuplicateRiskMismatch => "the task was not declared idempotent with a key by \
-             its sender, so it cannot be requeued as idempotent and nothing was done; requeue it \
-             as operator_accepted if you accept that it may run twice"
-            .to_owned(),
-        _ => e.message.clone(),
-    }
 }

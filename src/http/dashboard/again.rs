@@ -6,7 +6,7 @@
 use uuid::Uuid;
 
 use super::events::{kind_of, text};
-use super::layout::{when, Session};
+use super::layout::{when, SignedIn};
 use crate::http::state::AppState;
 use crate::mailbox::audit::kind;
 
@@ -17,7 +17,7 @@ const ROWS: i64 = 200;
 /// nothing to it (someone or something else changed the lease).
 pub async fn already_done(
     state: &AppState,
-    s: &Session,
+    s: &SignedIn,
     task: Uuid,
     lease: Uuid,
 ) -> Option<String> {

@@ -13,6 +13,7 @@ use serde::{de::Error as _, Deserialize, Deserializer};
 
 use super::events;
 use super::layout::{ok, query_of};
+use super::refusal::{failure, read_query};
 use super::session::session;
 use crate::http::state::State;
 use crate::mailbox::admin::{AuditFilter, AuditPage, AuditPageRequest, AUDIT_PAGE_SCAN};
@@ -75,7 +76,7 @@ pub async fn feed(state: State, req: HttpRequest) -> HttpResponse {
         Ok(s) => s,
         Err(page) => return *page,
     };
-    let q: Query = match super::read_query(&s, &req, "/dashboard/audit") {
+    let q: Query = match read_query(&s, &req, "/dashboard/audit") {
         Ok(q) => q,
         Err(page) => return *page,
     };
@@ -91,7 +92,7 @@ pub async fn feed(state: State, req: HttpRequest) -> HttpResponse {
     };
     let page = match state.mailbox.audit_page(&s.caller, &request).await {
         Ok(page) => page,
-        Err(e) => return super::failure(&s, &e, "/dashboard/audit"),
+        Err(e) => return failure(&s, &e, "/dashboard/audit"),
     };
     let now = now_ms().max(0) as u64;
     ok(
@@ -120,7 +121,9 @@ fn filters(q: &Query, minutes: Option<i64>) -> Markup {
             label { "kind" select name="kind" {
                 option value="" { "all kinds" }
                 @for slug in kind::ALL {
-                    option value=(slug) selected[q.kind.as_deref() == Some(slug)] { (events::label(slug)) " (" (slug) ")" }
+                    option value=(slug) selected[q.kind.as_deref() == Some(slug)] {
+                        (events::label(slug)) " (" (slug) ")"
+                    }
                 }
             } }
             label { "time" select name="minutes" {
@@ -128,7 +131,10 @@ fn filters(q: &Query, minutes: Option<i64>) -> Markup {
                     option value=(m) selected[minutes.unwrap_or(0) == m] { (label) }
                 }
             } }
-            label.check { input type="checkbox" name="passing" value="true" checked[q.passing]; "show passing capability checks" }
+            label.check {
+                input type="checkbox" name="passing" value="true" checked[q.passing];
+                "show passing capability checks"
+            }
             button.quiet { "Filter" }
         }
     }

@@ -4,8 +4,7 @@
 
 use maud::{html, Markup};
 
-use super::layout::when;
-use super::overview::queued_in;
+use super::layout::{queued_in, when};
 use crate::metrics::{DepthMinute, Minute};
 
 const W: f64 = 720.0;

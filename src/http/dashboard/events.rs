@@ -135,7 +135,8 @@ pub fn sentence(e: &AuditEvent) -> Markup {
                 }
             },
             kind::AUTHENTICATION_FAILED => {
-                (number(k, "count").unwrap_or(1)) " refused token(s) from " span.mono { (text(k, "address").unwrap_or("?")) }
+                (number(k, "count").unwrap_or(1)) " refused token(s) from "
+                span.mono { (text(k, "address").unwrap_or("?")) }
                 @let why = counts(k, "reasons");
                 @if !why.is_empty() { ": " (why) }
             },
@@ -172,7 +173,11 @@ pub fn sentence(e: &AuditEvent) -> Markup {
                 } @else if k.get("coalesced") == Some(&Value::Bool(true)) {
                     "Retry scan coalesced into one already running"
                 } @else {
-                    @if k.get("enabled") == Some(&Value::Bool(true)) { "Retry scan: " } @else { "Retry scan (dry run): " }
+                    @if k.get("enabled") == Some(&Value::Bool(true)) {
+                        "Retry scan: "
+                    } @else {
+                        "Retry scan (dry run): "
+                    }
                     "considered " (number(k, "considered").unwrap_or(0))
                     ", requeued " (number(k, "requeued").unwrap_or(0))
                     ", skipped " (number(k, "skipped").unwrap_or(0))

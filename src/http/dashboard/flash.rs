@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 use uuid::Uuid;
 
-use super::layout::{notice, outcome_page, Session};
+use super::layout::{notice, outcome_page, SignedIn};
 use super::session::{removal, see_other, session};
 use crate::http::state::{AppState, State};
 
@@ -48,7 +48,7 @@ impl Tone {
 }
 
 /// An action's outcome: what the page says, then one line per row acted on.
-pub struct Outcome {
+pub struct Report {
     pub title: String,
     pub status: StatusCode,
     pub back: String,
@@ -74,7 +74,7 @@ struct Wire {
     x: usize,
 }
 
-impl Outcome {
+impl Report {
     fn wire(&self, keep: usize) -> Wire {
         let mut said: Vec<(Tone, String)> = Vec::new();
         let mut rows = Vec::with_capacity(keep.saturating_mul(17));
@@ -103,7 +103,7 @@ impl Outcome {
 }
 
 impl Wire {
-    fn open(self) -> Option<Outcome> {
+    fn open(self) -> Option<Report> {
         let bytes = B64.decode(self.r).ok()?;
         let rows = bytes
             .chunks(17)
@@ -120,7 +120,7 @@ impl Wire {
                 self.x
             ));
         }
-        Some(Outcome {
+        Some(Report {
             title: self.t,
             status: StatusCode::from_u16(self.s).ok()?,
             back: self.b,
@@ -150,7 +150,7 @@ fn mac(state: &AppState, csrf: &str, payload: &str) -> String {
 }
 
 /// Answers an action's POST: 303 to the page that shows its outcome once.
-pub fn redirect(req: &HttpRequest, state: &AppState, s: &Session, o: &Outcome) -> HttpResponse {
+pub fn redirect(req: &HttpRequest, state: &AppState, s: &SignedIn, o: &Report) -> HttpResponse {
     let seal = |keep: usize| {
         let payload = serde_json::to_string(&o.wire(keep)).unwrap_or_default();
         format!("{}.{}", B64.encode(&payload), mac(state, &s.csrf, &payload))
@@ -175,7 +175,7 @@ pub fn redirect(req: &HttpRequest, state: &AppState, s: &Session, o: &Outcome) -
 }
 
 /// The outcome the cookie carries, if the server signed it for this session.
-fn open(state: &AppState, s: &Session, value: &str) -> Option<Outcome> {
+fn open(state: &AppState, s: &SignedIn, value: &str) -> Option<Report> {
     let (sealed, given) = value.split_once('.')?;
     let payload = String::from_utf8(B64.decode(sealed).ok()?).ok()?;
     let expected = mac(state, &s.csrf, &payload);

@@ -17,9 +17,12 @@ pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; 
 pub const REQUEUE: &str = "a2a.repair.requeue";
 pub const FORCE_ERROR: &str = "a2a.repair.force_error";
 
+/// What the posture `operator_accepted` says, wherever a requeue offers it.
+pub const ACCEPTED: &str = "operator_accepted: I accept that it may run twice";
+
 /// `cap`, when the session's token holds no grant of it at all: a button needing it is disabled
 /// and names it. (A scoped grant is judged row by row when the action runs.)
-pub fn lacks(s: &Session, cap: &'static str) -> Option<&'static str> {
+pub fn lacks(s: &SignedIn, cap: &'static str) -> Option<&'static str> {
     (s.caller.check(cap, &ScopeCtx::default()) == CapCheck::Missing).then_some(cap)
 }
 
@@ -36,14 +39,14 @@ pub fn needs(missing: Option<&str>) -> Markup {
 }
 
 /// The signed-in operator (`session.rs` signs them in).
-pub struct Session {
+pub struct SignedIn {
     pub caller: Caller,
     /// What every state-changing form of this session must carry.
     pub csrf: String,
 }
 
 /// A whole page: the navigation (with sign-out) for a signed-in operator, then `body`.
-pub fn page(title: &str, session: Option<&Session>, body: Markup) -> Markup {
+pub fn page(title: &str, session: Option<&SignedIn>, body: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -78,7 +81,7 @@ pub fn page(title: &str, session: Option<&Session>, body: Markup) -> Markup {
     }
 }
 
-pub fn csrf_field(s: &Session) -> Markup {
+pub fn csrf_field(s: &SignedIn) -> Markup {
     html! { input type="hidden" name="csrf" value=(s.csrf); }
 }
 
@@ -94,7 +97,7 @@ pub fn respond(status: StatusCode, markup: Markup) -> HttpResponse {
 }
 
 /// A page for a signed-in operator, answered 200.
-pub fn ok(title: &str, s: &Session, body: Markup) -> HttpResponse {
+pub fn ok(title: &str, s: &SignedIn, body: Markup) -> HttpResponse {
     respond(StatusCode::OK, page(title, Some(s), body))
 }
 
@@ -132,7 +135,7 @@ pub fn age(ms: u64) -> String {
 
 /// An outcome page that says one sentence: a request that did nothing.
 pub fn notice(
-    s: &Session,
+    s: &SignedIn,
     status: StatusCode,
     title: &str,
     says: &str,
@@ -143,7 +146,7 @@ pub fn notice(
 
 /// A refusal or failure of an action, explained on the page rather than as an error page.
 pub fn outcome_page(
-    s: &Session,
+    s: &SignedIn,
     title: &str,
     status: StatusCode,
     body: Markup,
@@ -187,4 +190,9 @@ pub fn query_of(pairs: &[(&str, &Option<String>)]) -> String {
         .filter_map(|(k, v)| given(v).map(|v| format!("{k}={}", encode(v))))
         .collect::<Vec<_>>()
         .join("&")
+}
+
+/// The address of the tasks queued for `recipient`.
+pub(super) fn queued_in(recipient: &str) -> String {
+    format!("/dashboard/tasks?recipient={recipient}&state=queued")
 }

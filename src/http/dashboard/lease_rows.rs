@@ -4,13 +4,14 @@
 
 use maud::{html, Markup};
 
-use super::layout::{age, csrf_field, lacks, needs, no_enter, when, Session, FORCE_ERROR, REQUEUE};
-use super::leases::ACCEPTED;
+use super::layout::{
+    age, csrf_field, lacks, needs, no_enter, when, SignedIn, ACCEPTED, FORCE_ERROR, REQUEUE,
+};
 use crate::domain::{declared_idempotent, QueueEntry};
 use crate::mailbox::now_ms;
 
 /// The rows, inside the bulk form (their checkboxes are its), with each row's own forms beside.
-pub fn lease_table(s: &Session, rows: &[QueueEntry]) -> Markup {
+pub fn lease_table(s: &SignedIn, rows: &[QueueEntry]) -> Markup {
     let now = now_ms().max(0) as u64;
     html! {
         @for (i, e) in rows.iter().enumerate() { (row_forms(s, i, e)) }
@@ -38,7 +39,7 @@ pub fn lease_table(s: &Session, rows: &[QueueEntry]) -> Markup {
 
 /// The hidden forms one row's own controls submit: one per action. Each form's default button
 /// is disabled, so Enter in one of the row's boxes submits nothing.
-fn row_forms(s: &Session, i: usize, e: &QueueEntry) -> Markup {
+fn row_forms(s: &SignedIn, i: usize, e: &QueueEntry) -> Markup {
     html! {
         @for action in ["requeue", "error"] {
             form id=(format!("row-{i}-{action}")) method="post" action="/dashboard/leases/act" {
@@ -59,7 +60,7 @@ fn target(e: &QueueEntry) -> String {
     )
 }
 
-fn row(s: &Session, i: usize, e: &QueueEntry, now: u64) -> Markup {
+fn row(s: &SignedIn, i: usize, e: &QueueEntry, now: u64) -> Markup {
     let (rq, fe) = (lacks(s, REQUEUE), lacks(s, FORCE_ERROR));
     let (rq_why, fe_why) = (
         rq.map(|c| format!("needs {c}")),
@@ -125,7 +126,7 @@ fn row(s: &Session, i: usize, e: &QueueEntry, now: u64) -> Markup {
 
 /// The bar under the table that stays on screen: the count selected, the reason, and the actions
 /// on the rows selected or on every row shown.
-fn bulk_bar(s: &Session, rows: &[QueueEntry]) -> Markup {
+fn bulk_bar(s: &SignedIn, rows: &[QueueEntry]) -> Markup {
     let (rq, fe) = (lacks(s, REQUEUE), lacks(s, FORCE_ERROR));
     let why = |cap: Option<&str>| cap.map(|c| format!("needs {c}"));
     let n = rows.len();
@@ -145,22 +146,26 @@ fn bulk_bar(s: &Session, rows: &[QueueEntry]) -> Markup {
                 span.hint { "of " (n) " shown; each row is its own audited operation, under the lease shown" }
             }
             div.actions {
-                input #bulk-reason type="text" name="reason" placeholder="reason (kept in each audit row)" aria-label="reason";
+                input #bulk-reason type="text" name="reason"
+                    placeholder="reason (kept in each audit row)" aria-label="reason";
                 select #bulk-posture name="duplicate_risk" aria-label="requeue as" {
                     option value="operator_accepted" { (ACCEPTED) }
                     option value="idempotent" { "idempotent: rows not declared idempotent with a key are skipped" }
                 }
-                input #bulk-message type="text" name="message" placeholder="error message (force error)" aria-label="error message";
+                input #bulk-message type="text" name="message"
+                    placeholder="error message (force error)" aria-label="error message";
             }
             // A button stays disabled while its action would be refused: nothing selected, no
             // error message, or a capability the token lacks (named).
             div.actions {
                 button name="action" value="requeue" data-confirm=(requeue) data-needs-selection
                     disabled[rq.is_some()] data-lacks=[rq] title=[why(rq)] { "Requeue selected" }
-                button.danger name="action" value="force_error" data-confirm="Force an error on the {selected} selected tasks?"
+                button.danger name="action" value="force_error"
+                    data-confirm="Force an error on the {selected} selected tasks?"
                     data-needs-selection data-needs-message="bulk-message"
                     disabled[fe.is_some()] data-lacks=[fe] title=[why(fe)] { "Force error on selected" }
-                button.danger name="action" value="cancel" data-confirm="Cancel the {selected} selected tasks?" data-needs-selection { "Cancel selected" }
+                button.danger name="action" value="cancel"
+                    data-confirm="Cancel the {selected} selected tasks?" data-needs-selection { "Cancel selected" }
                 button.quiet name="all" value="requeue" data-confirm=(all)
                     disabled[rq.is_some()] data-lacks=[rq] title=[why(rq)] { "Requeue all " (n) " shown" }
                 @let all = format!("Force an error on all {n} tasks shown?");

@@ -10,10 +10,10 @@ use serde::Deserialize;
 
 use super::layout::{age, encode, given, ok, query_of};
 use super::lease_rows::lease_table;
+use super::refusal::{failure, read_query};
 use super::session::session;
 use crate::http::state::State;
-use crate::mailbox::in_flight::LeaseRequest;
-use crate::store::LeaseOrder;
+use crate::mailbox::in_flight::{LeaseOrder, LeaseRequest};
 
 /// The idle times the filter offers, in milliseconds, as people say them.
 const IDLE: [(i64, &str); 8] = [
@@ -29,9 +29,6 @@ const IDLE: [(i64, &str); 8] = [
 
 /// Rows a page shows.
 const PAGE: i64 = 100;
-
-/// What the posture `operator_accepted` says, wherever a requeue offers it.
-pub const ACCEPTED: &str = "operator_accepted: I accept that it may run twice";
 
 /// The orders offered: the address's word, the order, what the menu says.
 const ORDERS: [(&str, LeaseOrder, &str); 5] = [
@@ -133,13 +130,13 @@ pub async fn list(state: State, req: HttpRequest) -> HttpResponse {
         Ok(s) => s,
         Err(page) => return *page,
     };
-    let q: Filter = match super::read_query(&s, &req, "/dashboard/leases") {
+    let q: Filter = match read_query(&s, &req, "/dashboard/leases") {
         Ok(q) => q,
         Err(page) => return *page,
     };
     let page = match state.mailbox.lease_page(&s.caller, &q.request()).await {
         Ok(page) => page,
-        Err(e) => return super::failure(&s, &e, "/dashboard/leases"),
+        Err(e) => return failure(&s, &e, "/dashboard/leases"),
     };
     let query = q.query();
     let first = format!("/dashboard/leases?{query}");
@@ -189,7 +186,10 @@ fn filters(q: &Filter) -> Markup {
                 span.hint { "and less than " (age(max.max(0) as u64)) " (the overview's card)" }
             }
             label { "lessee" input type="text" name="lessee" value=[given(&q.lessee)] placeholder="any agent"; }
-            label { "recipient" input type="text" name="recipient" value=[given(&q.recipient)] placeholder="any agent"; }
+            label {
+                "recipient"
+                input type="text" name="recipient" value=[given(&q.recipient)] placeholder="any agent";
+            }
             label { "kind" input type="text" name="kind" value=[given(&q.kind)] placeholder="any kind"; }
             label { "duplicate safety" select name="safety" {
                 option value="any" selected[safety == Safety::Any] { "any" }

@@ -14,20 +14,16 @@ mod layout;
 mod lease_rows;
 mod leases;
 mod overview;
+mod refusal;
 mod retry;
 mod search;
 mod session;
 mod tasks;
 mod timeline;
 
-use actix_web::http::StatusCode;
-use actix_web::{web, HttpRequest, HttpResponse};
-use maud::html;
-use serde::de::DeserializeOwned;
+use actix_web::web;
 
 use super::respond::routes;
-use crate::error::MailboxError;
-use layout::{outcome_page, Session};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     routes!(cfg;
@@ -46,37 +42,4 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         "/dashboard/done" => GET flash::done;
         "/dashboard/assets/{name}" => GET assets::asset;
     );
-}
-
-/// The page's query string as a `T`, or a page (400) that says which value it cannot read: an
-/// address edited by hand gets a page and a way back, never the API's JSON.
-fn read_query<T: DeserializeOwned>(
-    s: &Session,
-    req: &HttpRequest,
-    back: &str,
-) -> Result<T, Box<HttpResponse>> {
-    web::Query::<T>::from_query(req.query_string())
-        .map(web::Query::into_inner)
-        .map_err(|e| {
-            let why = e.to_string();
-            let why = why.strip_prefix("Query deserialize error: ").unwrap_or(&why);
-            let body = html! {
-                p.bad { "This page's address holds a value it cannot read (" (why) "), so it shows nothing." }
-                p.hint { "Use the page's own filters: they only send values it reads." }
-            };
-            let title = "The address has a bad value";
-            Box::new(outcome_page(s, title, StatusCode::BAD_REQUEST, body, back))
-        })
-}
-
-/// A mailbox refusal or failure, as a page: its status, its code and what it says.
-fn failure(s: &Session, e: &MailboxError, back: &str) -> HttpResponse {
-    let status = crate::http::error::status(e.code);
-    let body = html! { p.bad { code { (format!("{:?}", e.code)) } " " (act::explain(e)) } };
-    let title = if status == StatusCode::SERVICE_UNAVAILABLE {
-        "The database is unavailable"
-    } else {
-        "Refused"
-    };
-    outcome_page(s, title, status, body, back)
 }

@@ -6,7 +6,8 @@ use actix_web::{HttpRequest, HttpResponse};
 use maud::{html, Markup};
 
 use super::chart;
-use super::layout::{age, ok, respond, when};
+use super::layout::{age, ok, queued_in, respond, when};
+use super::refusal::failure;
 use super::session::session;
 use crate::http::state::State;
 use crate::mailbox::overview::{Overview, CHARTED_QUEUES, FINISHED_COUNT_CAP, LEASE_AGE_BOUNDS_MS};
@@ -25,7 +26,7 @@ pub async fn overview(state: State, req: HttpRequest) -> HttpResponse {
                 div #live data-live="/dashboard/live" { (fragment(&o)) }
             },
         ),
-        Err(e) => super::failure(&s, &e, "/dashboard"),
+        Err(e) => failure(&s, &e, "/dashboard"),
     }
 }
 
@@ -37,7 +38,7 @@ pub async fn live(state: State, req: HttpRequest) -> HttpResponse {
     };
     match state.mailbox.overview(&s.caller).await {
         Ok(o) => respond(actix_web::http::StatusCode::OK, fragment(&o)),
-        Err(e) => super::failure(&s, &e, "/dashboard"),
+        Err(e) => failure(&s, &e, "/dashboard"),
     }
 }
 
@@ -68,7 +69,9 @@ fn fragment(o: &Overview) -> Markup {
         div.cards {
             a.card href="/dashboard/tasks?state=queued" { div.n #count-queued { (o.queued) } div.label { "queued" } }
             a.card href="/dashboard/leases" { div.n #count-in-flight { (o.in_flight) } div.label { "in flight" } }
-            a.card href="/dashboard/tasks?state=result_pending" { div.n #count-result-pending { (o.result_pending) } div.label { "results pending" } }
+            a.card href="/dashboard/tasks?state=result_pending" {
+                div.n #count-result-pending { (o.result_pending) } div.label { "results pending" }
+            }
             a.card href="/dashboard/tasks?state=resolved" {
                 div.n #count-finished {
                     @if o.finished > FINISHED_COUNT_CAP { (FINISHED_COUNT_CAP) "+" } @else { (o.finished) }
@@ -109,9 +112,4 @@ fn fragment(o: &Overview) -> Markup {
         }
         p.hint { "As of " (when(o.at_ms)) " UTC; refreshed every 5 s." }
     }
-}
-
-/// The address of the tasks queued for `recipient`.
-pub(super) fn queued_in(recipient: &str) -> String {
-    format!("/dashboard/tasks?recipient={recipient}&state=queued")
 }

@@ -11,6 +11,7 @@ use uuid::Uuid;
 use super::again::already_done;
 use super::flash::{self, Tone};
 use super::layout::{csrf_field, lacks, ok, REQUEUE};
+use super::refusal::failure;
 use super::session::{form_session, session};
 use crate::http::state::State;
 use crate::mailbox::retry::{RetryReport, SkipReason};
@@ -27,7 +28,7 @@ pub async fn preview(state: State, req: HttpRequest) -> HttpResponse {
     policy.enabled = false;
     let report = match state.mailbox.preview_retry(&s.caller, &policy).await {
         Ok(report) => report,
-        Err(e) => return super::failure(&s, &e, BACK),
+        Err(e) => return failure(&s, &e, BACK),
     };
     let missing = lacks(&s, REQUEUE);
     let n = report.requeued.len();
@@ -40,7 +41,8 @@ pub async fn preview(state: State, req: HttpRequest) -> HttpResponse {
             (report_tables(&report))
             @if n > 0 {
                 form #retry-run method="post" action=(BACK)
-                    data-confirm=(format!("Requeue the {n} task(s) listed as would-be requeued, each under the lease shown?")) {
+                    data-confirm=(format!("Requeue the {n} task(s) listed as would-be requeued, \
+                                           each under the lease shown?")) {
                     (csrf_field(&s))
                     @for q in &report.requeued {
                         input type="hidden" name="row" value=(format!("{}:{}", q.task_id, q.lease_id));
@@ -92,7 +94,7 @@ pub async fn run(
         .await
     {
         Ok(done) => done.value,
-        Err(e) => return super::failure(&s, &e, BACK),
+        Err(e) => return failure(&s, &e, BACK),
     };
     let mut rows = Vec::with_capacity(listed.len());
     for (task, lease) in &listed {
@@ -123,7 +125,7 @@ pub async fn run(
         rows.push((*task, line.0, line.1));
     }
     let done = rows.iter().filter(|(_, t, _)| *t == Tone::Good).count();
-    let outcome = flash::Outcome {
+    let outcome = flash::Report {
         title: format!("Retry gate: {done} of {} listed requeued", listed.len()),
         status: StatusCode::OK,
         back: BACK.to_owned(),
@@ -151,14 +153,22 @@ fn report_tables(r: &RetryReport) -> Markup {
         table #requeued {
             tr { th { "task" } th { "attempt" } th { "key" } }
             @for q in &r.requeued {
-                tr { td.mono { a href=(format!("/dashboard/tasks/{}", q.task_id)) { (q.task_id) } } td { (q.attempt) } td.mono { (q.idempotency_key) } }
+                tr {
+                    td.mono { a href=(format!("/dashboard/tasks/{}", q.task_id)) { (q.task_id) } }
+                    td { (q.attempt) }
+                    td.mono { (q.idempotency_key) }
+                }
             }
         }
         h2 { "Skipped, and why" }
         table #skipped {
             tr { th { "task" } th { "reason" } th { "attempt" } }
             @for k in &r.skipped {
-                tr { td.mono { a href=(format!("/dashboard/tasks/{}", k.task_id)) { (k.task_id) } } td { (k.reason.as_str()) } td { (k.attempt) } }
+                tr {
+                    td.mono { a href=(format!("/dashboard/tasks/{}", k.task_id)) { (k.task_id) } }
+                    td { (k.reason.as_str()) }
+                    td { (k.attempt) }
+                }
             }
         }
     }

@@ -7,6 +7,7 @@ use serde::Deserialize;
 use uuid::Uuid;
 
 use super::layout::{ago, encode, given, ok, query_of, state_badge};
+use super::refusal::read_query;
 use super::session::{see_other, session};
 use crate::domain::{AgentId, ResultStatus, TaskState, TaskStatus};
 use crate::http::state::State;
@@ -122,7 +123,7 @@ pub async fn search(state: State, req: HttpRequest) -> HttpResponse {
         Ok(s) => s,
         Err(page) => return *page,
     };
-    let q: Search = match super::read_query(&s, &req, "/dashboard/tasks") {
+    let q: Search = match read_query(&s, &req, "/dashboard/tasks") {
         Ok(q) => q,
         Err(page) => return *page,
     };

@@ -17,7 +17,7 @@ use maud::html;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use super::layout::{encode, page, respond, Session};
+use super::layout::{encode, page, respond, SignedIn};
 use crate::auth::{now_secs, refused, AuthReason, Caller};
 use crate::http::extract::client_address;
 use crate::http::state::{AppState, State};
@@ -32,7 +32,7 @@ const LOGIN_FORM_AGE: CookieAge = CookieAge::days(1);
 /// The session of a request, or the page to answer instead: without a valid token, the
 /// sign-in page (which returns to the page asked for; an action is not done, and the page says
 /// so), a refusal for a token without `a2a.operator`.
-pub fn session(req: &HttpRequest, state: &AppState) -> Result<Session, Box<HttpResponse>> {
+pub fn session(req: &HttpRequest, state: &AppState) -> Result<SignedIn, Box<HttpResponse>> {
     let cookie = req.cookie(COOKIE);
     let valid = cookie
         .as_ref()
@@ -43,7 +43,7 @@ pub fn session(req: &HttpRequest, state: &AppState) -> Result<Session, Box<HttpR
     if !caller.is_operator() {
         return Err(Box::new(refusal(&caller, cookie.value())));
     }
-    Ok(Session {
+    Ok(SignedIn {
         csrf: csrf_of(cookie.value()),
         caller,
     })
@@ -67,7 +67,7 @@ pub(super) fn same(given: Option<&str>, expected: &str) -> bool {
 }
 
 /// Refuses a state-changing request whose form does not carry the session's CSRF token.
-pub fn check_csrf(s: &Session, given: Option<&str>) -> Result<(), Box<HttpResponse>> {
+pub fn check_csrf(s: &SignedIn, given: Option<&str>) -> Result<(), Box<HttpResponse>> {
     if same(given, &s.csrf) {
         return Ok(());
     }
@@ -82,7 +82,7 @@ pub fn form_session(
     req: &HttpRequest,
     state: &AppState,
     pairs: &[(String, String)],
-) -> Result<Session, Box<HttpResponse>> {
+) -> Result<SignedIn, Box<HttpResponse>> {
     let s = session(req, state)?;
     let given = pairs
         .iter()

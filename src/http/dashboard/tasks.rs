@@ -10,10 +10,10 @@ use uuid::Uuid;
 
 use super::events;
 use super::layout::{
-    ago, csrf_field, lacks, needs, no_enter, notice, ok, state_badge, when, Session, FORCE_ERROR,
-    REQUEUE,
+    ago, csrf_field, lacks, needs, no_enter, notice, ok, state_badge, when, SignedIn, ACCEPTED,
+    FORCE_ERROR, REQUEUE,
 };
-use super::leases::ACCEPTED;
+use super::refusal::failure;
 use super::session::{check_csrf, see_other, session, CsrfForm};
 use super::timeline::timeline;
 use crate::domain::{declared_idempotent, TaskState, TaskStatus};
@@ -26,7 +26,7 @@ const AUDIT_ROWS: i64 = 500;
 
 /// The repairs of an in-flight task, under the lease this page shows (as the stale-lease page
 /// does: `act.rs` fences each by that lease), each with its reason for the audit row.
-fn repair_forms(s: &Session, t: &TaskStatus, lease: &str) -> Markup {
+fn repair_forms(s: &SignedIn, t: &TaskStatus, lease: &str) -> Markup {
     let target = format!("{}:{lease}", t.task.id);
     let safe = declared_idempotent(&t.task);
     let warning = "This task is not declared idempotent: requeueing it lets a worker run it again \
@@ -108,7 +108,7 @@ pub async fn task(state: State, req: HttpRequest, id: web::Path<String>) -> Http
     let mailbox = &state.mailbox;
     let status = match mailbox.task_status(&s.caller, id).await {
         Ok(t) => t,
-        Err(e) => return super::failure(&s, &e, "/dashboard/tasks"),
+        Err(e) => return failure(&s, &e, "/dashboard/tasks"),
     };
     let children = ListRequest {
         limit: 100,
@@ -116,11 +116,11 @@ pub async fn task(state: State, req: HttpRequest, id: web::Path<String>) -> Http
     };
     let children = match mailbox.children(&s.caller, id, &children).await {
         Ok(children) => children.tasks,
-        Err(e) => return super::failure(&s, &e, "/dashboard/tasks"),
+        Err(e) => return failure(&s, &e, "/dashboard/tasks"),
     };
     let rows = match mailbox.audit_of_task(&s.caller, id, AUDIT_ROWS).await {
         Ok(rows) => rows,
-        Err(e) => return super::failure(&s, &e, "/dashboard/tasks"),
+        Err(e) => return failure(&s, &e, "/dashboard/tasks"),
     };
     let t = &status;
     let (now, capped) = (now_ms().max(0) as u64, rows.len() as i64 == AUDIT_ROWS);
@@ -144,7 +144,9 @@ pub async fn task(state: State, req: HttpRequest, id: web::Path<String>) -> Http
                     Some(d) => (format!("{} UTC", when(d))),
                     None => "—",
                 } } }
-                tr { th { "input" } td #input { pre { (serde_json::to_string_pretty(&t.task.content).unwrap_or_default()) } } }
+                tr { th { "input" } td #input {
+                    pre { (serde_json::to_string_pretty(&t.task.content).unwrap_or_default()) }
+                } }
                 tr { th { "attempt" } td { (t.attempt) } }
                 tr { th { "lease" } td { @if let Some(l) = &t.lease {
                     (l.leased_to.as_str()) ", lease " span.mono { (l.lease_id) } ", since " (when(l.leased_at_ms))
@@ -171,7 +173,10 @@ pub async fn task(state: State, req: HttpRequest, id: web::Path<String>) -> Http
                 @if !children.is_empty() { p #tally { (tally(&children)) } }
                 ul { li { strong { "this task" } " (" (t.state.as_str()) ")"
                     ul { @for c in &children {
-                        li { a.mono href=(format!("/dashboard/tasks/{}", c.task.id)) { (c.task.id) } " " (state_badge(c)) " — " (c.task.intent_text) }
+                        li {
+                            a.mono href=(format!("/dashboard/tasks/{}", c.task.id)) { (c.task.id) }
+                            " " (state_badge(c)) " — " (c.task.intent_text)
+                        }
                     } }
                 } }
                 @if children.is_empty() { p.hint { "No children." } }
@@ -233,6 +238,6 @@ pub async fn cancel(
         .await
     {
         Ok(_) => see_other(&back),
-        Err(e) => super::failure(&s, &e, &back),
+        Err(e) => failure(&s, &e, &back),
     }
 }

@@ -40,7 +40,9 @@ pub fn timeline(t: &TaskStatus, rows: &[AuditEvent], capped: bool, now: u64) -> 
                     li.after {
                         h3 { (after_title(t, &attempts)) }
                         @if t.state == TaskState::Queued {
-                            p.end data-end="queued" { @if attempts.is_empty() { "Not leased yet." } @else { "Not leased again yet." } }
+                            p.end data-end="queued" {
+                                @if attempts.is_empty() { "Not leased yet." } @else { "Not leased again yet." }
+                            }
                         }
                         (events(&after, now))
                         (unleased_end(t, &attempts, &after))

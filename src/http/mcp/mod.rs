@@ -25,7 +25,7 @@ use crate::auth::Caller;
 use crate::error::MailboxError;
 use rpc::{failure_with, refuse, success, Message, RpcError};
 use session::Session;
-use tools::Cx;
+use tools::ToolCall;
 
 /// The header that carries a session's id.
 const SESSION: &str = "Mcp-Session-Id";
@@ -59,15 +59,15 @@ pub async fn endpoint(
         Ok(Message::NoAnswer) => return Ok(HttpResponse::Accepted().finish()),
         Err((_, why)) => return Ok(refuse(StatusCode::BAD_REQUEST, -32600, &why)),
     };
-    let cx = Cx {
+    let call = ToolCall {
         state: &state,
         caller: &caller,
     };
     if let Some(version) = modern::asked(&params) {
-        return modern::answer(&cx, &req, &id, &method, &params, version).await;
+        return modern::answer(&call, &req, &id, &method, &params, version).await;
     }
     if method == "initialize" {
-        return Ok(initialize(&cx, &id, &params));
+        return Ok(initialize(&call, &id, &params));
     }
     let session = match req.headers().get(SESSION).map(|v| v.to_str()) {
         None => {
@@ -84,7 +84,7 @@ pub async fn endpoint(
         return Ok(refuse(StatusCode::NOT_FOUND, -32600, why));
     };
     if method == "tasks/result" && session.has_tasks() {
-        let s = match cx.readable(&params).await {
+        let s = match call.readable(&params).await {
             Ok(s) => s,
             Err(e) => return answer(&id, Err(e)),
         };
@@ -97,15 +97,15 @@ pub async fn endpoint(
         }
         let wait = state.a2a.block;
         let outcome = async {
-            let s = cx.settled(s, wait).await?;
+            let s = call.settled(s, wait).await?;
             if !tasks::is_terminal(&s) {
                 return Err(tasks::still_working(&s, wait));
             }
-            cx.result(s).await
+            call.result(s).await
         };
         return answer(&id, outcome.await);
     }
-    answer(&id, dispatch(&cx, session, &method, &params).await)
+    answer(&id, dispatch(&call, session, &method, &params).await)
 }
 
 /// Whether the client takes an answer as a stream of events.
@@ -130,7 +130,7 @@ fn answer(id: &Value, outcome: Result<Value, RpcError>) -> Result<HttpResponse, 
 }
 
 /// `initialize`: the revision both sides speak, what the server offers, and a new session.
-fn initialize(cx: &Cx<'_>, id: &Value, params: &Value) -> HttpResponse {
+fn initialize(call: &ToolCall<'_>, id: &Value, params: &Value) -> HttpResponse {
     let asked = params.get("protocolVersion").and_then(Value::as_str);
     let version = session::negotiate(asked);
     let session = Session { version };
@@ -146,7 +146,7 @@ fn initialize(cx: &Cx<'_>, id: &Value, params: &Value) -> HttpResponse {
         "instructions": "A durable task mailbox between agents. send_task gives a task to another agent \
             (run it as a task to wait for the answer); next_task and post_result are a worker's loop.",
     });
-    let id_header = session::issue(&cx.state.mcp_sessions, cx.caller.sub.as_str(), version);
+    let id_header = session::issue(&call.state.mcp_sessions, call.caller.sub.as_str(), version);
     HttpResponse::Ok()
         .insert_header((SESSION, id_header))
         .json(success(id, result))
@@ -154,7 +154,7 @@ fn initialize(cx: &Cx<'_>, id: &Value, params: &Value) -> HttpResponse {
 
 /// Every other request of a session.
 async fn dispatch(
-    cx: &Cx<'_>,
+    call: &ToolCall<'_>,
     session: Session,
     method: &str,
     params: &Value,
@@ -167,18 +167,18 @@ async fn dispatch(
             if !tools::exists(name) {
                 return Err(RpcError::params(format!("unknown tool {name:?}")));
             }
-            let args = cx.arguments(params)?;
+            let args = call.arguments(params)?;
             match params.get("task").filter(|_| session.has_tasks()) {
-                Some(task) if name == "send_task" => cx.send_as_task(&args, task).await,
+                Some(task) if name == "send_task" => call.send_as_task(&args, task).await,
                 Some(_) => Err(RpcError::params(format!(
                     "tool {name:?} does not run as a task (only send_task does)"
                 ))),
-                None => Ok(tools::call_result(cx.run(name, &args).await)),
+                None => Ok(tools::call_result(call.run(name, &args).await)),
             }
         }
-        "tasks/get" if session.has_tasks() => cx.get(params).await,
-        "tasks/list" if session.has_tasks() => cx.list(params).await,
-        "tasks/cancel" if session.has_tasks() => cx.cancel(params).await,
+        "tasks/get" if session.has_tasks() => call.get(params).await,
+        "tasks/list" if session.has_tasks() => call.list(params).await,
+        "tasks/cancel" if session.has_tasks() => call.cancel(params).await,
         other => Err(RpcError::method(format!(
             "no method {other:?} in protocol revision {}",
             session.version

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use super::rpc::{success, RpcError};
 use super::tasks::{self, call_tool_result};
-use super::tools::{self, Cx};
+use super::tools::{self, ToolCall};
 use crate::domain::{ResultStatus, TaskStatus};
 use crate::error::MailboxError;
 
@@ -104,7 +104,7 @@ fn header_value(raw: &str) -> Option<String> {
 
 /// Answers one request of revision 2026-07-28 (or refuses the revision it names).
 pub async fn answer(
-    cx: &Cx<'_>,
+    call: &ToolCall<'_>,
     req: &HttpRequest,
     id: &Value,
     method: &str,
@@ -141,9 +141,9 @@ pub async fn answer(
         "server/discover" => Ok(discover()),
         "ping" => Ok(json!({})),
         "tools/list" => Ok(tools::list(false)),
-        "tools/call" => call(cx, params).await,
-        "tasks/get" => get(cx, params).await,
-        "tasks/cancel" => cx.cancel(params).await.map(|_| json!({})),
+        "tools/call" => tools_call(call, params).await,
+        "tasks/get" => get(call, params).await,
+        "tasks/cancel" => call.cancel(params).await.map(|_| json!({})),
         "tasks/update" => Err(RpcError::params(
             "no task of this server waits for input: there is nothing to update",
         )),
@@ -182,36 +182,36 @@ fn discover() -> Value {
 }
 
 /// `tools/call`: `send_task` becomes a task when the request takes the tasks extension.
-async fn call(cx: &Cx<'_>, params: &Value) -> Result<Value, RpcError> {
+async fn tools_call(call: &ToolCall<'_>, params: &Value) -> Result<Value, RpcError> {
     let name = params.get("name").and_then(Value::as_str).unwrap_or("");
     if !tools::exists(name) {
         return Err(RpcError::params(format!("unknown tool {name:?}")));
     }
-    let args = cx.arguments(params)?;
+    let args = call.arguments(params)?;
     if name == "send_task" && wants_tasks(params) {
-        return Ok(match cx.queue(&args, None).await? {
+        return Ok(match call.queue(&args, None).await? {
             Ok(s) => {
-                let mut task = cx.task_2026(&s);
+                let mut task = call.task_2026(&s);
                 crate::http::json::set(&mut task, "resultType", json!("task"));
                 task
             }
             Err(e) => tools::call_result(Err(e)),
         });
     }
-    Ok(tools::call_result(cx.run(name, &args).await))
+    Ok(tools::call_result(call.run(name, &args).await))
 }
 
 /// `tasks/get`: the task, with the recipient's result once it is completed (delivered to its
 /// sender, as a drain would) or the error it failed with.
-async fn get(cx: &Cx<'_>, params: &Value) -> Result<Value, RpcError> {
-    let mut s = cx.readable(params).await?;
+async fn get(call: &ToolCall<'_>, params: &Value) -> Result<Value, RpcError> {
+    let mut s = call.readable(params).await?;
     if tasks::is_terminal(&s) {
         let mut all = vec![s];
-        cx.state.mailbox.deliver(cx.caller, &mut all).await?;
+        call.state.mailbox.deliver(call.caller, &mut all).await?;
         let missing = || crate::error::MailboxError::internal("a delivered task went missing");
         s = all.pop().ok_or_else(missing)?;
     }
-    let mut task = cx.task_2026(&s);
+    let mut task = call.task_2026(&s);
     match outcome(&s) {
         Some(Ok(result)) => crate::http::json::set(&mut task, "result", result),
         Some(Err(error)) => crate::http::json::set(&mut task, "error", error),

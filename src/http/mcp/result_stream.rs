@@ -10,13 +10,13 @@ use tokio::time::Instant;
 
 use super::rpc::{failure_with, success, RpcError};
 use super::tasks;
-use super::tools::Cx;
+use super::tools::ToolCall;
 use crate::auth::Caller;
 use crate::domain::TaskStatus;
 use crate::error::MailboxError;
 use crate::http::sse::{self, Events, Gone};
 use crate::http::state::State;
-use crate::mailbox::Follow;
+use crate::mailbox::follow::Follow;
 
 /// Answers `tasks/result` (request `id`) for task `s` as a stream, or the refusal of the
 /// waiting limits before anything is streamed.
@@ -36,11 +36,11 @@ pub async fn respond(
         if ready_tx.send(Ok(())).is_err() {
             return;
         }
-        let cx = Cx {
+        let call = ToolCall {
             state: &state,
             caller: &caller,
         };
-        let last = match run(&cx, &follow, &events, &s).await {
+        let last = match run(&call, &follow, &events, &s).await {
             Ok(result) => success(&id, result),
             Err(Ended::Gone) => return,
             Err(Ended::Failed(RpcError::Rpc {
@@ -88,18 +88,18 @@ impl From<MailboxError> for Ended {
 
 /// Follows the task until it is terminal: its result.
 async fn run(
-    cx: &Cx<'_>,
+    call: &ToolCall<'_>,
     follow: &Follow<'_>,
     events: &Events,
     first: &TaskStatus,
 ) -> Result<Value, Ended> {
-    let settings = &cx.state.a2a;
+    let settings = &call.state.a2a;
     let deadline = crate::clock::deadline_after(settings.stream);
-    let mut shown = crate::http::json::field(&cx.task(first), "status");
+    let mut shown = crate::http::json::field(&call.task(first), "status");
     let mut written = Instant::now();
     loop {
         let s = follow.look().await?;
-        let task = cx.task(&s);
+        let task = call.task(&s);
         let status = crate::http::json::field(&task, "status");
         if status != shown {
             shown = status;
@@ -109,7 +109,7 @@ async fn run(
             written = Instant::now();
         }
         if tasks::is_terminal(&s) {
-            return Ok(cx.result(s).await?);
+            return Ok(call.result(s).await?);
         }
         let now = Instant::now();
         if now >= deadline {

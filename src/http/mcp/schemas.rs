@@ -14,7 +14,9 @@ fn agent(description: &str) -> Value {
 }
 
 fn content() -> Value {
-    json!({"type": "array", "description": "Content blocks: {\"type\": \"text\", \"text\": …} or {\"type\": \"json\", \"value\": …}.",
+    json!({"type": "array",
+        "description": "Content blocks: {\"type\": \"text\", \"text\": …} or \
+            {\"type\": \"json\", \"value\": …}.",
         "items": {"type": "object", "properties": {"type": {"enum": ["text", "json"]}},
             "required": ["type"]}})
 }
@@ -43,18 +45,25 @@ pub fn tool(name: &str) -> Option<(Value, Value, &'static str)> {
                 json!({
                     "recipient": agent("The agent that will work on the task."),
                     "intent_text": {"type": "string", "description": "What the recipient is asked to do, in words."},
-                    "task_kind": {"type": "string", "description": "A kind the recipient dispatches on, e.g. \"refund\"."},
+                    "task_kind": {"type": "string",
+                        "description": "A kind the recipient dispatches on, e.g. \"refund\"."},
                     "content": content(),
                     "parent": uuid("The task this one is a part of."),
                     "context_id": {"type": "string", "description": "The conversation the task belongs to."},
-                    "deadline_ms": {"type": "integer", "minimum": 0, "description": "After this instant (epoch ms) a queued task is answered with an error instead of leased."},
-                    "idempotency": {"type": "object", "description": "{\"duplicate_safety\": \"idempotent\" | \"unsafe\", \"key\"?: string}: whether running it twice is harmless."},
-                    "id": uuid("The task id: give the same one when you retry, and the retry lands on the same task. Default: a new id."),
+                    "deadline_ms": {"type": "integer", "minimum": 0,
+                        "description": "After this instant (epoch ms) a queued task is answered \
+                            with an error instead of leased."},
+                    "idempotency": {"type": "object",
+                        "description": "{\"duplicate_safety\": \"idempotent\" | \"unsafe\", \
+                            \"key\"?: string}: whether running it twice is harmless."},
+                    "id": uuid("The task id: give the same one when you retry, and the retry \
+                        lands on the same task. Default: a new id."),
                 }),
                 &["recipient", "intent_text"],
             ),
             answer("a2a_task_queued", &["task_id"]),
-            "Send a task to another agent's mailbox. Run it as a task (MCP Tasks) to wait for the answer with tasks/result.",
+            "Send a task to another agent's mailbox. Run it as a task (MCP Tasks) to wait for the \
+             answer with tasks/result.",
         ),
         "next_task" => (
             object(
@@ -90,7 +99,9 @@ pub fn tool(name: &str) -> Option<(Value, Value, &'static str)> {
         "list_tasks" => (
             object(
                 json!({
-                    "state": {"type": "string", "description": "Comma-separated states: queued, in_flight, result_pending, resolved, canceled."},
+                    "state": {"type": "string",
+                        "description": "Comma-separated states: queued, in_flight, \
+                            result_pending, resolved, canceled."},
                     "role": {"enum": ["sender", "recipient", "any"]},
                     "sender": agent("Tasks sent by this agent."),
                     "recipient": agent("Tasks addressed to this agent."),

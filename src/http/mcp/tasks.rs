@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use uuid::Uuid;
 
 use super::rpc::RpcError;
-use super::tools::Cx;
+use super::tools::ToolCall;
 use crate::domain::{Content, ResultStatus, TaskState, TaskStatus};
 use crate::error::{ErrorCode, MailboxError};
 use crate::http::time::format_ms;
@@ -43,7 +43,7 @@ pub fn is_terminal(s: &TaskStatus) -> bool {
     s.state.is_settled()
 }
 
-impl Cx<'_> {
+impl ToolCall<'_> {
     /// How long a finished task stays readable: what the task asked for, at most (and by
     /// default) the result-cache window.
     fn ttl(&self, s: &TaskStatus) -> i64 {
@@ -96,7 +96,7 @@ impl Cx<'_> {
         }
     }
 
-    /// The task `params.taskId` names, as [`Cx::visible`], while its `ttl` (counted from its
+    /// The task `params.taskId` names, as [`ToolCall::visible`], while its `ttl` (counted from its
     /// creation) has not passed: after, -32602.
     pub async fn readable(&self, params: &Value) -> Result<TaskStatus, RpcError> {
         let s = self.visible(params).await?;

@@ -13,14 +13,13 @@ use crate::domain::answers::{LeaseExtended, LeaseExtendedKind, TaskStatusBody, T
 use crate::domain::{free_form, AgentId, CancelRequest, HeartbeatRequest, PostResult};
 use crate::error::MailboxError;
 use crate::http::error::error_body;
-use crate::http::listing::ListQuery;
-use crate::http::params::{typed, wait};
+use crate::http::params::{typed, wait, ListQuery};
 use crate::http::state::AppState;
 use crate::http::write::read_input;
 use crate::mailbox::Writer;
 
 /// Who calls a tool, on which service.
-pub struct Cx<'a> {
+pub struct ToolCall<'a> {
     pub state: &'a AppState,
     pub caller: &'a Caller,
 }
@@ -76,7 +75,7 @@ struct Next {
 }
 
 #[derive(Deserialize)]
-struct Waiting {
+struct WaitArg {
     wait_ms: Option<u64>,
 }
 
@@ -85,7 +84,7 @@ struct TaskId {
     task_id: Uuid,
 }
 
-impl Cx<'_> {
+impl ToolCall<'_> {
     /// A `tools/call`'s `arguments` (`{}` when absent), whose free-form values (a task's or a
     /// result's content values, a task's metadata) nest within the limit, else -32602.
     pub fn arguments(&self, params: &Value) -> Result<Value, RpcError> {
@@ -122,7 +121,7 @@ impl Cx<'_> {
                 to_value(&done.value)
             }
             "next_result" => {
-                let q: Waiting = typed("arguments", args)?;
+                let q: WaitArg = typed("arguments", args)?;
                 to_value(&mailbox.drain_result(caller, wait(q.wait_ms)?).await?)
             }
             "get_task" => {
@@ -162,7 +161,7 @@ impl Cx<'_> {
         self.send_with(args, None).await
     }
 
-    /// [`Cx::send`], with `metadata` kept in the native task's `metadata` (MCP's own).
+    /// [`ToolCall::send`], with `metadata` kept in the native task's `metadata` (MCP's own).
     pub async fn send_with(
         &self,
         args: &Value,

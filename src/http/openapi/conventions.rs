@@ -180,7 +180,7 @@ impl Conventions {
                 );
             }
         }
-        // No query value may hold a NUL (`src/http/query_guard.rs` refuses it with 400): every
+        // No query value may hold a NUL (`src/http/serve/nul_guard.rs` refuses it with 400): every
         // free-text query parameter says so.
         for param in op.parameters.iter_mut().flatten() {
             if let (ParameterIn::Query, Some(RefOr::T(Schema::Object(o)))) =

@@ -255,7 +255,8 @@ pub fn example_auto_retried() -> Value {
     shown(AutoRetried {
         kind: AutoRetriedKind::Tag,
         report: typed(json!({
-            "policy": {"enabled": true, "min_lease_age_ms": 300000, "max_attempts": 3, "max_requeues": 1, "scan_limit": 100},
+            "policy": {"enabled": true, "min_lease_age_ms": 300000, "max_attempts": 3,
+                       "max_requeues": 1, "scan_limit": 100},
             "considered": 2,
             "requeued": [{"task_id": EXAMPLE_TASK_ID, "lease_id": EXAMPLE_LEASE_ID, "attempt": 1,
                           "idempotency_key": "refund-order-1234"}],
@@ -277,11 +278,13 @@ pub fn example_audit_events() -> Value {
     shown(AuditEvents {
         kind: AuditEventsKind::Tag,
         events: typed(json!([
-            {"id": "01944a3e-8c00-7d2e-9f1a-3b4c5d6e7f80", "timestamp_ms": 1736240040000_u64, "issuer": "operator", "kind": {
+            {"id": "01944a3e-8c00-7d2e-9f1a-3b4c5d6e7f80", "timestamp_ms": 1736240040000_u64,
+             "issuer": "operator", "kind": {
                 "type": "a2a_repair_applied", "task_id": EXAMPLE_TASK_ID, "action": "requeue",
                 "reason": "worker billing-7 crashed mid-task; a second refund attempt is acceptable",
                 "lease_id": EXAMPLE_LEASE_ID, "duplicate_risk": "operator_accepted", "attempt": 1}},
-            {"id": "01944a3d-cb30-7a1b-8c2d-3e4f5a6b7c8d", "timestamp_ms": 1736239990000_u64, "issuer": "research@acme", "kind": {
+            {"id": "01944a3d-cb30-7a1b-8c2d-3e4f5a6b7c8d", "timestamp_ms": 1736239990000_u64,
+             "issuer": "research@acme", "kind": {
                 "type": "capability_check", "scope_id": "a2a-send:billing@acme",
                 "required_actions": ["a2a.send.billing@acme"], "missing_actions": [], "passed": true}}
         ])),

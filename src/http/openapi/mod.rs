@@ -1,4 +1,4 @@
-//! The OpenAPI 3.1 document, served by `src/http/docs.rs`.
+//! The OpenAPI 3.1 document, served by `src/http/api/docs.rs`.
 //!
 //! The document is generated from the code that the resource modules hand it (their tables'
 //! [`Part`]s; this module imports none of them): the `#[utoipa::path]` attributes above the handlers
@@ -14,7 +14,7 @@
 //! `A2A_MAILBOX_UPDATE_OPENAPI=1 cargo test --test openapi`.
 
 // The document is built from the code's own declarations and constants, once, before it is
-// served (`docs.rs` keeps it); `tests/openapi.rs` builds it in every test run, so a panic here is
+// served (`api/mod.rs` keeps it); `tests/openapi.rs` builds it in every test run, so a panic here is
 // a failing test, never a request's. No request input reaches this module.
 #![allow(
     clippy::expect_used,
@@ -83,7 +83,9 @@ clients are built from, and are not described in this document.",
     tags(
         (name = "tasks", description = "Sending, leasing and reading tasks."),
         (name = "results", description = "Posting and draining results."),
-        (name = "operator", description = "Queue snapshot, lease repair, retry gate, scheduler, compaction and the audit feed."),
+        (name = "operator",
+            description = "Queue snapshot, lease repair, retry gate, scheduler, compaction and the \
+                audit feed."),
         (name = "system", description = "Health, readiness, version, metrics and this document."),
     )
 )]

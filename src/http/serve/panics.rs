@@ -19,8 +19,8 @@ use actix_web::{HttpMessage, HttpResponse, ResponseError};
 use futures_util::FutureExt;
 use tracing_actix_web::RequestId;
 
-use super::state::State;
 use crate::error::{ErrorCode, MailboxError};
+use crate::http::state::State;
 
 /// The response header that names a request as its log lines do.
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");

@@ -3,26 +3,32 @@
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 
-use super::openapi;
-use super::params::{limit, path_uuid, wait, LimitQuery, WaitQuery};
-use super::respond::{answer, api_routes, Answer};
-use super::state::State;
-use super::write::{OptionalWriteRequest, WriteRequest};
 use crate::auth::Caller;
 use crate::domain::answers;
 use crate::domain::{AgentId, CancelRequest, HeartbeatRequest};
 use crate::error::MailboxError;
+use crate::http::openapi;
+use crate::http::params::{limit, path_uuid, wait, LimitQuery, WaitQuery};
+use crate::http::respond::{answer, api_routes, Answer};
+use crate::http::state::State;
+use crate::http::write::{OptionalWriteRequest, WriteRequest};
 
 api_routes! {
     tag = "tasks";
     send_task => [
-        "`invalid_request`: malformed JSON, wrong types, a bad AgentId, a blank `task_kind` or `idempotency.key`, `deadline_ms` out of range, a `content[].value` or `metadata` nested deeper than `A2A_MAILBOX_MAX_JSON_DEPTH` (64 by default), or a bad `Idempotency-Key` header.",
-        "`sender_mismatch`: `sender` is not the token subject. `capability_missing` / `capability_scope_mismatch`: the token does not grant `a2a.send.<recipient>` for this request.",
+        "`invalid_request`: malformed JSON, wrong types, a bad AgentId, a blank `task_kind` or \
+         `idempotency.key`, `deadline_ms` out of range, a `content[].value` or `metadata` nested \
+         deeper than `A2A_MAILBOX_MAX_JSON_DEPTH` (64 by default), or a bad `Idempotency-Key` \
+         header.",
+        "`sender_mismatch`: `sender` is not the token subject. `capability_missing` / \
+         `capability_scope_mismatch`: the token does not grant `a2a.send.<recipient>` for this \
+         request.",
         "`task_id_conflict`: the id is used by a different task (another body or another sender).",
     ];
     lease_next_task => [
         "`invalid_request`: `recipient` is not an AgentId, or `wait_ms` is not an integer in 0..=30000.",
-        "`capability_missing` / `capability_scope_mismatch`: leasing for another recipient needs `a2a.lease.<recipient>`.",
+        "`capability_missing` / `capability_scope_mismatch`: leasing for another recipient needs \
+         `a2a.lease.<recipient>`.",
     ];
     recent_tasks => [
         "`invalid_request`: `limit` is not a 64-bit integer.",
@@ -35,10 +41,12 @@ api_routes! {
         "`invalid_request`: the id is not a UUID, the body has no UUID `lease_id`, or a bad `Idempotency-Key` header.",
         "`not_lessee`: the caller sees the task but does not hold its lease.",
         "`not_found`: no task with this id is visible to the caller.",
-        "`task_canceled`: the task was canceled (stop working on it). `not_in_flight`: the task is not leased. `lease_mismatch`: `lease_id` is not the current lease.",
+        "`task_canceled`: the task was canceled (stop working on it). `not_in_flight`: the task is \
+         not leased. `lease_mismatch`: `lease_id` is not the current lease.",
     ];
     cancel_task => [
-        "`invalid_request`: the id is not a UUID, the body is not a JSON object, `reason` is blank, longer than 1,024 characters or not a string, or a bad `Idempotency-Key` header.",
+        "`invalid_request`: the id is not a UUID, the body is not a JSON object, `reason` is \
+         blank, longer than 1,024 characters or not a string, or a bad `Idempotency-Key` header.",
         "`sender_mismatch`: the caller sees the task but is neither its sender nor an operator.",
         "`not_found`: no task with this id is visible to the caller.",
         "`not_cancelable`: the task is already answered (`result_pending` or `resolved`).",
@@ -90,12 +98,16 @@ struct NextTaskQuery {
 /// until its holder posts a result, an operator repairs it, or the retry gate requeues it.
 #[utoipa::path(get, path = "/a2a/tasks/next",
     params(
-        ("recipient" = Option<AgentId>, Query, description = "Whose queue to lease from; defaults to the token subject.",
-            min_length = 1, max_length = 128, pattern = r"^[A-Za-z0-9_.-]+(@[A-Za-z0-9_.-]+)?$", example = "billing@acme"),
+        ("recipient" = Option<AgentId>, Query,
+            description = "Whose queue to lease from; defaults to the token subject.",
+            min_length = 1, max_length = 128, pattern = r"^[A-Za-z0-9_.-]+(@[A-Za-z0-9_.-]+)?$",
+            example = "billing@acme"),
         WaitQuery,
     ),
     responses(
-        (status = 200, description = "The leased task and its lease, or both `null` when nothing arrived within `wait_ms`.",
+        (status = 200,
+            description = "The leased task and its lease, or both `null` when nothing arrived \
+                within `wait_ms`.",
             body = answers::TaskOpt,
             examples(
                 ("leased" = (value = json!(openapi::example_task_opt()))),

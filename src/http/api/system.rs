@@ -2,11 +2,11 @@
 
 use actix_web::HttpResponse;
 
-use super::openapi;
-use super::respond::api_routes;
-use super::state::State;
 use crate::domain::answers;
 use crate::error::MailboxError;
+use crate::http::openapi;
+use crate::http::respond::api_routes;
+use crate::http::state::State;
 
 api_routes! {
     tag = "system";
@@ -33,7 +33,13 @@ async fn healthz() -> HttpResponse {
 /// Readiness: the database answers and a write commits.
 #[utoipa::path(get, path = "/readyz",
     responses(
-        (status = 200, description = "The database answered and a write committed (a one-row write: a full disk or a database that refuses writes answers 503). The check runs at most once a second, however many callers ask: its outcome is answered until it is a second old, and callers that arrive while it runs wait for it. So a fault shows, and its end too, within about a second.", body = answers::Ready,
+        (status = 200,
+            description = "The database answered and a write committed (a one-row write: a full \
+                disk or a database that refuses writes answers 503). The check runs at most once \
+                a second, however many callers ask: its outcome is answered until it is a second \
+                old, and callers that arrive while it runs wait for it. So a fault shows, and its \
+                end too, within about a second.",
+            body = answers::Ready,
             example = openapi::example_ready),
     )
 )]

@@ -15,9 +15,9 @@ use std::task::{ready, Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use super::error::ErrorBody;
 use crate::domain::answers::ErrorKind;
 use crate::error::ErrorCode;
+use crate::http::error::ErrorBody;
 
 /// The code and message of each answer actix-http writes by itself.
 fn contract_error(status: &[u8]) -> Option<(ErrorCode, &'static str)> {
@@ -154,7 +154,8 @@ impl<IO: AsyncRead + Unpin> AsyncRead for ContractErrors<IO> {
 mod tests {
     use super::bodyless_error;
 
-    const BARE_431: &[u8] = b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\nconnection: close\r\ndate: Wed, 25 Nov 2026 10:00:00 GMT\r\n\r\n";
+    const BARE_431: &[u8] = b"HTTP/1.1 431 Request Header Fields Too Large\r\n\
+        content-length: 0\r\nconnection: close\r\ndate: Wed, 25 Nov 2026 10:00:00 GMT\r\n\r\n";
 
     #[test]
     fn a_bare_431_gets_the_error_body_and_keeps_its_other_headers() {

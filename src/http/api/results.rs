@@ -2,22 +2,28 @@
 
 use actix_web::{web, HttpResponse};
 
-use super::openapi;
-use super::params::{limit, wait, LimitQuery, WaitQuery};
-use super::respond::{answer, api_routes, Answer};
-use super::state::State;
-use super::write::WriteRequest;
 use crate::auth::Caller;
 use crate::domain::answers;
 use crate::domain::PostResult;
+use crate::http::openapi;
+use crate::http::params::{limit, wait, LimitQuery, WaitQuery};
+use crate::http::respond::{answer, api_routes, Answer};
+use crate::http::state::State;
+use crate::http::write::WriteRequest;
 
 api_routes! {
     tag = "results";
     post_result => [
-        "`invalid_request`: malformed JSON, wrong types, a `content[].value` nested deeper than `A2A_MAILBOX_MAX_JSON_DEPTH` (64 by default), or a bad `Idempotency-Key` header.",
-        "`capability_missing` / `capability_scope_mismatch`: the token does not grant `a2a.respond.<sender>` for this task. `not_lessee`: the caller does not hold the task's lease (or did not answer it).",
+        "`invalid_request`: malformed JSON, wrong types, a `content[].value` nested deeper than \
+         `A2A_MAILBOX_MAX_JSON_DEPTH` (64 by default), or a bad `Idempotency-Key` header.",
+        "`capability_missing` / `capability_scope_mismatch`: the token does not grant \
+         `a2a.respond.<sender>` for this task. `not_lessee`: the caller does not hold the task's \
+         lease (or did not answer it).",
         "`unknown_task`: no task with this id is visible to the caller.",
-        "`task_canceled`: the task was canceled (the lessee should stop working on it). `not_in_flight`: the task is queued (never leased, or requeued). `lease_mismatch`: `lease_id` is not the current lease. `result_conflict`: the task was already answered with a different result.",
+        "`task_canceled`: the task was canceled (the lessee should stop working on it). \
+         `not_in_flight`: the task is queued (never leased, or requeued). `lease_mismatch`: \
+         `lease_id` is not the current lease. `result_conflict`: the task was already answered \
+         with a different result.",
     ];
     drain_next_result => [
         "`invalid_request`: `wait_ms` is not an integer in 0..=30000.",

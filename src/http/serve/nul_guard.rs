@@ -9,9 +9,9 @@ use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::{mime, web, HttpMessage};
 use futures_util::StreamExt;
 
-use super::extract::NUL_REFUSED;
-use super::state::State;
 use crate::error::{ErrorCode, MailboxError};
+use crate::http::extract::NUL_REFUSED;
+use crate::http::state::State;
 
 /// Whether a raw (percent-encoded) query string, path or form body decodes to text with a NUL
 /// in it.

@@ -4,15 +4,15 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 
-use super::openapi;
-use super::params::{limit, non_negative, LimitQuery};
-use super::respond::{answer, api_routes, Answer};
-use super::state::State;
-use super::write::{Keyed, WriteRequest};
 use crate::auth::Caller;
 use crate::domain::answers;
 use crate::domain::QueueState;
 use crate::error::MailboxError;
+use crate::http::openapi;
+use crate::http::params::{limit, non_negative, LimitQuery};
+use crate::http::respond::{answer, api_routes, Answer};
+use crate::http::state::State;
+use crate::http::write::{Keyed, WriteRequest};
 use crate::mailbox::admin::AuditFilter;
 use crate::mailbox::repair::RepairRequest;
 use crate::mailbox::retry::{RetryPolicy, ScanKind};
@@ -24,18 +24,29 @@ api_routes! {
         "`invalid_request`: a negative or non-integer filter, or an unknown `state`.",
     ];
     repair => [
-        "`invalid_request`: malformed JSON, wrong types, an unknown `action`, a blank `reason` or `message` or one longer than 1,024 characters, or a bad `Idempotency-Key` header.",
-        "`capability_missing`: the token does not grant `a2a.repair.<action>`. `capability_scope_mismatch`: it does, but its scope (`peer`, `task_id`, `lease_id`, `duplicate_risk`) does not admit this request.",
+        "`invalid_request`: malformed JSON, wrong types, an unknown `action`, a blank `reason` or \
+         `message` or one longer than 1,024 characters, or a bad `Idempotency-Key` header.",
+        "`capability_missing`: the token does not grant `a2a.repair.<action>`. \
+         `capability_scope_mismatch`: it does, but its scope (`peer`, `task_id`, `lease_id`, \
+         `duplicate_risk`) does not admit this request.",
         "`not_found`: no task with this id is visible to the caller.",
-        "`not_in_flight`: only leased tasks can be repaired. `lease_mismatch`: `lease_id` is not the current lease. `duplicate_risk_mismatch`: a requeue as `idempotent` of a task that did not declare `duplicate_safety: \"idempotent\"` with a key (state `operator_accepted`).",
+        "`not_in_flight`: only leased tasks can be repaired. `lease_mismatch`: `lease_id` is not \
+         the current lease. `duplicate_risk_mismatch`: a requeue as `idempotent` of a task that \
+         did not declare `duplicate_safety: \"idempotent\"` with a key (state \
+         `operator_accepted`).",
     ];
     retry_stale => [
-        "`invalid_request`: malformed JSON, wrong types, `scan_limit` outside 1..=1000, `min_lease_age_ms` out of range, or a bad `Idempotency-Key` header.",
-        "`capability_missing`: the token does not grant `a2a.operator` (or, with `enabled: true`, `a2a.repair.requeue`). `capability_scope_mismatch`: its grant of `a2a.operator` has a scope, and a scoped `a2a.operator` is no operator grant.",
+        "`invalid_request`: malformed JSON, wrong types, `scan_limit` outside 1..=1000, \
+         `min_lease_age_ms` out of range, or a bad `Idempotency-Key` header.",
+        "`capability_missing`: the token does not grant `a2a.operator` (or, with `enabled: true`, \
+         `a2a.repair.requeue`). `capability_scope_mismatch`: its grant of `a2a.operator` has a \
+         scope, and a scoped `a2a.operator` is no operator grant.",
     ];
     scheduler_tick => [
         "`invalid_request`: a bad `Idempotency-Key` header.",
-        "`capability_missing`: the token does not grant `a2a.operator` (or, when the configured policy is enabled, `a2a.repair.requeue`). `capability_scope_mismatch`: its grant of `a2a.operator` has a scope, and a scoped `a2a.operator` is no operator grant.",
+        "`capability_missing`: the token does not grant `a2a.operator` (or, when the configured \
+         policy is enabled, `a2a.repair.requeue`). `capability_scope_mismatch`: its grant of \
+         `a2a.operator` has a scope, and a scoped `a2a.operator` is no operator grant.",
     ];
     compact => [
         "`invalid_request`: a bad `Idempotency-Key` header.",
@@ -97,8 +108,11 @@ async fn repair(state: State, caller: Caller, body: WriteRequest) -> Answer {
 /// by the lease the scan examined: a task whose lease changed meanwhile (a heartbeat, a result,
 /// a cancel, another requeue) is left in flight and reported skipped `not_in_flight`.
 #[utoipa::path(post, path = "/a2a/retry-stale",
-    request_body(content = RetryPolicy, description = "The scan's bounds; absent fields take their defaults (`{}` is a dry run with the defaults).",
-        example = json!({"enabled": true, "min_lease_age_ms": 300000, "max_attempts": 3, "max_requeues": 1, "scan_limit": 100})),
+    request_body(content = RetryPolicy,
+        description = "The scan's bounds; absent fields take their defaults (`{}` is a dry run \
+            with the defaults).",
+        example = json!({"enabled": true, "min_lease_age_ms": 300000, "max_attempts": 3,
+            "max_requeues": 1, "scan_limit": 100})),
     responses(
         (status = 200, description = "What the scan did (or, in a dry run, found).", body = answers::AutoRetried,
             example = openapi::example_auto_retried),
@@ -186,9 +200,13 @@ struct QueueQuery {
 #[utoipa::path(get, path = "/a2a/queue",
     params(
         LimitQuery,
-        ("min_lease_age_ms" = Option<i64>, Query, description = "Keep only in-flight entries whose last heartbeat is at least this old (queued entries are kept).",
+        ("min_lease_age_ms" = Option<i64>, Query,
+            description = "Keep only in-flight entries whose last heartbeat is at least this old \
+                (queued entries are kept).",
             minimum = 0, maximum = 9223372036854775807_i64, example = 300000),
-        ("deadline_within_ms" = Option<i64>, Query, description = "Keep only tasks whose `deadline_ms` is at most now + this many milliseconds.",
+        ("deadline_within_ms" = Option<i64>, Query,
+            description = "Keep only tasks whose `deadline_ms` is at most now + this many \
+                milliseconds.",
             minimum = 0, maximum = 9223372036854775807_i64, example = 60000),
         ("state" = Option<QueueState>, Query, description = "Keep only `queued` or only `in_flight` entries."),
     ),
@@ -224,7 +242,10 @@ struct AuditQuery {
 /// `{address, count, reasons: {reason: count}}`, its counts updated as failures come.
 #[utoipa::path(get, path = "/audit/recent",
     params(
-        ("limit" = Option<i64>, Query, description = "How many rows to answer at most. Defaults to 10; any other value is clamped to 1..=1000 (out-of-range values are not refused).", minimum = -9223372036854775808_i64, maximum = 9223372036854775807_i64, example = 10),
+        ("limit" = Option<i64>, Query,
+            description = "How many rows to answer at most. Defaults to 10; any other value is \
+                clamped to 1..=1000 (out-of-range values are not refused).",
+            minimum = -9223372036854775808_i64, maximum = 9223372036854775807_i64, example = 10),
         ("since_ms" = Option<u64>, Query, description = "Keep rows with `timestamp_ms >= since_ms`.",
             minimum = 0, maximum = 9223372036854775807_u64, example = 1736240000000_u64),
         ("kind" = Option<String>, Query, description = "Keep rows of this slug only.", example = "a2a_repair_applied"),

@@ -21,11 +21,11 @@ use tracing_actix_web::TracingLogger;
 
 use super::compact_head::CompactHead;
 use super::conn::ContractErrors;
-use super::extract::{form_config, json_config, path_config, query_config};
 use super::nul_guard::refuse_nul;
 use super::panics::{catch_panics, inject_panic};
-use super::respond::{not_found_route, observe_latency};
-use super::state::State;
+use crate::http::extract::{form_config, json_config, path_config, query_config};
+use crate::http::respond::{not_found_route, observe_latency};
+use crate::http::state::State;
 use crate::transport::{self, Bind};
 
 /// Pending connections a listening socket holds (as actix-web's own default).

@@ -1,13 +1,11 @@
 //! The document's routes: the OpenAPI 3.1 document (`GET /openapi.json`) and the interactive
 //! docs (`GET /docs`).
 
-use std::sync::LazyLock;
-
 use actix_web::{web, HttpResponse};
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
-use super::openapi;
-use super::respond::api_routes;
+use crate::http::openapi;
+use crate::http::respond::api_routes;
 
 api_routes! {
     tag = "system", served_elsewhere = [docs_index];
@@ -15,7 +13,9 @@ api_routes! {
     docs;
 }
 
-static DOCUMENT_JSON: LazyLock<String> = LazyLock::new(super::document_json);
+/// The document `GET /openapi.json` serves, as JSON: made of every table, this one's among them,
+/// so it is handed to this module's routes (`super::configure` registers it) rather than made here.
+pub(super) struct Document(pub &'static str);
 
 /// Serves the Swagger UI's pages (the routes of the table are served with every other table's).
 pub(super) fn configure(cfg: &mut web::ServiceConfig) {
@@ -26,7 +26,7 @@ pub(super) fn configure(cfg: &mut web::ServiceConfig) {
                 .guard(actix_web::guard::Not(actix_web::guard::Get()))
                 .to(|| async {
                     Ok::<HttpResponse, crate::error::MailboxError>(
-                        super::error::method_not_allowed("GET"),
+                        crate::http::error::method_not_allowed("GET"),
                     )
                 }),
         )
@@ -51,10 +51,10 @@ pub(super) fn configure(cfg: &mut web::ServiceConfig) {
         (status = 200, description = "This document.", content_type = "application/json", body = Object),
     )
 )]
-async fn openapi_json() -> HttpResponse {
+async fn openapi_json(document: web::Data<Document>) -> HttpResponse {
     HttpResponse::Ok()
         .content_type("application/json")
-        .body(DOCUMENT_JSON.as_str())
+        .body(document.0)
 }
 
 /// The interactive docs live at `/docs/`.

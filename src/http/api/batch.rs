@@ -1,22 +1,24 @@
 //! The batch route (docs/contract.md#batch): many tasks in one transaction, all or nothing.
 
-use super::openapi;
-use super::params::typed_owned;
-use super::respond::{answer, api_routes, Answer};
-use super::state::State;
-use super::write::WriteRequest;
 use crate::auth::Caller;
 use crate::domain::answers;
 use crate::domain::TaskBatch;
 use crate::error::MailboxError;
+use crate::http::openapi;
+use crate::http::params::typed_owned;
+use crate::http::respond::{answer, api_routes, Answer};
+use crate::http::state::State;
+use crate::http::write::WriteRequest;
 use crate::mailbox::batch::MAX_BATCH;
 
 // Registered before `/a2a/tasks/{id}`, which would take `batch` for an id.
 api_routes! {
     tag = "tasks";
     send_batch => [
-        "`invalid_request`: no tasks or more than 500, a task id twice (`index` names the second), an invalid task (`index` names it), or a bad `Idempotency-Key` header.",
-        "`sender_mismatch` / `capability_missing` / `capability_scope_mismatch`: a task's gates refused it (`index` names it); nothing was stored.",
+        "`invalid_request`: no tasks or more than 500, a task id twice (`index` names the second), \
+         an invalid task (`index` names it), or a bad `Idempotency-Key` header.",
+        "`sender_mismatch` / `capability_missing` / `capability_scope_mismatch`: a task's gates \
+         refused it (`index` names it); nothing was stored.",
         "`task_id_conflict`: a task's id is used by a different task (`index` names it); nothing was stored.",
     ];
 }

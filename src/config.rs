@@ -14,7 +14,7 @@ use crate::mailbox::retry::RetryPolicy;
 use crate::mailbox::MailboxConfig;
 use crate::server::Scheduler;
 
-pub const DEFAULT_DATABASE_URL: &str = "sqlite://a2a-mailbox.db";
+pub use crate::store::DEFAULT_DATABASE_URL;
 
 /// The largest value of every `_MS` setting (docs/configuration.md): 100 years of 365 days.
 /// Far beyond any sensible window or wait, and small enough that no deadline, and no instant
@@ -93,7 +93,7 @@ pub struct JwtArgs {
 /// Where `serve --dev` keeps its generated secret: next to the SQLite file, or in the working
 /// directory for PostgreSQL.
 pub fn dev_secret_path(database_url: &str) -> PathBuf {
-    match sqlite_path(database_url) {
+    match crate::store::Engine::local_file(database_url) {
         Some(p) => {
             let mut s = p.into_os_string();
             s.push(".jwt-secret");
@@ -101,13 +101,6 @@ pub fn dev_secret_path(database_url: &str) -> PathBuf {
         }
         None => PathBuf::from("a2a-mailbox-dev.jwt-secret"),
     }
-}
-
-fn sqlite_path(url: &str) -> Option<PathBuf> {
-    let rest = url.strip_prefix("sqlite:")?;
-    let rest = rest.strip_prefix("//").unwrap_or(rest);
-    let path = rest.split('?').next().unwrap_or(rest);
-    (!path.is_empty() && path != ":memory:").then(|| PathBuf::from(path))
 }
 
 impl JwtArgs {

@@ -1,5 +1,6 @@
 //! Process-local counters and latency histograms, rendered in the Prometheus text format.
-//! Queue gauges are read from the database at scrape time (see `http/api/system.rs`, the `/metrics` route).
+//! Queue gauges are read from the database at scrape time, and the storage engine adds its own
+//! families ([`Sample`]; see `http/api/system.rs`, the `/metrics` route).
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -44,14 +45,8 @@ pub struct Metrics {
     pub waiters: AtomicU64,
     /// Parked requests woken by a commit (or handed what they waited for by it).
     pub wakeups: AtomicU64,
-    /// PostgreSQL group commit, per [`BATCH_KINDS`]: batches that carried the kind, and the
-    /// requests of the kind they carried.
-    pub batches: [AtomicU64; 4],
-    pub batched_requests: [AtomicU64; 4],
-    /// PostgreSQL group commit: batches run (one transaction each, any mix of kinds).
-    pub batch_transactions: AtomicU64,
-    /// Per [`BATCH_KINDS`]: parked long-polls (claims, drains) handed their task or result in
-    /// the commit that queued or stored it (PostgreSQL's batches; SQLite's sends, for claims).
+    /// Per [`BATCH_KINDS`]: long-polls whose claim or drain the store held, handed their task
+    /// or result in the commit that queued or stored it.
     pub handoffs: [AtomicU64; 4],
     /// Requests whose handling panicked, answered 500 `internal` (`http/serve/panics.rs`).
     pub panics: AtomicU64,
@@ -64,9 +59,52 @@ pub struct Metrics {
     pub depths: Depths,
 }
 
-/// The fast paths PostgreSQL combines into batches (the `kind` label), in [`Metrics::batches`]
-/// order; also the `o_kind` numbers of `a2a_step_many` (migrations 0003, 0004).
+/// The one-write paths an engine may combine into one commit (the `kind` label), in
+/// [`Metrics::handoffs`] order; also the kinds' numbers in PostgreSQL's `a2a_step_many`.
 pub const BATCH_KINDS: [&str; 4] = ["send", "claim", "result", "drain"];
+
+/// What a family counts: a value now, or a total since the process started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MetricType {
+    Gauge,
+    Counter,
+}
+
+/// One sample read at scrape time (the queue gauges, the storage engine's own families),
+/// rendered after its family's `# HELP` and `# TYPE` lines; a family's samples come together.
+#[derive(Debug)]
+pub struct Sample {
+    pub name: &'static str,
+    pub help: &'static str,
+    pub of: MetricType,
+    /// `{label="value"}`, or empty.
+    pub labels: String,
+    pub value: f64,
+}
+
+impl Sample {
+    pub fn gauge(name: &'static str, help: &'static str, labels: String, value: f64) -> Sample {
+        let of = MetricType::Gauge;
+        Sample {
+            name,
+            help,
+            of,
+            labels,
+            value,
+        }
+    }
+
+    pub fn counter(name: &'static str, help: &'static str, labels: String, value: f64) -> Sample {
+        let of = MetricType::Counter;
+        Sample {
+            name,
+            help,
+            of,
+            labels,
+            value,
+        }
+    }
+}
 
 /// Each kind's place in [`BATCH_KINDS`] and in the per-kind counters (checked by a unit test).
 pub mod kind {
@@ -122,13 +160,24 @@ impl Metrics {
         h.sum += seconds;
     }
 
-    /// Renders the counters and histograms; `gauges` are (name, help, value) read by the caller.
-    pub fn render(&self, gauges: &[(&str, &str, String, f64)]) -> String {
+    /// Renders the samples read by the caller, then the counters and histograms.
+    pub fn render(&self, samples: &[Sample]) -> String {
         let mut out = String::new();
-        let mut gauge_names = std::collections::BTreeSet::new();
-        for (name, help, labels, value) in gauges {
-            if gauge_names.insert(*name) {
-                let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
+        let mut names = std::collections::BTreeSet::new();
+        for Sample {
+            name,
+            help,
+            of,
+            labels,
+            value,
+        } in samples
+        {
+            if names.insert(*name) {
+                let of = match of {
+                    MetricType::Gauge => "gauge",
+                    MetricType::Counter => "counter",
+                };
+                let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {of}");
             }
             let _ = writeln!(out, "{name}{labels} {value}");
         }
@@ -138,7 +187,7 @@ impl Metrics {
             "# HELP {name} Requests parked on this instance now whose first look found nothing, waiting for a task, a result or a change.\n# TYPE {name} gauge\n{name} {}",
             self.waiters.load(Ordering::Relaxed)
         );
-        let counters: [(&str, &str, &AtomicU64); 11] = [
+        let counters: [(&str, &str, &AtomicU64); 10] = [
             (
                 "a2a_tasks_sent_total",
                 "Tasks queued by this instance.",
@@ -185,11 +234,6 @@ impl Metrics {
                 &self.wakeups,
             ),
             (
-                "a2a_pg_batch_transactions_total",
-                "PostgreSQL group commit: batches run, one transaction each, whatever operations they carried.",
-                &self.batch_transactions,
-            ),
-            (
                 "a2a_panics_total",
                 "Requests whose handling panicked, each answered 500 internal with an X-Request-Id header naming it in the logs.",
                 &self.panics,
@@ -202,31 +246,14 @@ impl Metrics {
                 c.load(Ordering::Relaxed)
             );
         }
-        for (name, help, counts) in [
-            (
-                "a2a_pg_batches_total",
-                "PostgreSQL group commit: batches that carried this operation (a batch carries any mix of operations).",
-                &self.batches,
-            ),
-            (
-                "a2a_pg_batched_requests_total",
-                "PostgreSQL group commit: requests carried by those batches, by operation.",
-                &self.batched_requests,
-            ),
-            (
-                "a2a_handoffs_total",
-                "Waiting long-polls answered in the commit that queued their task (claim) or stored their result (drain).",
-                &self.handoffs,
-            ),
-        ] {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
-            for (kind, c) in BATCH_KINDS.iter().zip(counts) {
-                let _ = writeln!(
-                    out,
-                    "{name}{{kind=\"{kind}\"}} {}",
-                    c.load(Ordering::Relaxed)
-                );
-            }
+        let name = "a2a_handoffs_total";
+        let _ = writeln!(
+            out,
+            "# HELP {name} Waiting long-polls answered in the commit that queued their task (claim) or stored their result (drain).\n# TYPE {name} counter"
+        );
+        for (kind, c) in BATCH_KINDS.iter().zip(&self.handoffs) {
+            let n = c.load(Ordering::Relaxed);
+            let _ = writeln!(out, "{name}{{kind=\"{kind}\"}} {n}");
         }
         let name = "a2a_auth_failures_total";
         let _ = writeln!(

@@ -45,12 +45,12 @@ pub struct Scheduler {
 /// Worker threads of the main runtime, which carries the group-commit lane (HTTP requests run
 /// on the workers of [`http_workers`]). On PostgreSQL the lane is one task that runs one batch at
 /// a time, and one thread serves it with fewer cross-thread wake-ups than one per core. With one
-/// HTTP worker the lane runs on that worker instead (`Store::run_the_lane_on_the_http_worker`),
+/// HTTP worker the lane runs on that worker instead (`Store::start_on_http_worker`),
 /// and this thread is left the notifier, the peer listener and the scheduler timer. SQLite keeps
 /// Tokio's default (`None`: one per core), as does an operator's own `TOKIO_WORKER_THREADS`
 /// (`chosen_by_operator`). The measurements behind both choices are in BENCHMARKS.md ("Threads").
 pub fn main_runtime_threads(database_url: &str, chosen_by_operator: bool) -> Option<usize> {
-    let lane = Engine::from_url(database_url).is_ok_and(Engine::runs_a_lane);
+    let lane = Engine::from_url(database_url).is_ok_and(Engine::wants_own_thread);
     (lane && !chosen_by_operator).then_some(1)
 }
 
@@ -88,10 +88,10 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
         ));
     }
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let workers = http_workers(s.http_workers, store.engine().runs_a_lane(), cores);
+    let workers = http_workers(s.http_workers, store.engine().wants_own_thread(), cores);
     if workers == 1 {
         // Every request runs on the one worker: the lane runs there too.
-        store.run_the_lane_on_the_http_worker();
+        store.start_on_http_worker();
     }
     let max_body = s.max_body_bytes;
     let state = web::Data::new(Arc::new(AppState {

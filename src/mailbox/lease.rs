@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use uuid::Uuid;
 
-use super::longpoll::{Polled, Waiting};
+use super::longpoll::{PollHold, Polled};
 use super::{now_ms, Mailbox, WaitFor, Wake};
 use crate::auth::{Caller, ScopeCtx};
 use crate::domain::answers::{TaskOpt, TaskOptKind};
@@ -54,15 +54,15 @@ impl Mailbox {
         // row). If it finds nothing (SQLite tries nothing), it stays parked for a later send,
         // which leases its task to it in the same commit.
         let lease_id = Uuid::new_v4().to_string();
-        let (claimed, ticket) = self
+        let (claimed, hold) = self
             .store
-            .lane_claim(recipient, &lease_id, caller.sub.as_str())
+            .claim_or_hold(recipient, &lease_id, caller.sub.as_str())
             .await;
         if let Some(row) = claimed? {
             return Ok(Polled::Found(self.leased(row)?));
         }
-        let parked = ticket.map(|ticket| Waiting {
-            ticket,
+        let parked = hold.map(|hold| PollHold {
+            hold,
             settle: |mailbox, outcome| {
                 outcome
                     .claimed()?
@@ -77,7 +77,7 @@ impl Mailbox {
             return Ok(parked.map_or(Polled::Empty, Polled::Waiting));
         }
         // Unparked first: if it was riding in a batch meanwhile, what it took is this poll's.
-        if let Some(found) = Waiting::leave(parked, self).await? {
+        if let Some(found) = PollHold::leave(parked, self).await? {
             return Ok(Polled::Found(found));
         }
         let c = caller.clone();

@@ -5,7 +5,7 @@ use std::time::Duration;
 use super::{Mailbox, WaitFor};
 use crate::auth::Caller;
 use crate::error::MailboxError;
-use crate::store::LaneOutcome;
+use crate::store::{Held, Hold};
 
 impl Mailbox {
     /// Waits until `probe` finds something or `wait` has passed. With a `wait`, the request is
@@ -34,7 +34,7 @@ impl Mailbox {
             return match probe().await? {
                 Polled::Found(found) => Ok(Some(found)),
                 Polled::Empty => Ok(None),
-                Polled::Waiting(p) => Waiting::leave(Some(p), self).await,
+                Polled::Waiting(p) => PollHold::leave(Some(p), self).await,
             };
         }
         let me = self.wakeups.park(kind, who, caller)?;
@@ -56,7 +56,7 @@ impl Mailbox {
             if now < deadline {
                 let handed = async {
                     match parked.as_mut() {
-                        Some(p) => p.ticket.answered().await,
+                        Some(p) => p.hold.answered().await,
                         None => std::future::pending().await,
                     }
                 };
@@ -66,7 +66,7 @@ impl Mailbox {
                     () = me.wait(deadline.saturating_duration_since(now)) => None,
                 };
                 if let Some(outcome) = handed {
-                    // A ride that found something: the ticket is spent.
+                    // A ride that found something: the hold is spent.
                     if let Some(p) = parked.take() {
                         if let Some(found) = (p.settle)(self, outcome?)? {
                             self.wakeups.handed();
@@ -75,7 +75,7 @@ impl Mailbox {
                     }
                 }
             }
-            if let Some(found) = Box::pin(Waiting::leave(parked, self)).await? {
+            if let Some(found) = Box::pin(PollHold::leave(parked, self)).await? {
                 return Ok(Some(found));
             }
             if now >= deadline {
@@ -89,17 +89,17 @@ impl Mailbox {
 pub(crate) enum Polled<T> {
     Found(T),
     Empty,
-    /// Nothing, and its claim or drain waits parked in the store for the commit that serves it.
-    Waiting(Waiting<T>),
+    /// Nothing, and its claim or drain is held in the store for the commit that serves it.
+    Waiting(PollHold<T>),
 }
 
-/// A parked claim or drain, and how its outcome becomes what the long-poll answers.
-pub(crate) struct Waiting<T> {
-    pub ticket: crate::store::LaneTicket,
-    pub settle: fn(&Mailbox, LaneOutcome) -> Result<Option<T>, MailboxError>,
+/// A claim or drain the store holds, and how its outcome becomes what the long-poll answers.
+pub(crate) struct PollHold<T> {
+    pub hold: Hold,
+    pub settle: fn(&Mailbox, Held) -> Result<Option<T>, MailboxError>,
 }
 
-impl<T> Waiting<T> {
+impl<T> PollHold<T> {
     /// Stops waiting (if parked at all): what its claim or drain took meanwhile, if anything.
     /// One riding in the running batch is waited for, so a lease or drain it committed is kept.
     pub(crate) async fn leave(
@@ -109,7 +109,7 @@ impl<T> Waiting<T> {
         let Some(p) = parked else {
             return Ok(None);
         };
-        match p.ticket.leave().await {
+        match p.hold.leave().await {
             Some(outcome) => (p.settle)(mailbox, outcome?),
             None => Ok(None),
         }

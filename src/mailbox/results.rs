@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::audit::{audit, audited_check, kind, respond_audit_halves};
 use super::cancel::{refuse_if_canceled_for, task_canceled};
-use super::longpoll::{Polled, Waiting};
+use super::longpoll::{PollHold, Polled};
 use super::{check_lease, rule, visible_to, Cx, Done, Fast, Mailbox, Rule, WaitFor, Wake};
 use crate::auth::{Caller, CapCheck, ScopeCtx};
 use crate::domain::answers::{ResultOpt, ResultOptKind, ResultPosted, Results, ResultsKind};
@@ -81,7 +81,7 @@ impl Mailbox {
         let id = input.task_id.to_string();
         let stored = self
             .store
-            .result_fast(
+            .store_result_one(
                 &id,
                 &StoredResult {
                     status: result.status.as_str(),
@@ -237,13 +237,13 @@ impl Mailbox {
     }
 
     async fn drain_once(&self, caller: &Caller) -> Result<Polled<A2ATaskResult>, MailboxError> {
-        let (drained, ticket) = self.store.drain_next(caller.sub.as_str()).await;
+        let (drained, hold) = self.store.drain_or_hold(caller.sub.as_str()).await;
         if let Some(d) = drained? {
             return Ok(Polled::Found(d.result()?));
         }
-        Ok(match ticket {
-            Some(ticket) => Polled::Waiting(Waiting {
-                ticket,
+        Ok(match hold {
+            Some(hold) => Polled::Waiting(PollHold {
+                hold,
                 settle: |_, outcome| outcome.drained()?.map(|d| d.result()).transpose(),
             }),
             None => Polled::Empty,

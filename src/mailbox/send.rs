@@ -226,7 +226,7 @@ impl Mailbox {
         }
         let Some(sent) = self
             .store
-            .send_fast(accepted.stored(), super::audit::bounded(checked))
+            .send_one(accepted.stored(), super::audit::bounded(checked))
             .await?
         else {
             return Ok(None);

@@ -7,6 +7,7 @@ use crate::auth::Caller;
 use crate::domain::answers::{Queue, QueueKind, Tasks, TasksKind};
 use crate::domain::{QueueState, TaskStatus};
 use crate::error::MailboxError;
+use crate::metrics::Sample;
 use crate::store::TaskRow;
 
 /// Filters of the queue snapshot.
@@ -19,9 +20,6 @@ pub struct QueueFilter {
     pub deadline_within_ms: Option<i64>,
     pub state: Option<QueueState>,
 }
-
-/// One gauge of `/metrics`: name, help, labels, value.
-pub type Gauge = (&'static str, &'static str, String, f64);
 
 impl Mailbox {
     /// Whom a caller sees in the listings: everyone (operators), or its own tasks.
@@ -83,31 +81,15 @@ impl Mailbox {
         })
     }
 
-    /// Queue gauges for `/metrics`. Each reads one partial index: depths are index-only counts
-    /// of one state's rows and the ages come from the first entry of an ordered index, so no
-    /// query walks the whole table.
-    pub async fn gauges(&self) -> Result<Vec<Gauge>, MailboxError> {
+    /// Queue gauges for `/metrics`, after the storage engine's own samples. Each reads one
+    /// partial index: depths are index-only counts of one state's rows and the ages come from
+    /// the first entry of an ordered index, so no query walks the whole table.
+    pub async fn gauges(&self) -> Result<Vec<Sample>, MailboxError> {
         let now = now_ms();
         let mut out = Vec::new();
-        let lane = self.store.lane_gauges();
-        for (kind, waiting, _) in &lane {
-            out.push((
-                "a2a_pg_batch_waiting",
-                "PostgreSQL group commit: requests waiting for the next batch, by operation.",
-                format!("{{kind=\"{kind}\"}}"),
-                *waiting as f64,
-            ));
-        }
-        for (kind, _, parked) in &lane {
-            out.push((
-                "a2a_pg_parked_polls",
-                "PostgreSQL group commit: long-polls whose claim or drain waits parked for the batch that queues their task or stores their result (not counting those riding in the running batch).",
-                format!("{{kind=\"{kind}\"}}"),
-                *parked as f64,
-            ));
-        }
+        self.store.commit_metrics(&mut out);
         for state in ["queued", "in_flight", "result_pending"] {
-            out.push((
+            out.push(Sample::gauge(
                 "a2a_queue_depth",
                 "Tasks per state.",
                 format!("{{state=\"{state}\"}}"),
@@ -117,13 +99,13 @@ impl Mailbox {
         let (queued_at, leased_at) = self.store.oldest().await?;
         let age =
             |at: Option<i64>| at.map_or(0.0, |at| now.saturating_sub(at).max(0) as f64 / 1000.0);
-        out.push((
+        out.push(Sample::gauge(
             "a2a_oldest_queued_age_seconds",
             "Age of the task at the head of the queue (since it was queued or requeued).",
             String::new(),
             age(queued_at),
         ));
-        out.push((
+        out.push(Sample::gauge(
             "a2a_oldest_lease_age_seconds",
             "Age of the oldest in-flight lease, measured from its last heartbeat.",
             String::new(),

@@ -4,18 +4,16 @@
 //! transition must write, and the two engines' traces must be equal line for line. A transition
 //! changed in one engine's SQL and not the other's fails here.
 //!
-//! PostgreSQL is skipped, with a notice, only when the URL is unset and
-//! `A2A_MAILBOX_REQUIRE_POSTGRES` is not `1` (as the black-box suite does).
+//! PostgreSQL is found as the black-box suite finds it (the URL, or a local server at the
+//! default address) and skipped, loudly on stderr, only when there is none and
+//! `A2A_MAILBOX_REQUIRE_POSTGRES` is not `1` ([`harness::postgres_base_url`]).
 
 pub(crate) mod harness;
 
 use sqlx::{Connection, Executor, PgConnection};
 
 use super::{Store, StoredResult, TaskRow};
-use harness::{id, open, task, with_db, Trace};
-
-const PG_URL_VAR: &str = "A2A_MAILBOX_TEST_POSTGRES_URL";
-const REQUIRE_PG_VAR: &str = "A2A_MAILBOX_REQUIRE_POSTGRES";
+use harness::{id, open, postgres_base_url, task, with_db, Trace};
 
 /// Runs the body as a write of its own and answers its value (the write commits).
 macro_rules! commit {
@@ -205,7 +203,7 @@ async fn transitions(s: &Store) -> Vec<String> {
 
     // Drain: the sender's oldest pending result, then resolved.
     for (n, status) in [(4, "error"), (2, "completed")] {
-        let (d, _) = s.drain_next("alice").await;
+        let (d, _) = s.drain_or_hold("alice").await;
         let d = d.expect("draining").expect("a pending result");
         assert_eq!(
             (d.id.as_str(), d.result_status.as_deref()),
@@ -243,15 +241,15 @@ async fn transitions(s: &Store) -> Vec<String> {
     );
     trace.row("cancel queued", &r);
 
-    // The fast paths write the same transitions: a send queues, a claim leases, a result is
-    // stored only under the caller's own lease.
+    // The one-write paths write the same transitions: a send queues, a claim leases, a result
+    // is stored only under the caller's own lease.
     assert!(s
-        .send_fast(task(8, "frank", None), "{}".to_owned())
+        .send_one(task(8, "frank", None), "{}".to_owned())
         .await
         .expect("send")
         .is_some_and(|sent| !sent.handed));
     assert!(s
-        .send_fast(task(8, "frank", None), "{}".to_owned())
+        .send_one(task(8, "frank", None), "{}".to_owned())
         .await
         .expect("send")
         .is_none());
@@ -260,12 +258,17 @@ async fn transitions(s: &Store) -> Vec<String> {
         (r.state.as_str(), r.attempt, r.created_at_ms),
         ("queued", 0, r.updated_at_ms)
     );
-    trace.row("send_fast", &r);
-    let (claimed, _) = s.lane_claim("frank", "lease-9", "frank").await;
-    let c = match claimed.expect("a lane claim") {
+    trace.row("send_one", &r);
+    let (claimed, _) = s.claim_or_hold("frank", "lease-9", "frank").await;
+    let c = match claimed.expect("a claim") {
         Some(c) => c,
         None => {
-            assert!(!s.engine().runs_a_lane(), "a lane claim found nothing");
+            // SQLite only holds the claim (the mailbox's transaction claims); the lane claims.
+            assert_ne!(
+                s.engine().name(),
+                "postgres",
+                "the lane's claim found nothing"
+            );
             let now = crate::clock::now_ms();
             commit!(s, |tx| tx
                 .claim_head("frank", "lease-9", "frank", now)
@@ -277,7 +280,7 @@ async fn transitions(s: &Store) -> Vec<String> {
         (c.id.as_str(), c.attempt, c.lease_id.as_deref()),
         (id(8).as_str(), 1, Some("lease-9"))
     );
-    trace.row("claim (fast)", &c);
+    trace.row("claim_or_hold", &c);
     let ok = StoredResult {
         status: "completed",
         content: "[8]",
@@ -285,11 +288,13 @@ async fn transitions(s: &Store) -> Vec<String> {
     };
     let halves = || (r#"{"sender":""#.to_owned(), r#""}"#.to_owned());
     for (caller, guard) in [("frank", Some("lease-0")), ("mallory", None)] {
-        let stored = s.result_fast(&id(8), &ok, caller, guard, halves()).await;
+        let stored = s
+            .store_result_one(&id(8), &ok, caller, guard, halves())
+            .await;
         assert_eq!(stored.expect("result"), None, "{caller} {guard:?}");
     }
     let stored = s
-        .result_fast(&id(8), &ok, "frank", Some("lease-9"), halves())
+        .store_result_one(&id(8), &ok, "frank", Some("lease-9"), halves())
         .await;
     assert_eq!(
         stored.expect("result").map(|s| s.made).as_deref(),
@@ -300,12 +305,12 @@ async fn transitions(s: &Store) -> Vec<String> {
         (r.state.as_str(), r.result_by.as_deref()),
         ("result_pending", Some("frank"))
     );
-    trace.row("result_fast", &r);
+    trace.row("store_result_one", &r);
     for n in [1, 8] {
-        let (d, _) = s.drain_next("alice").await;
+        let (d, _) = s.drain_or_hold("alice").await;
         assert_eq!(d.expect("draining").expect("a pending result").id, id(n));
     }
-    let (d, _) = s.drain_next("alice").await;
+    let (d, _) = s.drain_or_hold("alice").await;
     assert!(d.expect("draining").is_none());
 
     // Compact: resolved and canceled tasks go, with the audit rows before the bound.
@@ -340,13 +345,7 @@ async fn both_engines_make_the_same_transitions() {
     sqlite.close().await;
     let _ = std::fs::remove_dir_all(&dir);
 
-    let Some(base) = std::env::var(PG_URL_VAR).ok().filter(|u| !u.is_empty()) else {
-        assert_ne!(
-            std::env::var(REQUIRE_PG_VAR).as_deref(),
-            Ok("1"),
-            "{REQUIRE_PG_VAR}=1 but {PG_URL_VAR} is unset"
-        );
-        eprintln!("store conformance: PostgreSQL skipped ({PG_URL_VAR} is unset)");
+    let Some(base) = postgres_base_url("both_engines_make_the_same_transitions").await else {
         return;
     };
     let name = format!("a2a_conformance_{}", uuid::Uuid::new_v4().simple());

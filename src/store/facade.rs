@@ -1,34 +1,21 @@
 //! [`Store`]: the facade the mailbox calls. It holds one engine behind [`Backend`] and forwards
-//! to it; the only place that looks at the engine is [`Engine::from_url`], which picks it from
-//! the database URL. The named reads (`reads.rs`, `listing.rs`, `overview.rs`) and the fast
-//! paths (`fast.rs`) are further methods of it.
+//! to it; the only place that looks at the engine is [`Engine::from_url`] (`engines.rs`), which
+//! picks it from the database URL. The named reads (`reads.rs`, `listing.rs`, `overview.rs`)
+//! are further methods of it; the engine's own operations (the one-write paths and holds, its
+//! metrics, the other instances) are forwarded below, documented on [`Backend`].
 
 use std::sync::Arc;
 
-use super::backend::{Backend, Engine, PoolSettings};
+use super::backend::{Backend, Engine, Hold, PoolSettings};
+use super::dialect::Row;
+use super::new_task::NewTask;
+use super::ops::StoredResult;
 use super::readiness::Readiness;
-use super::runner::{args, Row, Val};
+use super::records::{Committed, Drained, TaskRow};
+use super::runner::{args, Val};
 use super::statements::{self as sql, Statements};
 use super::unit::{self, Op};
-use super::{postgres, sqlite};
 use crate::error::MailboxError;
-
-/// The engines the service can open, in the order their URL prefixes are tried.
-pub(super) const ENGINES: [Engine; 2] = [sqlite::ENGINE, postgres::ENGINE];
-
-impl Engine {
-    /// The engine a database URL names.
-    pub fn from_url(url: &str) -> anyhow::Result<Engine> {
-        ENGINES
-            .into_iter()
-            .find(|e| e.schemes.iter().any(|s| url.starts_with(s)))
-            .ok_or_else(|| {
-                anyhow::anyhow!(
-                    "unsupported DATABASE_URL {url:?}: use sqlite://file.db, sqlite:///abs/path.db?mode=rwc or postgres://user@host:port/db"
-                )
-            })
-    }
-}
 
 /// The database behind the mailbox. Cheap to clone.
 #[derive(Clone)]
@@ -54,11 +41,6 @@ impl Store {
 
     pub fn engine(&self) -> Engine {
         self.backend.engine()
-    }
-
-    /// The engine, for the fast paths (`fast.rs`).
-    pub(super) fn backend(&self) -> &dyn Backend {
-        &*self.backend
     }
 
     /// Runs the engine's migrations (and, on PostgreSQL, installs `step_many.sql`).
@@ -137,5 +119,76 @@ impl Store {
                 .await
             })
             .await
+    }
+}
+
+/// The engine's own operations, each documented on [`Backend`].
+impl Store {
+    /// See [`Backend::send_one`].
+    pub async fn send_one(
+        &self,
+        task: NewTask,
+        audit_body: String,
+    ) -> Result<Option<Committed<()>>, MailboxError> {
+        self.backend.send_one(task, audit_body).await
+    }
+
+    /// See [`Backend::store_result_one`].
+    pub async fn store_result_one(
+        &self,
+        id: &str,
+        result: &StoredResult<'_>,
+        caller: &str,
+        lease_guard: Option<&str>,
+        audit_halves: (String, String),
+    ) -> Result<Option<Committed<String>>, MailboxError> {
+        self.backend
+            .store_result_one(id, result, caller, lease_guard, audit_halves)
+            .await
+    }
+
+    /// See [`Backend::claim_or_hold`].
+    pub async fn claim_or_hold(
+        &self,
+        recipient: &str,
+        lease_id: &str,
+        caller: &str,
+    ) -> (Result<Option<TaskRow>, MailboxError>, Option<Hold>) {
+        self.backend
+            .claim_or_hold(recipient, lease_id, caller)
+            .await
+    }
+
+    /// See [`Backend::drain_or_hold`].
+    pub async fn drain_or_hold(
+        &self,
+        sender: &str,
+    ) -> (Result<Option<Drained>, MailboxError>, Option<Hold>) {
+        self.backend.drain_or_hold(sender).await
+    }
+
+    /// See [`Backend::start_on_http_worker`].
+    pub fn start_on_http_worker(&self) {
+        self.backend.start_on_http_worker();
+    }
+
+    /// The engine's own metric samples, read at scrape time (see [`Backend::commit_metrics`]).
+    pub fn commit_metrics(&self, out: &mut Vec<crate::metrics::Sample>) {
+        self.backend.commit_metrics(out);
+    }
+
+    /// See [`Backend::notify_peers`].
+    pub fn notify_peers(&self, now: String, soon: String) {
+        self.backend.notify_peers(now, soon);
+    }
+
+    /// See [`Backend::has_peers`].
+    pub fn has_peers(&self) -> bool {
+        self.backend.has_peers()
+    }
+
+    /// See [`Backend::on_peer_commit`].
+    pub fn on_peer_commit(&self, woken: impl Fn(&str) + Send + 'static) {
+        self.backend.on_peer_commit(Box::new(woken));
     }
 }

@@ -1,7 +1,7 @@
 //! Storage faults as the mailbox sees them: "the database cannot serve now" is
 //! `storage_unavailable` (retriable, and it heals by itself); anything else is a bug.
 
-use super::facade::ENGINES;
+use super::engines::ENGINES;
 use crate::error::MailboxError;
 
 impl From<sqlx::Error> for MailboxError {

@@ -310,7 +310,7 @@ pub fn example_version() -> Value {
         kind: VersionKind::Tag,
         name: "a2a-mailbox".to_owned(),
         version: "0.1.0".to_owned(),
-        engine: EngineName::Sqlite,
+        engine: crate::store::DEFAULT_ENGINE.answers_as(),
         transports: vec![
             "tcp:127.0.0.1:8080".to_owned(),
             "unix:/run/a2a/mailbox.sock".to_owned(),

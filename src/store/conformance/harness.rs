@@ -1,10 +1,53 @@
 //! What the conformance script stands on: its tasks, the trace of each step's row, and a store
 //! on a temp SQLite file or a fresh PostgreSQL database.
 
+use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
+use sqlx::{Connection, PgConnection};
+
 use crate::store::{NewTask, PoolSettings, Store, TaskRow};
+
+pub(crate) const PG_URL_VAR: &str = "A2A_MAILBOX_TEST_POSTGRES_URL";
+pub(crate) const REQUIRE_PG_VAR: &str = "A2A_MAILBOX_REQUIRE_POSTGRES";
+/// Where a local PostgreSQL usually is (the README's and CI's default).
+const DEFAULT_PG_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+
+/// The PostgreSQL server a test's PostgreSQL half runs on, as the black-box suite finds it
+/// (`tests/common`): `A2A_MAILBOX_TEST_POSTGRES_URL`, or else a local server at
+/// [`DEFAULT_PG_URL`] if one answers. `None` (the half is skipped, loudly) when there is none,
+/// unless `A2A_MAILBOX_REQUIRE_POSTGRES=1`, which makes that a failure.
+pub(crate) async fn postgres_base_url(test: &str) -> Option<String> {
+    if let Ok(url) = std::env::var(PG_URL_VAR) {
+        if !url.trim().is_empty() {
+            return Some(url);
+        }
+    }
+    let probe = tokio::time::timeout(
+        Duration::from_secs(3),
+        PgConnection::connect(DEFAULT_PG_URL),
+    )
+    .await;
+    if let Ok(Ok(conn)) = probe {
+        let _ = conn.close().await;
+        return Some(DEFAULT_PG_URL.to_owned());
+    }
+    assert_ne!(
+        std::env::var(REQUIRE_PG_VAR).as_deref(),
+        Ok("1"),
+        "{test}: {REQUIRE_PG_VAR}=1 but {PG_URL_VAR} is not set and no PostgreSQL answers at \
+         {DEFAULT_PG_URL}"
+    );
+    // Written to the real stderr, bypassing the test harness's capture, so that every log
+    // shows the skipped half.
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED (no {PG_URL_VAR} and no PostgreSQL at {DEFAULT_PG_URL}; set \
+         {REQUIRE_PG_VAR}=1 to fail instead): {test}, PostgreSQL half"
+    );
+    None
+}
 
 pub(crate) fn id(n: u8) -> String {
     format!("00000000-0000-4000-8000-{n:012}")

@@ -1,20 +1,21 @@
 //! PostgreSQL's side of the seam: a transaction of its own per write unit, reads on the pool,
-//! and the four fast paths in the group-commit lane (`lane.rs`), whose claims and drains that
-//! find nothing stay parked ([`LaneTicket`](crate::store::LaneTicket)).
+//! and the four one-write paths in the group-commit lane (`lane.rs`), whose claims and drains
+//! that find nothing stay parked there ([`Hold`]).
 
 use futures_util::future::BoxFuture;
 use sqlx::Row as _;
 
-use super::session::{fetch, PgTx};
 use super::statements::{INSTALL_LOCK, STATEMENTS};
 use super::steps::{self, ClaimArgs, Outcome, ResultArgs, SendArgs};
 use super::{peers, Postgres, ENGINE};
 use crate::error::MailboxError;
-use crate::store::backend::{Backend, Engine, LaneOutcome, LaneTicket, Waiting};
+use crate::metrics::Sample;
+use crate::store::backend::{Backend, Engine, Held, Hold, Holding};
+use crate::store::dialect::{fetch, query, DbTransaction, Rows};
 use crate::store::new_task::NewTask;
 use crate::store::ops::StoredResult;
 use crate::store::records::{Committed, Drained, TaskRow};
-use crate::store::runner::{bind_all, Rows, Tx, Val};
+use crate::store::runner::{Tx, Val};
 use crate::store::statements::Statements;
 use crate::store::unit::Unit;
 
@@ -54,7 +55,7 @@ impl Backend for Postgres {
     fn run(&self, mut unit: Box<dyn Unit>) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             let mut tx = match self.pool.begin().await {
-                Ok(tx) => Tx::new(Box::new(PgTx(tx))),
+                Ok(tx) => Tx::new(Box::new(DbTransaction(tx))),
                 Err(e) => return unit.done(Err(e.to_string())),
             };
             let keep = unit.run(&mut tx).await;
@@ -93,7 +94,7 @@ impl Backend for Postgres {
                 .execute(&mut *tx)
                 .await?;
             let text = format!("EXPLAIN {sql}");
-            let rows = bind_all!(postgres: sqlx::query::<sqlx::Postgres>(&text), args)
+            let rows = query::<sqlx::Postgres>(&text, args)
                 .fetch_all(&mut *tx)
                 .await?;
             tx.rollback().await?;
@@ -105,7 +106,7 @@ impl Backend for Postgres {
         })
     }
 
-    fn send_fast(
+    fn send_one(
         &self,
         task: NewTask,
         audit_body: String,
@@ -113,7 +114,7 @@ impl Backend for Postgres {
         Box::pin(self.lane.send(SendArgs { task, audit_body }))
     }
 
-    fn result_fast<'a>(
+    fn store_result_one<'a>(
         &'a self,
         id: &'a str,
         r: &'a StoredResult<'a>,
@@ -133,14 +134,14 @@ impl Backend for Postgres {
         }))
     }
 
-    fn lane_claim<'a>(
+    fn claim_or_hold<'a>(
         &'a self,
         recipient: &'a str,
         lease_id: &'a str,
         caller: &'a str,
-    ) -> BoxFuture<'a, (Result<Option<TaskRow>>, Option<LaneTicket>)> {
+    ) -> BoxFuture<'a, (Result<Option<TaskRow>>, Option<Hold>)> {
         Box::pin(async move {
-            let (claimed, ticket) = self
+            let (claimed, hold) = self
                 .lane
                 .claim(ClaimArgs {
                     recipient: recipient.to_owned(),
@@ -149,26 +150,28 @@ impl Backend for Postgres {
                     if_sent: false,
                 })
                 .await;
-            (claimed, Some(LaneTicket::new(Ticket(ticket))))
+            (claimed, Some(Hold::new(LaneHold(hold))))
         })
     }
 
-    fn drain_next<'a>(
+    fn drain_or_hold<'a>(
         &'a self,
         sender: &'a str,
-    ) -> BoxFuture<'a, (Result<Option<Drained>>, Option<LaneTicket>)> {
+    ) -> BoxFuture<'a, (Result<Option<Drained>>, Option<Hold>)> {
         Box::pin(async move {
-            let (drained, ticket) = self.lane.drain(sender.to_owned()).await;
-            (drained, Some(LaneTicket::new(Ticket(ticket))))
+            let (drained, hold) = self.lane.drain(sender.to_owned()).await;
+            (drained, Some(Hold::new(LaneHold(hold))))
         })
     }
 
-    fn run_the_lane_on_the_http_worker(&self) {
+    /// Runs the lane on the HTTP worker that starts it (see `lane.rs`).
+    fn start_on_http_worker(&self) {
         self.lane.run_on_the_http_worker();
     }
 
-    fn lane_gauges(&self) -> Vec<(&'static str, usize, usize)> {
-        self.lane.waiting().to_vec()
+    /// The lane's gauges and counters (`metrics.rs`).
+    fn commit_metrics(&self, out: &mut Vec<Sample>) {
+        self.lane_metrics(out);
     }
 
     fn has_peers(&self) -> bool {
@@ -193,24 +196,24 @@ impl Backend for Postgres {
 }
 
 /// A claim or drain parked in the lane.
-struct Ticket(steps::StepTicket);
+struct LaneHold(steps::StepHold);
 
-impl From<Outcome> for LaneOutcome {
-    fn from(outcome: Outcome) -> LaneOutcome {
+impl From<Outcome> for Held {
+    fn from(outcome: Outcome) -> Held {
         match outcome {
-            Outcome::Claimed(row) => LaneOutcome::Claimed(row),
-            Outcome::Drained(drained) => LaneOutcome::Drained(drained),
-            other => LaneOutcome::Unexpected(steps::mismatch(other)),
+            Outcome::Claimed(row) => Held::Claimed(row),
+            Outcome::Drained(drained) => Held::Drained(drained),
+            other => Held::Unexpected(steps::mismatch(other)),
         }
     }
 }
 
-impl Waiting for Ticket {
-    fn answered(&mut self) -> BoxFuture<'_, Result<LaneOutcome>> {
-        Box::pin(async move { self.0.answered().await.map(LaneOutcome::from) })
+impl Holding for LaneHold {
+    fn answered(&mut self) -> BoxFuture<'_, Result<Held>> {
+        Box::pin(async move { self.0.answered().await.map(Held::from) })
     }
 
-    fn leave(self: Box<Self>) -> BoxFuture<'static, Option<Result<LaneOutcome>>> {
-        Box::pin(async move { self.0.leave().await.map(|o| o.map(LaneOutcome::from)) })
+    fn leave(self: Box<Self>) -> BoxFuture<'static, Option<Result<Held>>> {
+        Box::pin(async move { self.0.leave().await.map(|o| o.map(Held::from)) })
     }
 }

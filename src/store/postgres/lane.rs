@@ -24,11 +24,11 @@
 //! A long-poll (`GET /a2a/tasks/next`, `GET /a2a/results/next`) whose claim or drain found
 //! nothing stays parked in the lane while it waits, and rides along in the batches that may have
 //! made work for it: a parked claim in a batch that sends its recipient a task, a parked drain in
-//! a batch that stores a result (migration 0005 runs a rider only when its batch did). So a
+//! a batch that stores a result (`step_many.sql` runs a rider only when its batch did). So a
 //! waiting worker is leased its task in the transaction that queued it, and a waiting sender
 //! drains its result in the transaction that stored it: one batch per hand-off instead of two
 //! and a wake-up. A rider that committed is always answered, even when its request stopped
-//! waiting while the batch ran ([`Ticket::leave`]).
+//! waiting while the batch ran ([`ElementHold::leave`]).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -41,8 +41,10 @@ use sqlx::{PgConnection, PgPool};
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 
+use super::metrics::LaneCounters;
 use crate::error::MailboxError;
 use crate::metrics::Metrics;
+use crate::store::backend::{Awaiting, Responder};
 
 mod run;
 use run::{locked, tally};
@@ -60,8 +62,6 @@ pub const MAX_BATCH: usize = 64;
 /// Parked drains that ride in one batch at most (see [`Step::riders`]).
 pub const MAX_DRAIN_RIDERS: usize = 64;
 
-type Responder<R> = oneshot::Sender<Result<R, MailboxError>>;
-type Answered<R> = oneshot::Receiver<Result<R, MailboxError>>;
 /// Binds a batch's elements (one copy, into the argument arrays) and runs them on a connection.
 type Exec<A, R> =
     for<'c> fn(&'c mut PgConnection, &[A]) -> BoxFuture<'c, Result<Vec<R>, sqlx::Error>>;
@@ -120,7 +120,7 @@ struct Queue<A: Element> {
 ///
 /// A long-poll's claim or drain that found nothing stays parked ([`Combiner::call_parking`]):
 /// the batches that may make work for it (a send to its recipient, a stored result) take it
-/// along as a rider, and the first one in which it finds something answers its [`Ticket`]. It
+/// along as a rider, and the first one in which it finds something answers its [`ElementHold`]. It
 /// is parked in the same step that answers its empty outcome, before the next batch is formed,
 /// so no batch after its first can miss it.
 pub struct Combiner<A: Element> {
@@ -141,6 +141,7 @@ struct Lane<A: Element> {
     /// The lanes' connections not in use: where each was opened and when it was last used.
     idle: Mutex<Vec<(PgConnection, Home, Instant)>>,
     metrics: Arc<Metrics>,
+    counters: LaneCounters,
 }
 
 /// Where a lane runs, and so where its connection's socket is watched: `None` for the
@@ -163,32 +164,15 @@ impl<A: Element> Drop for Withdraw<'_, A> {
     }
 }
 
-/// A running lane: if it ends without stopping (a panic in a batch), it still counts itself out,
-/// so the next request starts a lane for the elements still queued.
-struct Running<'a, A: Element> {
-    queue: &'a Mutex<Queue<A>>,
-    stopped: bool,
-}
-
-impl<A: Element> Drop for Running<'_, A> {
-    fn drop(&mut self) {
-        if !self.stopped {
-            if let Ok(mut q) = self.queue.lock() {
-                q.running = q.running.saturating_sub(1);
-            }
-        }
-    }
-}
-
 /// A parked poll: answers the outcome of the batch in which it found something.
-pub struct Ticket<A: Element> {
+pub struct ElementHold<A: Element> {
     lane: Arc<Lane<A>>,
     id: u64,
     /// `None` once answered or given up.
-    rx: Option<oneshot::Receiver<Result<A::Outcome, MailboxError>>>,
+    rx: Option<Awaiting<A::Outcome>>,
 }
 
-impl<A: Element> Ticket<A> {
+impl<A: Element> ElementHold<A> {
     /// The outcome of the batch in which the parked poll found something; never ready when it
     /// was not parked (its element found something at once, or failed).
     pub async fn answered(&mut self) -> Result<A::Outcome, MailboxError> {
@@ -214,7 +198,7 @@ impl<A: Element> Ticket<A> {
     }
 }
 
-impl<A: Element> Drop for Ticket<A> {
+impl<A: Element> Drop for ElementHold<A> {
     fn drop(&mut self) {
         // The request went away: a riding element's outcome, if it finds something, goes to
         // nobody, like that of a request that went away while its element was in a batch.
@@ -306,6 +290,7 @@ impl<A: Element> Combiner<A> {
                 exec,
                 idle: Mutex::new(Vec::new()),
                 metrics,
+                counters: LaneCounters::default(),
             }),
         }
     }
@@ -316,6 +301,11 @@ impl<A: Element> Combiner<A> {
     /// requests between batches while the other workers' requests wait for the lane.
     pub fn run_on_the_http_worker(&self) {
         self.lane.on_caller.store(true, Ordering::Relaxed);
+    }
+
+    /// The lane's counters (`metrics.rs`).
+    pub fn counters(&self) -> &LaneCounters {
+        &self.lane.counters
     }
 
     /// Requests waiting for the next batch, and polls parked (not riding in the running batch),
@@ -340,22 +330,22 @@ impl<A: Element> Combiner<A> {
     }
 
     /// Like [`Combiner::call`], for a long-poll's claim or drain: if the element finds nothing,
-    /// it stays parked, and the ticket answers the first later batch in which it finds
-    /// something (see [`Element::riders`]). The ticket unparks it when dropped, also while the
+    /// it stays parked, and the hold answers the first later batch in which it finds
+    /// something (see [`Element::riders`]). The hold unparks it when dropped, also while the
     /// element is still on its way (a request that goes away leaves nothing parked).
-    pub async fn call_parking(&self, arg: A) -> (Result<A::Outcome, MailboxError>, Ticket<A>) {
+    pub async fn call_parking(&self, arg: A) -> (Result<A::Outcome, MailboxError>, ElementHold<A>) {
         let (park, parked) = oneshot::channel();
         let (id, answered) = self.enqueue(arg, Some(park));
-        let ticket = Ticket {
+        let hold = ElementHold {
             lane: self.lane.clone(),
             id,
             rx: Some(parked),
         };
-        (self.answer(id, answered).await, ticket)
+        (self.answer(id, answered).await, hold)
     }
 
     /// Queues `arg` and, when no lane runs, starts one.
-    fn enqueue(&self, arg: A, park: Option<Responder<A::Outcome>>) -> (u64, Answered<A::Outcome>) {
+    fn enqueue(&self, arg: A, park: Option<Responder<A::Outcome>>) -> (u64, Awaiting<A::Outcome>) {
         let (answer, answered) = oneshot::channel();
         let (id, start) = {
             let mut q = locked(&self.lane.queue);
@@ -386,7 +376,7 @@ impl<A: Element> Combiner<A> {
     async fn answer(
         &self,
         id: u64,
-        answered: Answered<A::Outcome>,
+        answered: Awaiting<A::Outcome>,
     ) -> Result<A::Outcome, MailboxError> {
         let _withdraw = Withdraw {
             queue: &self.lane.queue,

@@ -1,12 +1,15 @@
 //! PostgreSQL: a pool for transactions and reads, the group-commit lane for the four fast paths
 //! (`lane.rs`, `steps.rs`, `step_many.sql`), and the `NOTIFY` that wakes other instances'
 //! long-polls. Its [`Backend`] (`backend.rs`) runs every statement of its own (`statements.rs`)
-//! and the shared ones on them (`session.rs`).
+//! and the shared ones on them, bound and decoded as its
+//! [`Dialect`](crate::store::dialect::Dialect) says (`dialect.rs`); `metrics.rs` reports its
+//! lane.
 
 mod backend;
+mod dialect;
 mod lane;
+mod metrics;
 mod peers;
-mod session;
 mod statements;
 mod steps;
 
@@ -28,9 +31,10 @@ pub(crate) const ENGINE: Engine = Engine {
     name: "postgres",
     answers_as: crate::domain::answers::EngineName::Postgres,
     schemes: &["postgres:", "postgresql:"],
-    runs_a_lane: true,
+    wants_own_thread: true,
     open,
     unavailable,
+    local_file: |_| None,
 };
 
 /// Serialization failure, deadlock, lock not available; the classes connection exception (08),

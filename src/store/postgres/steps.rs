@@ -7,7 +7,8 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use sqlx::{PgConnection, PgPool};
 
-use super::lane::{Combiner, Element, Ticket, MAX_DRAIN_RIDERS};
+use super::lane::{Combiner, Element, ElementHold, MAX_DRAIN_RIDERS};
+use super::metrics::LaneCounters;
 use super::statements::{
     LANE_CLAIM, LANE_DRAIN, LANE_SEND, LANE_SEND_LEASED, LANE_STORED, STEP_MANY,
 };
@@ -268,11 +269,11 @@ impl PgBatches {
         }
     }
 
-    /// A long-poll's claim: if it finds nothing, it stays parked, and the ticket answers the
+    /// A long-poll's claim: if it finds nothing, it stays parked, and the hold answers the
     /// batch that leases it a task sent later ([`Outcome::claimed`] reads its outcome).
-    pub async fn claim(&self, a: ClaimArgs) -> (Result<Option<TaskRow>, MailboxError>, StepTicket) {
-        let (outcome, ticket) = self.lane.call_parking(Step::Claim(a)).await;
-        (outcome.and_then(Outcome::claimed), ticket)
+    pub async fn claim(&self, a: ClaimArgs) -> (Result<Option<TaskRow>, MailboxError>, StepHold) {
+        let (outcome, hold) = self.lane.call_parking(Step::Claim(a)).await;
+        (outcome.and_then(Outcome::claimed), hold)
     }
 
     pub async fn result(&self, a: ResultArgs) -> Result<Option<Committed<String>>, MailboxError> {
@@ -282,20 +283,17 @@ impl PgBatches {
         }
     }
 
-    /// A long-poll's drain: if it finds nothing, it stays parked, and the ticket answers the
+    /// A long-poll's drain: if it finds nothing, it stays parked, and the hold answers the
     /// batch that drains it a result stored later ([`Outcome::drained`] reads its outcome).
-    pub async fn drain(
-        &self,
-        sender: String,
-    ) -> (Result<Option<Drained>, MailboxError>, StepTicket) {
-        let (outcome, ticket) = self
+    pub async fn drain(&self, sender: String) -> (Result<Option<Drained>, MailboxError>, StepHold) {
+        let (outcome, hold) = self
             .lane
             .call_parking(Step::Drain(DrainArgs {
                 sender,
                 if_stored: false,
             }))
             .await;
-        (outcome.and_then(Outcome::drained), ticket)
+        (outcome.and_then(Outcome::drained), hold)
     }
 
     /// `(kind, requests waiting for the next batch, polls parked)` per kind, in [`BATCH_KINDS`]
@@ -307,10 +305,15 @@ impl PgBatches {
         let [p0, p1, p2, p3] = parked;
         [(k0, w0, p0), (k1, w1, p1), (k2, w2, p2), (k3, w3, p3)]
     }
+
+    /// See [`Combiner::counters`].
+    pub fn counters(&self) -> &LaneCounters {
+        self.lane.counters()
+    }
 }
 
 /// A long-poll's claim or drain parked in the batch lane.
-pub type StepTicket = Ticket<Step>;
+pub type StepHold = ElementHold<Step>;
 
 impl Outcome {
     /// A claim's outcome: the leased row, if any.

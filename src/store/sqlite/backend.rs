@@ -1,21 +1,22 @@
 //! SQLite's side of the seam: its writer runs every write unit, its readers the reads, and the
-//! fast paths are one statement text each (`SEND_FAST`, `RESULT_FAST`, `DRAIN`) run as a unit of
-//! the next group commit. It has no lane: a long-poll's claim waits parked for a send
-//! (`parked.rs`, `send.rs`), and otherwise goes down the mailbox's own transaction.
+//! one-write paths are one statement text each (`SEND_FAST`, `RESULT_FAST`, `DRAIN`) run as a
+//! unit of the next group commit. A long-poll's claim is held beside the writer for a send
+//! (`parked.rs`, `send.rs`), and otherwise goes down the mailbox's own transaction; a drain is
+//! not held.
 
 use futures_util::future::BoxFuture;
 use sqlx::Row as _;
 
 use super::send::SendUnit;
-use super::session::fetch;
 use super::statements::{DRAIN, RESULT_FAST, STATEMENTS};
 use super::{Sqlite, ENGINE};
 use crate::error::MailboxError;
-use crate::store::backend::{Backend, Engine, LaneTicket};
+use crate::store::backend::{Backend, Engine, Hold};
+use crate::store::dialect::{fetch, query, Rows};
 use crate::store::new_task::NewTask;
 use crate::store::ops::StoredResult;
 use crate::store::records::{Committed, Drained, TaskRow};
-use crate::store::runner::{args, bind_all, Rows, Val};
+use crate::store::runner::{args, Val};
 use crate::store::statements::{Statements, ANY_PENDING};
 use crate::store::unit::{transact, Op, Undo, Unit};
 
@@ -90,7 +91,7 @@ impl Backend for Sqlite {
     ) -> BoxFuture<'a, std::result::Result<String, sqlx::Error>> {
         Box::pin(async move {
             let text = format!("EXPLAIN QUERY PLAN {sql}");
-            let rows = bind_all!(sqlite: sqlx::query::<sqlx::Sqlite>(&text), args)
+            let rows = query::<sqlx::Sqlite>(&text, args)
                 .fetch_all(&self.read)
                 .await?;
             let lines = rows
@@ -101,7 +102,7 @@ impl Backend for Sqlite {
         })
     }
 
-    fn send_fast(
+    fn send_one(
         &self,
         t: NewTask,
         audit_body: String,
@@ -109,14 +110,14 @@ impl Backend for Sqlite {
         Box::pin(async move {
             let mut a = t.columns();
             a.extend_from_slice(args![crate::clock::now_ms(), audit_body.as_str()]);
-            let (unit, sent) = SendUnit::new(a, t.recipient, &self.parked, &self.metrics);
+            let (unit, sent) = SendUnit::new(a, t.recipient, &self.holds, &self.metrics);
             self.run(Box::new(unit)).await;
             sent.await
                 .unwrap_or_else(|_| Err(MailboxError::internal("a send was dropped unanswered")))
         })
     }
 
-    fn result_fast<'a>(
+    fn store_result_one<'a>(
         &'a self,
         id: &'a str,
         r: &'a StoredResult<'a>,
@@ -149,22 +150,23 @@ impl Backend for Sqlite {
         })
     }
 
-    /// Parks the claim (`parked.rs`) and tries nothing: the mailbox reads whether anything is
-    /// queued and, if so, unparks it and claims in its own transaction.
-    fn lane_claim<'a>(
+    /// Holds the claim (`parked.rs`) and tries nothing: the mailbox reads whether anything is
+    /// queued and, if so, leaves the hold and claims in its own transaction.
+    fn claim_or_hold<'a>(
         &'a self,
         recipient: &'a str,
         lease_id: &'a str,
         caller: &'a str,
-    ) -> BoxFuture<'a, (Result<Option<TaskRow>>, Option<LaneTicket>)> {
-        let ticket = self.parked.park(recipient, lease_id, caller);
-        Box::pin(std::future::ready((Ok(None), Some(ticket))))
+    ) -> BoxFuture<'a, (Result<Option<TaskRow>>, Option<Hold>)> {
+        let hold = self.holds.park(recipient, lease_id, caller);
+        Box::pin(std::future::ready((Ok(None), Some(hold))))
     }
 
-    fn drain_next<'a>(
+    /// A cheap read first, so an empty poll never waits for the single writer; no hold.
+    fn drain_or_hold<'a>(
         &'a self,
         sender: &'a str,
-    ) -> BoxFuture<'a, (Result<Option<Drained>>, Option<LaneTicket>)> {
+    ) -> BoxFuture<'a, (Result<Option<Drained>>, Option<Hold>)> {
         Box::pin(async move { (self.drain(sender).await, None) })
     }
 }

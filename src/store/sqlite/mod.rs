@@ -1,16 +1,18 @@
 //! SQLite: one writer connection behind a group-commit writer (`writer.rs`), a checkpointer
 //! beside it (`checkpointer.rs`), and a few readers that WAL lets run beside both. Its
 //! [`Backend`] (`backend.rs`) runs every statement of its own (`statements.rs`) and the shared
-//! ones on them (`session.rs`).
+//! ones on them, bound and decoded as its [`Dialect`](crate::store::dialect::Dialect) says
+//! (`dialect.rs`).
 
 mod backend;
 mod checkpointer;
+mod dialect;
 mod parked;
 mod send;
-mod session;
 mod statements;
 mod writer;
 
+use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Arc;
 
@@ -22,15 +24,24 @@ use crate::metrics::Metrics;
 use crate::store::backend::{Backend, Engine, PoolSettings, LOCK_WAIT};
 use crate::store::unit::Unit;
 
-/// SQLite: `sqlite:` URLs, one process, no lane.
+/// SQLite: `sqlite:` URLs, a file of one process, committed by a task like any other.
 pub(crate) const ENGINE: Engine = Engine {
     name: "sqlite",
     answers_as: crate::domain::answers::EngineName::Sqlite,
     schemes: &["sqlite:"],
-    runs_a_lane: false,
+    wants_own_thread: false,
     open,
     unavailable,
+    local_file,
 };
+
+/// The database file a `sqlite:` URL names (`sqlite://file.db`, `sqlite:///abs/path.db?…`).
+fn local_file(url: &str) -> Option<PathBuf> {
+    let rest = url.strip_prefix("sqlite:")?;
+    let rest = rest.strip_prefix("//").unwrap_or(rest);
+    let path = rest.split('?').next().unwrap_or(rest);
+    (!path.is_empty() && path != ":memory:").then(|| PathBuf::from(path))
+}
 
 /// SQLITE_BUSY (5), SQLITE_LOCKED (6), SQLITE_NOMEM (7), SQLITE_READONLY (8), SQLITE_IOERR (10),
 /// SQLITE_FULL (13), SQLITE_CANTOPEN (14), SQLITE_PROTOCOL (15), and their extended codes.
@@ -73,8 +84,8 @@ pub(crate) struct Sqlite {
     read: SqlitePool,
     /// Write units go to the group-commit writer.
     writer: tokio::sync::mpsc::Sender<Box<dyn Unit>>,
-    /// Long-poll claims waiting for a send to lease them its task.
-    parked: Arc<parked::Parked>,
+    /// Long-poll claims held for a send to lease them its task.
+    holds: Arc<parked::Holds>,
     metrics: Arc<Metrics>,
 }
 
@@ -139,7 +150,7 @@ impl Sqlite {
             write,
             read,
             writer,
-            parked: Arc::default(),
+            holds: Arc::default(),
             metrics,
         })
     }

@@ -1,15 +1,15 @@
-//! Long-poll claims parked beside SQLite's writer, so that a send leases its task to a waiting
+//! Long-poll claims held beside SQLite's writer, so that a send leases its task to a waiting
 //! worker in the very commit that queues it: one commit per hand-off instead of two and a
 //! wake-up (PostgreSQL's lane does the same in its batches, `postgres/lane.rs`).
 //!
-//! A long-poll's claim registers here first ([`Parked::park`]) and then reads whether anything
+//! A long-poll's claim registers here first ([`Holds::park`]) and then reads whether anything
 //! is queued; a send that commits before the registration is seen by that read, one that runs
-//! after it finds the claim here. The send's write unit takes the oldest parked claim of its
-//! recipient ([`Parked::take`]) and leases the head of the queue for it inside its own savepoint;
+//! after it finds the claim here. The send's write unit takes the oldest held claim of its
+//! recipient ([`Holds::take`]) and leases the head of the queue for it in the same group (`send.rs`);
 //! the claim is answered by the writer once the group committed (never by the sending request,
 //! which may go away): the leased row, or nothing if the commit failed or the head was not live,
 //! and then the poll looks again. A poll that stops waiting while its claim rides in a group waits
-//! for that answer ([`Ticket::leave`]), so a lease that committed is never dropped.
+//! for that answer ([`ClaimHold`]'s `leave`), so a lease that committed is never dropped.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -18,14 +18,12 @@ use futures_util::future::BoxFuture;
 use tokio::sync::oneshot;
 
 use crate::error::MailboxError;
-use crate::store::backend::{LaneOutcome, LaneTicket, Waiting};
+use crate::store::backend::{Awaiting, Held, Hold, Holding, Responder};
 use crate::store::records::TaskRow;
 
-type Answer = oneshot::Sender<Result<LaneOutcome, MailboxError>>;
-
-/// The claims parked now, by recipient, oldest first.
+/// The claims held now, by recipient, oldest first.
 #[derive(Default)]
-pub(super) struct Parked {
+pub(super) struct Holds {
     inner: Mutex<Inner>,
 }
 
@@ -35,27 +33,25 @@ struct Inner {
     by_recipient: HashMap<String, VecDeque<Claim>>,
 }
 
-/// A parked claim: the lease it would take, and whom to answer.
+/// A held claim: the lease it would take, and whom to answer.
 pub(super) struct Claim {
     id: u64,
     pub lease_id: String,
     pub caller: String,
-    answer: Answer,
+    answer: Responder<Held>,
 }
 
 impl Claim {
     /// Answers the poll: the row leased for it in a commit that succeeded, or nothing (it looks
     /// again).
     pub fn answer(self, leased: Option<TaskRow>) {
-        let _ = self
-            .answer
-            .send(Ok(LaneOutcome::Claimed(leased.map(Box::new))));
+        let _ = self.answer.send(Ok(Held::Claimed(leased.map(Box::new))));
     }
 }
 
-impl Parked {
-    /// Parks a claim of `recipient`'s next task for `caller` under `lease_id`.
-    pub fn park(self: &Arc<Self>, recipient: &str, lease_id: &str, caller: &str) -> LaneTicket {
+impl Holds {
+    /// Holds a claim of `recipient`'s next task for `caller` under `lease_id`.
+    pub fn park(self: &Arc<Self>, recipient: &str, lease_id: &str, caller: &str) -> Hold {
         let (answer, answered) = oneshot::channel();
         let mut inner = self
             .inner
@@ -73,8 +69,8 @@ impl Parked {
                 caller: caller.to_owned(),
                 answer,
             });
-        LaneTicket::new(Ticket {
-            parked: self.clone(),
+        Hold::new(ClaimHold {
+            holds: self.clone(),
             recipient: recipient.to_owned(),
             id,
             answered: Some(answered),
@@ -98,7 +94,7 @@ impl Parked {
         taken
     }
 
-    /// Removes claim `id` if it is still parked: `false` when a send took it.
+    /// Removes claim `id` if it is still held: `false` when a send took it.
     fn unpark(&self, recipient: &str, id: u64) -> bool {
         let Ok(mut inner) = self.inner.lock() else {
             return false;
@@ -116,17 +112,17 @@ impl Parked {
     }
 }
 
-/// A long-poll's parked claim.
-struct Ticket {
-    parked: Arc<Parked>,
+/// A long-poll's held claim.
+struct ClaimHold {
+    holds: Arc<Holds>,
     recipient: String,
     id: u64,
     /// `None` once answered or given up.
-    answered: Option<oneshot::Receiver<Result<LaneOutcome, MailboxError>>>,
+    answered: Option<Awaiting<Held>>,
 }
 
-impl Waiting for Ticket {
-    fn answered(&mut self) -> BoxFuture<'_, Result<LaneOutcome, MailboxError>> {
+impl Holding for ClaimHold {
+    fn answered(&mut self) -> BoxFuture<'_, Result<Held, MailboxError>> {
         Box::pin(async move {
             if let Some(rx) = self.answered.as_mut() {
                 let outcome = rx.await;
@@ -139,11 +135,11 @@ impl Waiting for Ticket {
         })
     }
 
-    fn leave(mut self: Box<Self>) -> BoxFuture<'static, Option<Result<LaneOutcome, MailboxError>>> {
+    fn leave(mut self: Box<Self>) -> BoxFuture<'static, Option<Result<Held, MailboxError>>> {
         let rx = self.answered.take();
-        let still_parked = rx.is_some() && self.parked.unpark(&self.recipient, self.id);
+        let still_held = rx.is_some() && self.holds.unpark(&self.recipient, self.id);
         Box::pin(async move {
-            if still_parked {
+            if still_held {
                 return None;
             }
             // A send took it: its group's answer is on its way (the writer always answers).
@@ -152,13 +148,13 @@ impl Waiting for Ticket {
     }
 }
 
-impl Drop for Ticket {
+impl Drop for ClaimHold {
     fn drop(&mut self) {
         // The request went away: the receiver goes first, so a send that takes it meanwhile
         // sees it closed and passes it over.
         if let Some(rx) = self.answered.take() {
             drop(rx);
-            self.parked.unpark(&self.recipient, self.id);
+            self.holds.unpark(&self.recipient, self.id);
         }
     }
 }
@@ -169,65 +165,62 @@ mod tests {
 
     use super::*;
 
-    fn claimed(outcome: Option<Result<LaneOutcome, MailboxError>>) -> Option<bool> {
+    fn claimed(outcome: Option<Result<Held, MailboxError>>) -> Option<bool> {
         match outcome? {
-            Ok(LaneOutcome::Claimed(row)) => Some(row.is_some()),
-            _ => panic!("a parked claim answered something else"),
+            Ok(Held::Claimed(row)) => Some(row.is_some()),
+            _ => panic!("a held claim answered something else"),
         }
     }
 
     #[tokio::test]
     async fn a_poll_that_leaves_while_a_send_holds_its_claim_waits_for_the_send() {
-        let parked = Arc::new(Parked::default());
-        let ticket = parked.park("bob", "lease-1", "bob");
-        let claim = parked.take("bob").expect("the parked claim");
+        let holds = Arc::new(Holds::default());
+        let hold = holds.park("bob", "lease-1", "bob");
+        let claim = holds.take("bob").expect("the parked claim");
         assert_eq!(
             (claim.lease_id.as_str(), claim.caller.as_str()),
             ("lease-1", "bob")
         );
-        let mut leaving = Box::pin(ticket.leave());
+        let mut leaving = Box::pin(hold.leave());
         assert!(
             (&mut leaving).now_or_never().is_none(),
             "the poll left while the send that took its claim had not answered"
         );
         claim.answer(None);
         assert_eq!(claimed(leaving.await), Some(false));
-        assert!(parked.take("bob").is_none(), "nothing is left parked");
+        assert!(holds.take("bob").is_none(), "nothing is left parked");
     }
 
     #[tokio::test]
     async fn a_poll_that_leaves_before_any_send_took_its_claim_is_unparked_at_once() {
-        let parked = Arc::new(Parked::default());
-        let ticket = parked.park("bob", "lease-1", "bob");
-        assert_eq!(claimed(ticket.leave().await), None);
+        let holds = Arc::new(Holds::default());
+        let hold = holds.park("bob", "lease-1", "bob");
+        assert_eq!(claimed(hold.leave().await), None);
         assert!(
-            parked.take("bob").is_none(),
+            holds.take("bob").is_none(),
             "a send finds nobody to lease to"
         );
     }
 
     #[tokio::test]
     async fn a_send_takes_the_oldest_claim_whose_poll_still_waits() {
-        let parked = Arc::new(Parked::default());
-        let gone = parked.park("bob", "lease-1", "bob");
-        let mut second = parked.park("bob", "lease-2", "bob");
-        let _third = parked.park("bob", "lease-3", "bob");
-        let _carol = parked.park("carol", "lease-4", "carol");
+        let holds = Arc::new(Holds::default());
+        let gone = holds.park("bob", "lease-1", "bob");
+        let mut second = holds.park("bob", "lease-2", "bob");
+        let _third = holds.park("bob", "lease-3", "bob");
+        let _carol = holds.park("carol", "lease-4", "carol");
         drop(gone);
-        let claim = parked.take("bob").expect("a waiting claim of bob's");
+        let claim = holds.take("bob").expect("a waiting claim of bob's");
         assert_eq!(claim.lease_id, "lease-2", "the oldest waiting claim");
         claim.answer(None);
-        assert!(matches!(
-            second.answered().await,
-            Ok(LaneOutcome::Claimed(None))
-        ));
+        assert!(matches!(second.answered().await, Ok(Held::Claimed(None))));
         assert_eq!(
-            parked.take("bob").map(|c| c.lease_id),
+            holds.take("bob").map(|c| c.lease_id),
             Some("lease-3".into())
         );
-        assert!(parked.take("bob").is_none());
+        assert!(holds.take("bob").is_none());
         assert_eq!(
-            parked.take("carol").map(|c| c.lease_id),
+            holds.take("carol").map(|c| c.lease_id),
             Some("lease-4".into())
         );
     }

@@ -1,13 +1,14 @@
-//! SQLite's fast send: one write unit of the next group commit that queues the task and, when a
-//! long-poll of its recipient is parked (`parked.rs`), leases the head of that queue to it in the
-//! same group, so the waiting worker holds its task as soon as the send's commit is durable.
+//! SQLite's one-write send: one write unit of the next group commit that queues the task and,
+//! when a long-poll's claim of its recipient is held (`parked.rs`), leases the head of that queue
+//! to it in the same group, so the waiting worker holds its task as soon as the send's commit is
+//! durable.
 
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use tokio::sync::oneshot;
 
-use super::parked::{Claim, Parked};
+use super::parked::{Claim, Holds};
 use super::statements::SEND_FAST;
 use crate::error::MailboxError;
 use crate::metrics::{kind, Metrics};
@@ -17,15 +18,15 @@ use crate::store::unit::{settle, Undo, Unit};
 
 type Sent = Result<Option<Committed<()>>, MailboxError>;
 
-/// A send, and the parked claim it leased for, if any.
+/// A send, and the held claim it leased for, if any.
 pub(super) struct SendUnit {
     args: Vec<Val>,
     recipient: String,
-    parked: Arc<Parked>,
+    holds: Arc<Holds>,
     metrics: Arc<Metrics>,
     /// Whether the task was inserted (its id was new), once it ran.
     inserted: Option<Result<bool, MailboxError>>,
-    /// The parked claim it took, and the row it leased for it.
+    /// The held claim it took, and the row it leased for it.
     rider: Option<(Claim, Option<TaskRow>)>,
     answer: Option<oneshot::Sender<Sent>>,
 }
@@ -36,14 +37,14 @@ impl SendUnit {
     pub fn new(
         args: Vec<Val>,
         recipient: String,
-        parked: &Arc<Parked>,
+        holds: &Arc<Holds>,
         metrics: &Arc<Metrics>,
     ) -> (SendUnit, oneshot::Receiver<Sent>) {
         let (answer, answered) = oneshot::channel();
         let unit = SendUnit {
             args,
             recipient,
-            parked: parked.clone(),
+            holds: holds.clone(),
             metrics: metrics.clone(),
             inserted: None,
             rider: None,
@@ -66,7 +67,7 @@ impl Unit for SendUnit {
             let inserted = changed.first().is_some_and(|r| r.0 > 0);
             self.inserted = Some(Ok(inserted));
             if inserted {
-                if let Some(claim) = self.parked.take(&self.recipient) {
+                if let Some(claim) = self.holds.take(&self.recipient) {
                     let now = crate::clock::now_ms();
                     // The unit has no savepoint of its own: a claim that fails fails the group,
                     // and the poll is answered nothing and looks again.
@@ -76,7 +77,7 @@ impl Unit for SendUnit {
                     {
                         Ok(leased) => self.rider = Some((claim, leased)),
                         Err(e) => {
-                            tracing::warn!(error = %e, "a parked claim could not ride a send");
+                            tracing::warn!(error = %e, "a held claim could not ride a send");
                             self.rider = Some((claim, None));
                             return false;
                         }

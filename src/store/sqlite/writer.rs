@@ -3,8 +3,8 @@
 
 use sqlx::SqlitePool;
 
-use super::session::SqliteTx;
 use crate::store::backend::LOCK_WAIT;
+use crate::store::dialect::DbTransaction;
 use crate::store::runner::Tx;
 use crate::store::unit::{Undo, Unit};
 
@@ -60,7 +60,7 @@ pub(super) async fn group_commit_writer(
             }
         }
         let mut tx = match pool.begin_with("BEGIN IMMEDIATE").await {
-            Ok(tx) => Tx::new(Box::new(SqliteTx(tx))),
+            Ok(tx) => Tx::new(Box::new(DbTransaction(tx))),
             Err(e) => {
                 let msg = e.to_string();
                 for u in batch.drain(..) {

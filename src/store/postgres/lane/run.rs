@@ -8,9 +8,26 @@ use futures_util::future::join_all;
 use sqlx::{Connection, PgConnection};
 use tokio::runtime::{Handle, RuntimeFlavor};
 
-use super::{Element, Home, Item, Lane, Responder, Running};
+use super::{Element, Home, Item, Lane, Queue, Responder};
 use crate::error::MailboxError;
 use std::sync::atomic::Ordering;
+
+/// A running lane: if it ends without stopping (a panic in a batch), it still counts itself out,
+/// so the next request starts a lane for the elements still queued.
+struct Running<'a, A: Element> {
+    queue: &'a Mutex<Queue<A>>,
+    stopped: bool,
+}
+
+impl<A: Element> Drop for Running<'_, A> {
+    fn drop(&mut self) {
+        if !self.stopped {
+            if let Ok(mut q) = self.queue.lock() {
+                q.running = q.running.saturating_sub(1);
+            }
+        }
+    }
+}
 
 impl<A: Element> Lane<A> {
     /// Where a lane started now runs: the caller's own single-threaded runtime when the lanes
@@ -69,15 +86,12 @@ impl<A: Element> Lane<A> {
         for item in batch {
             tally(&mut n, item.arg.kind());
         }
-        self.metrics.inc(&self.metrics.batch_transactions);
-        let kinds = self
-            .metrics
-            .batches
-            .iter()
-            .zip(&self.metrics.batched_requests);
+        let counters = &self.counters;
+        counters.transactions.fetch_add(1, Relaxed);
+        let kinds = counters.batches.iter().zip(&counters.requests);
         for ((batches, requests), &k) in kinds.zip(n.iter()) {
             if k > 0 {
-                self.metrics.inc(batches);
+                batches.fetch_add(1, Relaxed);
                 requests.fetch_add(k as u64, Relaxed);
             }
         }
@@ -103,7 +117,7 @@ impl<A: Element> Lane<A> {
                 }
                 continue;
             }
-            // A poll whose request went away meanwhile (its ticket dropped) is not parked.
+            // A poll whose request went away meanwhile (its hold dropped) is not parked.
             if let (false, Some(park)) = (found, tail.park.filter(|p| !p.is_closed())) {
                 arg.ride();
                 q.park(tail.id, arg, park);

@@ -4,8 +4,8 @@
 //! transaction of the test's own; the session's statistics (`pg_stat_xact_user_tables`) before
 //! and after the call count the rows of `tasks` it inserted and updated.
 //!
-//! Skipped, with a notice, only when `A2A_MAILBOX_TEST_POSTGRES_URL` is unset and
-//! `A2A_MAILBOX_REQUIRE_POSTGRES` is not `1`.
+//! Skipped, loudly, only when no PostgreSQL is found and `A2A_MAILBOX_REQUIRE_POSTGRES` is not
+//! `1` (`conformance/harness.rs`, `postgres_base_url`).
 
 use sqlx::{Connection, Executor, PgConnection};
 
@@ -15,18 +15,7 @@ use crate::store::conformance::harness::{id, open, task, with_db};
 /// A fresh migrated database (with the group-commit function installed), a connection to it,
 /// and the admin connection and name to drop it with.
 async fn fresh() -> Option<(PgConnection, PgConnection, String)> {
-    let Some(base) = std::env::var("A2A_MAILBOX_TEST_POSTGRES_URL")
-        .ok()
-        .filter(|u| !u.is_empty())
-    else {
-        assert_ne!(
-            std::env::var("A2A_MAILBOX_REQUIRE_POSTGRES").as_deref(),
-            Ok("1"),
-            "A2A_MAILBOX_REQUIRE_POSTGRES=1 but A2A_MAILBOX_TEST_POSTGRES_URL is unset"
-        );
-        eprintln!("step_many: PostgreSQL skipped (A2A_MAILBOX_TEST_POSTGRES_URL is unset)");
-        return None;
-    };
+    let base = crate::store::conformance::harness::postgres_base_url("step_many").await?;
     let name = format!("a2a_step_many_{}", uuid::Uuid::new_v4().simple());
     let mut admin = PgConnection::connect(&base).await.expect("PostgreSQL");
     admin

@@ -12,11 +12,12 @@ impl Mailbox {
     /// parked for its duration (docs/contract.md#waiting): registered under what it waits for,
     /// bounded per caller and in all, holding no connection; it looks again only when a commit
     /// that concerns it wakes it (on this instance or, on PostgreSQL, another one), and once
-    /// more when `wait` runs out. A probe that found nothing also leaves its claim (and, on
-    /// PostgreSQL, its drain) parked in the store, which answers it from the commit that queued
-    /// its task or stored its result (`src/store/postgres/lane.rs`, `src/store/sqlite/
-    /// parked.rs`); any other wake-up unparks it first, and a parked claim or drain that was
-    /// riding in a commit at that moment is waited for, so what it took is never dropped.
+    /// more when `wait` runs out. A probe that found nothing may also leave its claim or drain
+    /// held by the store ([`Hold`]: a claim on both engines, a drain on PostgreSQL), which
+    /// answers it from the commit that queued its task or stored its result
+    /// (`src/store/postgres/lane.rs`, `src/store/sqlite/parked.rs`); any other wake-up leaves
+    /// the hold first, and a claim or drain that was riding in a commit at that moment is
+    /// waited for, so what it took is never dropped.
     ///
     /// It never outlives the caller's token: once the token is no longer accepted it answers
     /// nothing, and looks no more (docs/contract.md#waiting).

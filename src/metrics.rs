@@ -1,6 +1,6 @@
 //! Process-local counters and latency histograms, rendered in the Prometheus text format.
 //! Queue gauges are read from the database at scrape time, and the storage engine adds its own
-//! families ([`Sample`]; see `http/api/system.rs`, the `/metrics` route).
+//! families ([`Reading`]; see `http/api/system.rs`, the `/metrics` route).
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -73,7 +73,7 @@ pub enum MetricType {
 /// One sample read at scrape time (the queue gauges, the storage engine's own families),
 /// rendered after its family's `# HELP` and `# TYPE` lines; a family's samples come together.
 #[derive(Debug)]
-pub struct Sample {
+pub struct Reading {
     pub name: &'static str,
     pub help: &'static str,
     pub of: MetricType,
@@ -82,10 +82,10 @@ pub struct Sample {
     pub value: f64,
 }
 
-impl Sample {
-    pub fn gauge(name: &'static str, help: &'static str, labels: String, value: f64) -> Sample {
+impl Reading {
+    pub fn gauge(name: &'static str, help: &'static str, labels: String, value: f64) -> Reading {
         let of = MetricType::Gauge;
-        Sample {
+        Reading {
             name,
             help,
             of,
@@ -94,9 +94,9 @@ impl Sample {
         }
     }
 
-    pub fn counter(name: &'static str, help: &'static str, labels: String, value: f64) -> Sample {
+    pub fn counter(name: &'static str, help: &'static str, labels: String, value: f64) -> Reading {
         let of = MetricType::Counter;
-        Sample {
+        Reading {
             name,
             help,
             of,
@@ -160,17 +160,17 @@ impl Metrics {
         h.sum += seconds;
     }
 
-    /// Renders the samples read by the caller, then the counters and histograms.
-    pub fn render(&self, samples: &[Sample]) -> String {
+    /// Renders the readings taken by the caller, then the counters and histograms.
+    pub fn render(&self, readings: &[Reading]) -> String {
         let mut out = String::new();
         let mut names = std::collections::BTreeSet::new();
-        for Sample {
+        for Reading {
             name,
             help,
             of,
             labels,
             value,
-        } in samples
+        } in readings
         {
             if names.insert(*name) {
                 let of = match of {

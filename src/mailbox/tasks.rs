@@ -7,7 +7,7 @@ use crate::auth::Caller;
 use crate::domain::answers::{Queue, QueueKind, Tasks, TasksKind};
 use crate::domain::{QueueState, TaskStatus};
 use crate::error::MailboxError;
-use crate::metrics::Sample;
+use crate::metrics::Reading;
 use crate::store::TaskRow;
 
 /// Filters of the queue snapshot.
@@ -84,12 +84,12 @@ impl Mailbox {
     /// Queue gauges for `/metrics`, after the storage engine's own samples. Each reads one
     /// partial index: depths are index-only counts of one state's rows and the ages come from
     /// the first entry of an ordered index, so no query walks the whole table.
-    pub async fn gauges(&self) -> Result<Vec<Sample>, MailboxError> {
+    pub async fn gauges(&self) -> Result<Vec<Reading>, MailboxError> {
         let now = now_ms();
         let mut out = Vec::new();
         self.store.commit_metrics(&mut out);
         for state in ["queued", "in_flight", "result_pending"] {
-            out.push(Sample::gauge(
+            out.push(Reading::gauge(
                 "a2a_queue_depth",
                 "Tasks per state.",
                 format!("{{state=\"{state}\"}}"),
@@ -99,13 +99,13 @@ impl Mailbox {
         let (queued_at, leased_at) = self.store.oldest().await?;
         let age =
             |at: Option<i64>| at.map_or(0.0, |at| now.saturating_sub(at).max(0) as f64 / 1000.0);
-        out.push(Sample::gauge(
+        out.push(Reading::gauge(
             "a2a_oldest_queued_age_seconds",
             "Age of the task at the head of the queue (since it was queued or requeued).",
             String::new(),
             age(queued_at),
         ));
-        out.push(Sample::gauge(
+        out.push(Reading::gauge(
             "a2a_oldest_lease_age_seconds",
             "Age of the oldest in-flight lease, measured from its last heartbeat.",
             String::new(),

@@ -19,7 +19,7 @@ use super::runner::Val;
 use super::statements::Statements;
 use super::unit::Unit;
 use crate::error::MailboxError;
-use crate::metrics::{Metrics, Sample};
+use crate::metrics::{Metrics, Reading};
 
 type Result<T> = std::result::Result<T, MailboxError>;
 
@@ -156,7 +156,7 @@ pub(crate) trait Backend: Send + Sync + 'static {
     /// (a server with one HTTP worker; PostgreSQL's lane).
     fn start_on_http_worker(&self) {}
     /// Adds the engine's own metric samples (its commit path's), read at scrape time.
-    fn commit_metrics(&self, _out: &mut Vec<Sample>) {}
+    fn commit_metrics(&self, _out: &mut Vec<Reading>) {}
     /// After a commit that made work available: tells the other instances sharing the
     /// database whom it concerns (lines the mailbox writes and reads): `now` at once, `soon`
     /// (for requests following a task, not leases or drains) within a few milliseconds.

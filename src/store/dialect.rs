@@ -17,14 +17,14 @@ use super::runner::{Transaction, Val};
 use super::statements::Statements;
 
 /// A statement and the parameters bound to it so far, on engine `DB`.
-pub(crate) type Query<'q, DB> = sqlx::query::Query<'q, DB, <DB as Database>::Arguments<'q>>;
+pub(crate) type Bound<'q, DB> = sqlx::query::Query<'q, DB, <DB as Database>::Arguments<'q>>;
 
 /// What an engine's `sqlx` database gives the shared runner: what differs between engines.
 pub(crate) trait Dialect: Database {
     /// The engine's statements (those whose text differs by engine).
     const STATEMENTS: &'static Statements;
     /// Binds one parameter (a [`Val::Column`] as the engine's statements read a column).
-    fn bind<'q>(query: Query<'q, Self>, val: &'q Val) -> Query<'q, Self>;
+    fn bind<'q>(query: Bound<'q, Self>, val: &'q Val) -> Bound<'q, Self>;
     /// The rows a statement changed.
     fn rows_affected(done: &Self::QueryResult) -> u64;
     /// The store's row sink, as one this engine's rows go to.
@@ -32,7 +32,7 @@ pub(crate) trait Dialect: Database {
 }
 
 /// `sql` with `args` bound.
-pub(crate) fn query<'q, DB: Dialect>(sql: &'q str, args: &'q [Val]) -> Query<'q, DB> {
+pub(crate) fn query<'q, DB: Dialect>(sql: &'q str, args: &'q [Val]) -> Bound<'q, DB> {
     args.iter().fold(sqlx::query::<DB>(sql), DB::bind)
 }
 

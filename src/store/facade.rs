@@ -173,7 +173,7 @@ impl Store {
     }
 
     /// The engine's own metric samples, read at scrape time (see [`Backend::commit_metrics`]).
-    pub fn commit_metrics(&self, out: &mut Vec<crate::metrics::Sample>) {
+    pub fn commit_metrics(&self, out: &mut Vec<crate::metrics::Reading>) {
         self.backend.commit_metrics(out);
     }
 

@@ -9,7 +9,7 @@ use super::statements::{INSTALL_LOCK, STATEMENTS};
 use super::steps::{self, ClaimArgs, Outcome, ResultArgs, SendArgs};
 use super::{peers, Postgres, ENGINE};
 use crate::error::MailboxError;
-use crate::metrics::Sample;
+use crate::metrics::Reading;
 use crate::store::backend::{Backend, Engine, Held, Hold, Holding};
 use crate::store::dialect::{fetch, query, DbTransaction, Rows};
 use crate::store::new_task::NewTask;
@@ -170,7 +170,7 @@ impl Backend for Postgres {
     }
 
     /// The lane's gauges and counters (`metrics.rs`).
-    fn commit_metrics(&self, out: &mut Vec<Sample>) {
+    fn commit_metrics(&self, out: &mut Vec<Reading>) {
         self.lane_metrics(out);
     }
 

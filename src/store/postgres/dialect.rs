@@ -5,14 +5,14 @@ use sqlx::postgres::{PgQueryResult, PgRow};
 use sqlx::Postgres;
 
 use super::statements::STATEMENTS;
-use crate::store::dialect::{Dialect, Query, Rows, RowsOf};
+use crate::store::dialect::{Bound, Dialect, Rows, RowsOf};
 use crate::store::runner::{Column, Val};
 use crate::store::statements::Statements;
 
 impl Dialect for Postgres {
     const STATEMENTS: &'static Statements = &STATEMENTS;
 
-    fn bind<'q>(query: Query<'q, Postgres>, val: &'q Val) -> Query<'q, Postgres> {
+    fn bind<'q>(query: Bound<'q, Postgres>, val: &'q Val) -> Bound<'q, Postgres> {
         match val {
             Val::Str(s) => query.bind(s.as_str()),
             Val::Int(i) => query.bind(*i),

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::Postgres;
-use crate::metrics::{Sample, BATCH_KINDS};
+use crate::metrics::{Reading, BATCH_KINDS};
 
 /// The lane's counters.
 #[derive(Default)]
@@ -28,10 +28,10 @@ fn count(c: &AtomicU64) -> f64 {
 
 impl Postgres {
     /// The lane's gauges and counters.
-    pub(super) fn lane_metrics(&self, out: &mut Vec<Sample>) {
+    pub(super) fn lane_metrics(&self, out: &mut Vec<Reading>) {
         let waiting = self.lane.waiting();
         for (kind, waiting, _) in waiting {
-            out.push(Sample::gauge(
+            out.push(Reading::gauge(
                 "a2a_pg_batch_waiting",
                 "PostgreSQL group commit: requests waiting for the next batch, by operation.",
                 by_kind(kind),
@@ -39,7 +39,7 @@ impl Postgres {
             ));
         }
         for (kind, _, parked) in waiting {
-            out.push(Sample::gauge(
+            out.push(Reading::gauge(
                 "a2a_pg_parked_polls",
                 "PostgreSQL group commit: long-polls whose claim or drain waits parked for the batch that queues their task or stores their result (not counting those riding in the running batch).",
                 by_kind(kind),
@@ -47,14 +47,14 @@ impl Postgres {
             ));
         }
         let counters = self.lane.counters();
-        out.push(Sample::counter(
+        out.push(Reading::counter(
             "a2a_pg_batch_transactions_total",
             "PostgreSQL group commit: batches run, one transaction each, whatever operations they carried.",
             String::new(),
             count(&counters.transactions),
         ));
         for (kind, c) in BATCH_KINDS.iter().zip(&counters.batches) {
-            out.push(Sample::counter(
+            out.push(Reading::counter(
                 "a2a_pg_batches_total",
                 "PostgreSQL group commit: batches that carried this operation (a batch carries any mix of operations).",
                 by_kind(kind),
@@ -62,7 +62,7 @@ impl Postgres {
             ));
         }
         for (kind, c) in BATCH_KINDS.iter().zip(&counters.requests) {
-            out.push(Sample::counter(
+            out.push(Reading::counter(
                 "a2a_pg_batched_requests_total",
                 "PostgreSQL group commit: requests carried by those batches, by operation.",
                 by_kind(kind),

@@ -5,14 +5,14 @@ use sqlx::sqlite::{SqliteQueryResult, SqliteRow};
 use sqlx::Sqlite;
 
 use super::statements::STATEMENTS;
-use crate::store::dialect::{Dialect, Query, Rows, RowsOf};
+use crate::store::dialect::{Bound, Dialect, Rows, RowsOf};
 use crate::store::runner::{Column, Val};
 use crate::store::statements::Statements;
 
 impl Dialect for Sqlite {
     const STATEMENTS: &'static Statements = &STATEMENTS;
 
-    fn bind<'q>(query: Query<'q, Sqlite>, val: &'q Val) -> Query<'q, Sqlite> {
+    fn bind<'q>(query: Bound<'q, Sqlite>, val: &'q Val) -> Bound<'q, Sqlite> {
         match val {
             Val::Str(s) => query.bind(s.as_str()),
             Val::Int(i) => query.bind(*i),

@@ -11,10 +11,10 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use tokio::sync::oneshot;
 
-use super::dialect::Rows;
 use super::new_task::NewTask;
 use super::ops::StoredResult;
 use super::records::{Committed, Drained, TaskRow};
+use super::rows::Rows;
 use super::runner::Val;
 use super::statements::Statements;
 use super::unit::Unit;

@@ -1,18 +1,16 @@
 //! How the store runs a statement on an engine that `sqlx` drives, whichever it is: parameters
-//! bound as the engine's [`Dialect`] binds them, rows decoded into the store's types as they
-//! arrive ([`RowsOf`]), and the write transaction ([`DbTransaction`]) that [`Tx`] runs on. Each
+//! bound as the engine's [`Dialect`] binds them, rows handed to the store's [`RowsOf`] as they
+//! arrive (`rows.rs`), and the write transaction ([`DbTransaction`]) that [`Tx`] runs on. Each
 //! engine implements [`Dialect`] for its `sqlx` database in its own folder
-//! (`sqlite/dialect.rs`, `postgres/dialect.rs`); nothing here knows which one runs, but for the
-//! two lists of engines a row type and a row sink must serve ([`Row`], [`Rows`]).
+//! (`sqlite/dialect.rs`, `postgres/dialect.rs`); nothing here knows which one runs.
 //!
 //! [`Tx`]: super::runner::Tx
 
 use futures_util::future::BoxFuture;
 use futures_util::TryStreamExt;
-use sqlx::postgres::PgRow;
-use sqlx::sqlite::SqliteRow;
-use sqlx::{Database, Executor, FromRow, IntoArguments};
+use sqlx::{Database, Executor, IntoArguments};
 
+use super::rows::{Rows, RowsOf};
 use super::runner::{Transaction, Val};
 use super::statements::Statements;
 
@@ -34,48 +32,6 @@ pub(crate) trait Dialect: Database {
 /// `sql` with `args` bound.
 pub(crate) fn query<'q, DB: Dialect>(sql: &'q str, args: &'q [Val]) -> Bound<'q, DB> {
     args.iter().fold(sqlx::query::<DB>(sql), DB::bind)
-}
-
-/// A row type every engine decodes (`#[derive(sqlx::FromRow)]` gives it): one bound per engine.
-pub(crate) trait Row:
-    for<'r> FromRow<'r, SqliteRow> + for<'r> FromRow<'r, PgRow> + Send + Unpin
-{
-}
-impl<T> Row for T where T: for<'r> FromRow<'r, SqliteRow> + for<'r> FromRow<'r, PgRow> + Send + Unpin
-{}
-
-/// Where a statement's rows go, whichever engine runs it ([`super::backend::Backend::read`],
-/// [`Transaction::fetch`]): one bound per engine.
-pub(crate) trait Rows: RowsOf<SqliteRow> + RowsOf<PgRow> {}
-impl<T: RowsOf<SqliteRow> + RowsOf<PgRow> + ?Sized> Rows for T {}
-
-/// Where a statement's rows go, decoded from an engine's rows `R` into the store's types as
-/// they arrive: `Option<T>` keeps the first row (the engine fetches at most one), `Vec<T>`
-/// every row.
-pub(crate) trait RowsOf<R>: Send {
-    /// Whether only the first row is wanted.
-    fn first_only(&self) -> bool;
-    fn decode(&mut self, row: &R) -> Result<(), sqlx::Error>;
-}
-
-impl<R: sqlx::Row, T: for<'r> FromRow<'r, R> + Send> RowsOf<R> for Option<T> {
-    fn first_only(&self) -> bool {
-        true
-    }
-    fn decode(&mut self, row: &R) -> Result<(), sqlx::Error> {
-        *self = Some(T::from_row(row)?);
-        Ok(())
-    }
-}
-
-impl<R: sqlx::Row, T: for<'r> FromRow<'r, R> + Send> RowsOf<R> for Vec<T> {
-    fn first_only(&self) -> bool {
-        false
-    }
-    fn decode(&mut self, row: &R) -> Result<(), sqlx::Error> {
-        self.push(T::from_row(row)?);
-        Ok(())
-    }
 }
 
 /// Runs `sql` on `conn` and hands its rows to `rows` (only the first when that is all it wants).

@@ -1,9 +1,9 @@
 //! The engines the service can open, and the one it opens when none is configured: the only
-//! place above the engines' folders that names them (with `dialect.rs`'s [`Row`] and [`Rows`],
-//! which list what each engine decodes).
+//! place above the engines' folders that names them (with `rows.rs`'s [`Row`] and [`Rows`],
+//! which list the row types of the engines' `sqlx` databases).
 //!
-//! [`Row`]: super::dialect::Row
-//! [`Rows`]: super::dialect::Rows
+//! [`Row`]: super::rows::Row
+//! [`Rows`]: super::rows::Rows
 
 use std::path::PathBuf;
 

@@ -7,11 +7,11 @@
 use std::sync::Arc;
 
 use super::backend::{Backend, Engine, Hold, PoolSettings};
-use super::dialect::Row;
 use super::new_task::NewTask;
 use super::ops::StoredResult;
 use super::readiness::Readiness;
 use super::records::{Committed, Drained, TaskRow};
+use super::rows::Row;
 use super::runner::{args, Val};
 use super::statements::{self as sql, Statements};
 use super::unit::{self, Op};

@@ -7,8 +7,7 @@
 
 use super::facade::Store;
 use super::listing::{Sql, TaskFilter};
-use super::reads::Count;
-use super::records::TaskRow;
+use super::records::{Count, TaskRow};
 use super::statements::task_cols;
 use crate::error::MailboxError;
 

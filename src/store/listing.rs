@@ -5,8 +5,7 @@
 //! and what a role means are the mailbox's; here they arrive as plain filters.
 
 use super::facade::Store;
-use super::reads::Count;
-use super::records::TaskRow;
+use super::records::{Count, TaskRow};
 use super::runner::Val;
 use super::statements::task_cols;
 use crate::error::MailboxError;

@@ -8,16 +8,16 @@
 //! - [`Tx`] (`runner.rs`) is a write transaction over an engine's `Transaction`; its named
 //!   operations (`ops.rs`, `audit.rs`) are what a mailbox rule calls, in the order the rule
 //!   decides. `dialect.rs` runs a statement on any `sqlx` engine: each engine's `Dialect` binds
-//!   the parameters, and the rows are decoded into the store's types.
+//!   the parameters, and the rows are decoded into the store's types (`rows.rs`).
 //! - `sqlite/` and `postgres/` each implement `Backend` and `Dialect` with their own
 //!   statements, pools, migrations and way of committing: SQLite's group-commit writer,
 //!   PostgreSQL's group-commit lane and its `step_many.sql`. Nothing outside those two folders
 //!   branches on the engine. `docs/engine.md` says what a third engine provides.
 //!
 //! Files import downward only: the engines import `backend.rs` and the shared parts below it
-//! (`dialect.rs`, `runner.rs`, `unit.rs`, `statements.rs`, `transitions.rs`, `records.rs`,
-//! `new_task.rs`, `ops.rs`); `engines.rs` lists the engines' `ENGINE`s; the facade imports the
-//! trait and `engines.rs`; the named reads import the facade.
+//! (`dialect.rs`, `runner.rs`, `rows.rs`, `unit.rs`, `statements.rs`, `transitions.rs`,
+//! `records.rs`, `new_task.rs`, `ops.rs`); `engines.rs` lists the engines' `ENGINE`s; the
+//! facade imports the trait and `engines.rs`; the named reads import the facade.
 
 mod audit;
 mod backend;
@@ -36,6 +36,7 @@ mod postgres;
 mod readiness;
 mod reads;
 mod records;
+mod rows;
 mod runner;
 #[cfg(test)]
 mod sql_files;

@@ -4,7 +4,7 @@
 
 use super::facade::Store;
 use super::listing::Sql;
-use super::records::{AuditRow, LeaseView, TaskRow};
+use super::records::{AuditRow, Count, LeaseView, TaskRow};
 use super::runner::args;
 use super::statements as sql;
 use crate::error::MailboxError;
@@ -43,12 +43,6 @@ struct Numbered {
 struct Probe {
     id: i64,
     timestamp_ms: i64,
-}
-
-/// A `COUNT(*) AS n`.
-#[derive(sqlx::FromRow)]
-pub(super) struct Count {
-    pub(super) n: i64,
 }
 
 #[derive(sqlx::FromRow)]

@@ -176,6 +176,12 @@ pub fn result_from_columns(
 }
 
 /// The sender and accepted body of an existing task, for a send that reuses its id.
+/// A `COUNT(*) AS n`.
+#[derive(FromRow)]
+pub(super) struct Count {
+    pub(super) n: i64,
+}
+
 #[derive(Debug, FromRow)]
 pub struct TaskOrigin {
     pub sender: String,

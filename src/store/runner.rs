@@ -1,12 +1,12 @@
 //! What a statement is to the store, whichever engine runs it: bound parameters ([`Val`]) and
 //! the write transaction ([`Tx`]) over an engine's [`Transaction`], whose rows go to a
-//! [`Rows`]. Private to the store: the rest of the service sees only named operations. The
+//! [`Rows`] (`rows.rs`). Private to the store: the rest of the service sees only named operations. The
 //! engines' transactions are `dialect.rs`'s [`DbTransaction`](super::dialect::DbTransaction);
 //! nothing here knows which engine runs.
 
 use futures_util::future::BoxFuture;
 
-use super::dialect::{Row, Rows};
+use super::rows::{Row, Rows};
 use super::statements::Statements;
 
 /// A bound parameter.

@@ -7,14 +7,15 @@ use sqlx::Row as _;
 
 use super::statements::{INSTALL_LOCK, STATEMENTS};
 use super::steps::{self, ClaimArgs, Outcome, ResultArgs, SendArgs};
-use super::{peers, Postgres, ENGINE};
+use super::{metrics, peers, Postgres, ENGINE};
 use crate::error::MailboxError;
 use crate::metrics::Reading;
 use crate::store::backend::{Backend, Engine, Held, Hold, Holding};
-use crate::store::dialect::{fetch, query, DbTransaction, Rows};
+use crate::store::dialect::{fetch, query, DbTransaction};
 use crate::store::new_task::NewTask;
 use crate::store::ops::StoredResult;
 use crate::store::records::{Committed, Drained, TaskRow};
+use crate::store::rows::Rows;
 use crate::store::runner::{Tx, Val};
 use crate::store::statements::Statements;
 use crate::store::unit::Unit;
@@ -171,7 +172,7 @@ impl Backend for Postgres {
 
     /// The lane's gauges and counters (`metrics.rs`).
     fn commit_metrics(&self, out: &mut Vec<Reading>) {
-        self.lane_metrics(out);
+        metrics::lane_metrics(self.lane.waiting(), self.lane.counters(), out);
     }
 
     fn has_peers(&self) -> bool {

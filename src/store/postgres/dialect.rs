@@ -5,7 +5,8 @@ use sqlx::postgres::{PgQueryResult, PgRow};
 use sqlx::Postgres;
 
 use super::statements::STATEMENTS;
-use crate::store::dialect::{Bound, Dialect, Rows, RowsOf};
+use crate::store::dialect::{Bound, Dialect};
+use crate::store::rows::{Rows, RowsOf};
 use crate::store::runner::{Column, Val};
 use crate::store::statements::Statements;
 

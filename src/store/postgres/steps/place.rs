@@ -57,7 +57,9 @@ pub(super) fn place(kinds: &[usize], rows: Vec<StepRow>) -> Vec<Outcome> {
                 made: (),
                 handed: false,
             })),
-            1 => match crate::store::from_stored::<TaskRow>(row.o_text.as_deref().unwrap_or("")) {
+            1 => match crate::store::records::from_stored::<TaskRow>(
+                row.o_text.as_deref().unwrap_or(""),
+            ) {
                 Ok(task) => Outcome::Claimed(Some(Box::new(task))),
                 // The lease is committed; only this request can be told it went wrong.
                 Err(e) => Outcome::Failed(format!("the leased row could not be read: {e}")),

@@ -96,7 +96,7 @@ fn reference(word: &str) -> Option<String> {
 
 /// Whether `reference`, written in the file `from` (both relative to the repository's root),
 /// names one of `files`: relative to `from`'s directory, to the root, or as the end of one of
-/// their paths (`store/fast.rs`, `mod.rs`, `contract.md`), whole names only.
+/// their paths (`store/facade.rs`, `mod.rs`, `contract.md`), whole names only.
 pub fn resolves(reference: &str, from: &str, files: &BTreeSet<String>) -> bool {
     let dir = from.rsplit_once('/').map_or("", |(d, _)| d);
     let beside = normalize(&format!("{dir}/{reference}"));

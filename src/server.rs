@@ -10,7 +10,7 @@ use crate::auth::{Caller, CapEntry};
 use crate::domain::AgentId;
 use crate::http::{self, AppState};
 use crate::mailbox::retry::{RetryPolicy, ScanKind};
-use crate::mailbox::Writer;
+use crate::mailbox::Author;
 use crate::mailbox::{Mailbox, MailboxConfig};
 use crate::metrics::Metrics;
 use crate::store::{Engine, PoolSettings, Store};
@@ -234,7 +234,7 @@ async fn scheduler_timer(mailbox: Mailbox, policy: RetryPolicy, every: Duration)
     loop {
         ticker.tick().await;
         match mailbox
-            .retry_stale(Writer::from(&caller), &policy, ScanKind::Scheduler)
+            .retry_stale(Author::from(&caller), &policy, ScanKind::Scheduler)
             .await
         {
             Ok(r) => tracing::info!(

@@ -13,7 +13,7 @@ use crate::domain::{CancelRequest, HeartbeatRequest, PostResult, Validate};
 use crate::error::MailboxError;
 use crate::mailbox::repair::RepairRequest;
 use crate::mailbox::retry::RetryPolicy;
-use crate::mailbox::{IdemRequest, Writer};
+use crate::mailbox::{Author, IdemRequest};
 
 /// A write's JSON body as sent, with its request. Extracting it refuses only what every JSON
 /// body is refused for (size, media type, syntax); reading it is left to the handler, once the
@@ -49,8 +49,8 @@ pub(crate) struct Keyed<T> {
 
 impl<T> Keyed<T> {
     /// The write as `caller` makes it, under the request's key.
-    pub fn by<'a>(&'a self, caller: &'a Caller) -> Writer<'a> {
-        Writer::keyed(caller, self.idem.as_ref())
+    pub fn by<'a>(&'a self, caller: &'a Caller) -> Author<'a> {
+        Author::keyed(caller, self.idem.as_ref())
     }
 
     /// The input, and the key on its own.

@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use crate::domain::answers::{AuditEvents, AuditEventsKind};
 use crate::error::MailboxError;
-use crate::mailbox::{Writer, Written};
+use crate::mailbox::Author;
 use crate::store::{AuditQuery, AuditRow};
 
 pub use a2a_mailbox_types::AuditEvent;
@@ -72,11 +72,11 @@ impl Mailbox {
     /// audit rows older than the retention. Never touches queued tasks, leases, pending results
     /// or live cache entries. Its capability check is audited (scope `a2a:compact`), also when
     /// it fails.
-    pub async fn compact(&self, by: Writer<'_>) -> Written<u64> {
+    pub async fn compact(&self, by: Author<'_>) -> Result<Done<u64>, MailboxError> {
         self.write(by, rule!(|this, cx| this.compact_in(cx))).await
     }
 
-    async fn compact_in(&self, cx: Cx<'_>) -> Written<u64> {
+    async fn compact_in(&self, cx: Cx<'_>) -> Result<Done<u64>, MailboxError> {
         let Cx { tx, caller, now } = cx;
         let ctx = ScopeCtx::default();
         audited_check(tx, caller, "a2a:compact", "a2a.compact", &ctx, now).await?;

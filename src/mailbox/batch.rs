@@ -13,7 +13,7 @@ use super::{rule, Cx, Done, Mailbox, Wake};
 use crate::auth::Caller;
 use crate::domain::answers::TaskQueued;
 use crate::error::MailboxError;
-use crate::mailbox::{Writer, Written};
+use crate::mailbox::Author;
 use crate::store::Tx;
 
 /// The most tasks one batch may hold.
@@ -23,7 +23,11 @@ pub use a2a_mailbox_types::BatchItem;
 
 impl Mailbox {
     /// `POST /a2a/tasks/batch`: `tasks` as JSON, each checked like the body of a single send.
-    pub async fn send_batch(&self, by: Writer<'_>, tasks: Vec<Value>) -> Written<Vec<BatchItem>> {
+    pub async fn send_batch(
+        &self,
+        by: Author<'_>,
+        tasks: Vec<Value>,
+    ) -> Result<Done<Vec<BatchItem>>, MailboxError> {
         if tasks.is_empty() || tasks.len() > MAX_BATCH {
             return Err(MailboxError::invalid(format!(
                 "a batch holds 1 to {MAX_BATCH} tasks, not {}",
@@ -35,7 +39,11 @@ impl Mailbox {
             .await
     }
 
-    async fn send_batch_in(&self, cx: Cx<'_>, tasks: &[Value]) -> Written<Vec<BatchItem>> {
+    async fn send_batch_in(
+        &self,
+        cx: Cx<'_>,
+        tasks: &[Value],
+    ) -> Result<Done<Vec<BatchItem>>, MailboxError> {
         let Cx { tx, caller, now } = cx;
         // The gates that need no database, item by item up to the first refusal.
         let mut accepted = Vec::with_capacity(tasks.len());
@@ -135,7 +143,7 @@ impl Mailbox {
         tx: &mut Tx,
         run: &[(Vec<(&'static str, Value)>, Accepted)],
         now: i64,
-    ) -> Result<Vec<Written<TaskQueued>>, MailboxError> {
+    ) -> Result<Vec<Result<Done<TaskQueued>, MailboxError>>, MailboxError> {
         let rows: Vec<_> = run.iter().map(|(_, a)| a.stored()).collect();
         let inserted = tx.insert_tasks(&rows, now).await?;
         self.metrics

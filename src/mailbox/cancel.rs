@@ -10,17 +10,17 @@ use crate::auth::Caller;
 use crate::domain::answers::TaskCanceled;
 use crate::domain::TaskState;
 use crate::error::{ErrorCode, MailboxError};
-use crate::mailbox::{Writer, Written};
+use crate::mailbox::Author;
 use crate::store::TaskRow;
 
 impl Mailbox {
     /// `POST /a2a/tasks/{id}/cancel`.
     pub async fn cancel(
         &self,
-        by: Writer<'_>,
+        by: Author<'_>,
         task_id: Uuid,
         reason: Option<String>,
-    ) -> Written<TaskCanceled> {
+    ) -> Result<Done<TaskCanceled>, MailboxError> {
         self.cancel_fenced(by, task_id, None, reason).await
     }
 
@@ -29,11 +29,11 @@ impl Mailbox {
     /// under that lease answers 409 (`not_in_flight`, `lease_mismatch`) and is left alone.
     pub async fn cancel_fenced(
         &self,
-        by: Writer<'_>,
+        by: Author<'_>,
         task_id: Uuid,
         lease_guard: Option<Uuid>,
         reason: Option<String>,
-    ) -> Written<TaskCanceled> {
+    ) -> Result<Done<TaskCanceled>, MailboxError> {
         // The API checked the body already; this holds for every other caller (the dashboard).
         if let Some(reason) = &reason {
             crate::domain::stated("reason", reason)?;
@@ -51,7 +51,7 @@ impl Mailbox {
         task_id: Uuid,
         lease_guard: Option<Uuid>,
         reason: Option<&str>,
-    ) -> Written<TaskCanceled> {
+    ) -> Result<Done<TaskCanceled>, MailboxError> {
         let Cx { tx, caller, now } = cx;
         let me = caller.sub.as_str();
         let id = task_id.to_string();
@@ -119,7 +119,7 @@ impl Mailbox {
                 )
                 .await?;
                 // Whoever waits for the task to settle.
-                Ok(Done::changed(canceled).waking(Wake::Changed(row.id.clone())))
+                Ok(Done::changed(canceled).waking(Wake::Followers(row.id.clone())))
             }
             TaskState::Canceled => Ok(Done::replay(canceled(&row, task_id)?)),
             TaskState::ResultPending | TaskState::Resolved => Err(MailboxError::new(

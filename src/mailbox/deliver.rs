@@ -45,7 +45,7 @@ impl Mailbox {
     }
 
     /// The task as [`Mailbox::task_status`] reads it, once it is settled or `wait` has passed,
-    /// whichever comes first. Parked while it waits (docs/contract.md#waiting), as a watcher of
+    /// whichever comes first. Parked while it waits (docs/contract.md#waiting), as a follower of
     /// the task: it reads the task again only when a commit changes it. Once the caller's token
     /// is no longer accepted it answers the task as it last read it, and reads no more.
     pub async fn await_settled(
@@ -59,7 +59,9 @@ impl Mailbox {
         if status.state.is_settled() || wait.is_zero() {
             return Ok(status);
         }
-        let me = self.wakeups.park(WaitFor::Watch, &id.to_string(), caller)?;
+        let me = self
+            .wakeups
+            .park(WaitFor::Follow, &id.to_string(), caller)?;
         let deadline = me.bound(deadline);
         loop {
             me.arm();

@@ -1,5 +1,5 @@
 //! Following one task as it changes (an A2A stream, docs/contract.md#a2a-streaming): a waiting
-//! request of its caller (docs/contract.md#waiting), parked as a watcher of the task, so every
+//! request of its caller (docs/contract.md#waiting), parked as a follower of the task, so every
 //! commit that changes it (a lease, a requeue, a result, a cancel) wakes it and nothing else
 //! does.
 
@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use uuid::Uuid;
 
-use super::wakeups::Parked;
+use super::wakeups::Waiter;
 use super::{Mailbox, WaitFor};
 use crate::auth::Caller;
 use crate::domain::TaskStatus;
@@ -18,7 +18,7 @@ pub struct Follow<'a> {
     mailbox: &'a Mailbox,
     caller: &'a Caller,
     id: Uuid,
-    parked: Parked<'a>,
+    parked: Waiter<'a>,
 }
 
 impl Mailbox {
@@ -26,7 +26,9 @@ impl Mailbox {
     /// each look), or refuses at once as any waiting request past the limits: 429
     /// `too_many_waiting`, 503 `overloaded`.
     pub fn follow<'a>(&'a self, caller: &'a Caller, id: Uuid) -> Result<Follow<'a>, MailboxError> {
-        let parked = self.wakeups.park(WaitFor::Watch, &id.to_string(), caller)?;
+        let parked = self
+            .wakeups
+            .park(WaitFor::Follow, &id.to_string(), caller)?;
         Ok(Follow {
             mailbox: self,
             caller,

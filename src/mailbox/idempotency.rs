@@ -9,7 +9,6 @@ use serde::de::DeserializeOwned;
 use serde_json::json;
 
 use super::audit::{audit, kind};
-use super::Written;
 use super::{now_ms, Done, IdemRequest, Mailbox};
 use crate::auth::Caller;
 use crate::error::{ErrorCode, MailboxError};
@@ -23,7 +22,7 @@ impl Mailbox {
         tx: &mut Tx,
         caller: &Caller,
         idem: &IdemRequest,
-    ) -> Result<Option<Written<T>>, MailboxError> {
+    ) -> Result<Option<Result<Done<T>, MailboxError>>, MailboxError> {
         let now = now_ms();
         let me = caller.sub.as_str();
         let reserved = tx
@@ -57,8 +56,9 @@ impl Mailbox {
             )
             .retry_after(Duration::from_millis(wait.max(1000))));
         }
-        let stored: Written<T> = from_stored(record.response.as_deref().unwrap_or("null"))
-            .map_err(MailboxError::internal)?;
+        let stored: Result<Done<T>, MailboxError> =
+            from_stored(record.response.as_deref().unwrap_or("null"))
+                .map_err(MailboxError::internal)?;
         audit(
             tx,
             now,

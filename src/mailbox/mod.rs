@@ -44,7 +44,7 @@ use crate::store::{Store, Tx};
 pub use crate::clock::now_ms;
 pub use wake::Wake;
 pub use wakeups::{WaitingLimits, Wakeups};
-pub use writer::{IdemRequest, Writer};
+pub use writer::{Author, IdemRequest};
 
 pub(crate) use visibility::{check_lease, not_found, visible_to};
 pub(crate) use wakeups::WaitFor;
@@ -132,13 +132,6 @@ impl<T> Done<T> {
     }
 }
 
-/// What a write answers: what it did, or why it was refused.
-pub type Written<T> = Result<Done<T>, MailboxError>;
-
-/// What a write's fast path answers: `None` when the request needs the write's full rule
-/// (nothing was written then).
-pub(crate) type Fast<T> = Result<Option<Done<T>>, MailboxError>;
-
 /// What a write's rule runs in: the write's transaction, its caller, and the instant the rule
 /// started (every row the rule writes carries it).
 pub(crate) struct Cx<'t> {
@@ -149,7 +142,12 @@ pub(crate) struct Cx<'t> {
 
 /// A write's rule: runs inside the transaction its [`Cx`] holds, with the mailbox.
 pub(crate) type Rule<T> = Box<
-    dyn for<'t> FnOnce(Cx<'t>, Mailbox) -> futures_util::future::BoxFuture<'t, Written<T>> + Send,
+    dyn for<'t> FnOnce(
+            Cx<'t>,
+            Mailbox,
+        )
+            -> futures_util::future::BoxFuture<'t, Result<Done<T>, MailboxError>>
+        + Send,
 >;
 
 /// `rule!(|mailbox, cx| mailbox.op_in(cx, ..))` builds a [`Rule`]; whatever else the body names
@@ -209,7 +207,11 @@ impl Mailbox {
     /// outcome answered) in the same transaction as the effect, and the outcome is stored with
     /// it. A success or a refusal commits (a refusal changed nothing but may have written audit
     /// rows, and its key record keeps the refusal); a server-side failure is rolled back.
-    pub(crate) async fn write<T>(&self, by: Writer<'_>, rule: Rule<T>) -> Written<T>
+    pub(crate) async fn write<T>(
+        &self,
+        by: Author<'_>,
+        rule: Rule<T>,
+    ) -> Result<Done<T>, MailboxError>
     where
         T: Serialize + DeserializeOwned + Send + 'static,
     {
@@ -236,10 +238,10 @@ impl Mailbox {
     /// `rule` builds, by [`Mailbox::write`].
     pub(crate) async fn write_fast_first<T>(
         &self,
-        by: Writer<'_>,
-        fast: impl std::future::Future<Output = Fast<T>>,
+        by: Author<'_>,
+        fast: impl std::future::Future<Output = Result<Option<Done<T>>, MailboxError>>,
         rule: impl FnOnce() -> Rule<T>,
-    ) -> Written<T>
+    ) -> Result<Done<T>, MailboxError>
     where
         T: Serialize + DeserializeOwned + Send + 'static,
     {
@@ -258,7 +260,7 @@ impl Mailbox {
         caller: &Caller,
         idem: Option<&IdemRequest>,
         rule: Rule<T>,
-    ) -> Result<Written<T>, MailboxError>
+    ) -> Result<Result<Done<T>, MailboxError>, MailboxError>
     where
         T: Serialize + DeserializeOwned + Send + 'static,
     {

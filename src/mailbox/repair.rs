@@ -10,7 +10,7 @@ use super::{check_lease, not_found, rule, visible_to, Cx, Done, Mailbox, Wake};
 use crate::auth::{cap_error, CapCheck, ScopeCtx};
 use crate::domain::{declared_idempotent, stated, A2ATaskResult, Lease, ResultStatus, TaskState};
 use crate::error::{ErrorCode, MailboxError};
-use crate::mailbox::{Writer, Written};
+use crate::mailbox::Author;
 
 pub use a2a_mailbox_types::{
     DuplicateRisk, RepairAction, RepairCommand, RepairOutcome, RepairRequest, RepairedState,
@@ -18,13 +18,21 @@ pub use a2a_mailbox_types::{
 
 impl Mailbox {
     /// `POST /a2a/repair`.
-    pub async fn repair(&self, by: Writer<'_>, req: &RepairRequest) -> Written<RepairOutcome> {
+    pub async fn repair(
+        &self,
+        by: Author<'_>,
+        req: &RepairRequest,
+    ) -> Result<Done<RepairOutcome>, MailboxError> {
         let req = req.clone();
         self.write(by, rule!(|this, cx| this.repair_in(cx, &req)))
             .await
     }
 
-    async fn repair_in(&self, cx: Cx<'_>, req: &RepairRequest) -> Written<RepairOutcome> {
+    async fn repair_in(
+        &self,
+        cx: Cx<'_>,
+        req: &RepairRequest,
+    ) -> Result<Done<RepairOutcome>, MailboxError> {
         let Cx { tx, caller, now } = cx;
         let (action, lease_guard, duplicate_risk) = match &req.command {
             RepairCommand::Requeue {
@@ -148,7 +156,12 @@ impl Mailbox {
     }
 
     /// `POST /a2a/tasks/{id}/heartbeat`: the lessee refreshes its lease.
-    pub async fn heartbeat(&self, by: Writer<'_>, task_id: Uuid, lease_id: Uuid) -> Written<Lease> {
+    pub async fn heartbeat(
+        &self,
+        by: Author<'_>,
+        task_id: Uuid,
+        lease_id: Uuid,
+    ) -> Result<Done<Lease>, MailboxError> {
         self.write(
             by,
             rule!(|this, cx| this.heartbeat_in(cx, task_id, lease_id)),
@@ -156,7 +169,12 @@ impl Mailbox {
         .await
     }
 
-    async fn heartbeat_in(&self, cx: Cx<'_>, task_id: Uuid, lease_id: Uuid) -> Written<Lease> {
+    async fn heartbeat_in(
+        &self,
+        cx: Cx<'_>,
+        task_id: Uuid,
+        lease_id: Uuid,
+    ) -> Result<Done<Lease>, MailboxError> {
         let Cx { tx, caller, now } = cx;
         let id = task_id.to_string();
         let row = match tx.task_for_update(&id).await? {

@@ -6,18 +6,22 @@ use std::time::Duration;
 use super::audit::{audit, audited_check, kind, respond_audit_halves};
 use super::cancel::{refuse_if_canceled_for, task_canceled};
 use super::longpoll::{PollHold, Polled};
-use super::{check_lease, rule, visible_to, Cx, Done, Fast, Mailbox, Rule, WaitFor, Wake};
+use super::{check_lease, rule, visible_to, Cx, Done, Mailbox, Rule, WaitFor, Wake};
 use crate::auth::{Caller, CapCheck, ScopeCtx};
 use crate::domain::answers::{ResultOpt, ResultOptKind, ResultPosted, Results, ResultsKind};
 use crate::domain::free_form::content_within;
 use crate::domain::{A2ATaskResult, PostResult, ResultStatus, TaskState};
 use crate::error::{ErrorCode, MailboxError};
-use crate::mailbox::{Writer, Written};
+use crate::mailbox::Author;
 use crate::store::{StoredResult, TaskRow, Tx};
 
 impl Mailbox {
     /// `POST /a2a/results`.
-    pub async fn post_result(&self, by: Writer<'_>, input: &PostResult) -> Written<ResultPosted> {
+    pub async fn post_result(
+        &self,
+        by: Author<'_>,
+        input: &PostResult,
+    ) -> Result<Done<ResultPosted>, MailboxError> {
         content_within(&input.content, self.cfg.max_json_depth)?;
         let fast = self.post_result_fast(by.caller, input);
         // Built only when the fast path did not answer.
@@ -35,7 +39,11 @@ impl Mailbox {
     /// and the write is guarded by the lease id it read (a requeue or another answer in between
     /// makes it change nothing). Anything else (`None`) goes through
     /// [`Mailbox::post_result_in`], which answers it exactly; nothing was written then.
-    async fn post_result_fast(&self, caller: &Caller, input: &PostResult) -> Fast<ResultPosted> {
+    async fn post_result_fast(
+        &self,
+        caller: &Caller,
+        input: &PostResult,
+    ) -> Result<Option<Done<ResultPosted>>, MailboxError> {
         let me = caller.sub.as_str();
         let given = input.lease_id.map(|l| l.to_string());
         if caller.holds_whole_family("a2a.respond.") {
@@ -75,7 +83,7 @@ impl Mailbox {
         caller: &Caller,
         input: &PostResult,
         lease_guard: Option<String>,
-    ) -> Fast<ResultPosted> {
+    ) -> Result<Option<Done<ResultPosted>>, MailboxError> {
         let result = input.result();
         let content = serde_json::to_string(&result.content).map_err(MailboxError::internal)?;
         let id = input.task_id.to_string();
@@ -98,10 +106,10 @@ impl Mailbox {
                 .result_posted(result.status == ResultStatus::Error);
         }
         Ok(stored.map(|stored| {
-            // A waiting drain took the result in the same commit: only the task's watchers
+            // A waiting drain took the result in the same commit: only the task's followers
             // are left to wake.
             let wake = if stored.handed {
-                Wake::Changed(id)
+                Wake::Followers(id)
             } else {
                 Wake::result(&stored.made, &id)
             };
@@ -109,7 +117,11 @@ impl Mailbox {
         }))
     }
 
-    async fn post_result_in(&self, cx: Cx<'_>, input: &PostResult) -> Written<ResultPosted> {
+    async fn post_result_in(
+        &self,
+        cx: Cx<'_>,
+        input: &PostResult,
+    ) -> Result<Done<ResultPosted>, MailboxError> {
         let Cx { tx, caller, now } = cx;
         let me = caller.sub.as_str();
         let id = input.task_id.to_string();

@@ -6,13 +6,13 @@ use serde_json::{json, Value};
 use uuid::Uuid;
 
 use super::audit::{audit, capability_audit, kind, CAPABILITY_CHECK};
-use super::{rule, Cx, Done, Fast, Mailbox, Rule, Wake};
+use super::{rule, Cx, Done, Mailbox, Rule, Wake};
 use crate::auth::{cap_error, Caller, CapCheck, ScopeCtx};
 use crate::domain::answers::TaskQueued;
 use crate::domain::free_form::{body_within, without_reserved};
 use crate::domain::{cache_key, A2ATask, AgentId, Validate};
 use crate::error::{ErrorCode, MailboxError};
-use crate::mailbox::{Writer, Written};
+use crate::mailbox::Author;
 use crate::store::{parse_uuid, NewTask, Tx};
 
 /// A task that passed the gates of a send that need no database: the sender, the capability
@@ -171,7 +171,11 @@ pub(super) fn check_send(caller: &Caller, raw: &Value, rules: BodyRules<'_>) -> 
 impl Mailbox {
     /// `POST /a2a/tasks`. `raw` is the body as JSON: the sender and capability gates run on it
     /// before the body is validated as an `A2ATask` (docs/contract.md#endpoints, docs/contract.md#details).
-    pub async fn send(&self, by: Writer<'_>, raw: &Value) -> Written<TaskQueued> {
+    pub async fn send(
+        &self,
+        by: Author<'_>,
+        raw: &Value,
+    ) -> Result<Done<TaskQueued>, MailboxError> {
         self.send_keeping(by, raw, None).await
     }
 
@@ -179,10 +183,10 @@ impl Mailbox {
     /// own key.
     pub async fn send_keeping(
         &self,
-        by: Writer<'_>,
+        by: Author<'_>,
         raw: &Value,
         kept: Option<Kept>,
-    ) -> Written<TaskQueued> {
+    ) -> Result<Done<TaskQueued>, MailboxError> {
         let fast = self.send_fast(by.caller, raw, kept.as_ref());
         // Built only when the fast path did not answer.
         let rule = || -> Rule<TaskQueued> {
@@ -210,7 +214,7 @@ impl Mailbox {
         caller: &Caller,
         raw: &Value,
         kept: Option<&Kept>,
-    ) -> Fast<TaskQueued> {
+    ) -> Result<Option<Done<TaskQueued>>, MailboxError> {
         let Checked {
             audits,
             outcome: Ok(accepted),
@@ -246,7 +250,7 @@ impl Mailbox {
         cx: Cx<'_>,
         raw: &Value,
         kept: Option<&Kept>,
-    ) -> Written<TaskQueued> {
+    ) -> Result<Done<TaskQueued>, MailboxError> {
         let Cx { tx, caller, now } = cx;
         let checked = check_send(caller, raw, self.body_rules(kept));
         write_audits(tx, caller, now, &checked.audits).await?;
@@ -260,7 +264,7 @@ impl Mailbox {
         caller: &Caller,
         accepted: &Accepted,
         now: i64,
-    ) -> Written<TaskQueued> {
+    ) -> Result<Done<TaskQueued>, MailboxError> {
         let Accepted { task, body, .. } = accepted;
         let new = accepted.stored();
         // 4. A task with a cache key is checked for a replay of its id before the cache is
@@ -300,7 +304,12 @@ impl Mailbox {
 
     /// A send whose id exists: the same sender and body replays the first answer, anything else
     /// is a conflict.
-    async fn replay_send(&self, tx: &mut Tx, task: &A2ATask, body: &str) -> Fast<TaskQueued> {
+    async fn replay_send(
+        &self,
+        tx: &mut Tx,
+        task: &A2ATask,
+        body: &str,
+    ) -> Result<Option<Done<TaskQueued>>, MailboxError> {
         let Some(existing) = tx.task_origin(&task.id.to_string()).await? else {
             return Ok(None);
         };
@@ -325,7 +334,7 @@ impl Mailbox {
         tx: &mut Tx,
         task: &A2ATask,
         body: &str,
-    ) -> Written<TaskQueued> {
+    ) -> Result<Done<TaskQueued>, MailboxError> {
         self.replay_send(tx, task, body)
             .await?
             .ok_or_else(|| MailboxError::internal("a conflicting insert left no row"))

@@ -14,7 +14,7 @@ pub enum Wake {
     Result { sender: String, task: String },
     /// This task changed with no result to drain (a lease, a requeue, a cancel, a result a
     /// waiting drain took in the same commit): every request following it.
-    Changed(String),
+    Followers(String),
     /// Several of the above (a batch, a retry scan).
     Many(Vec<Wake>),
     /// Anything may have changed (another instance's listener reconnected): everyone re-checks.
@@ -32,7 +32,7 @@ impl Wake {
 
     /// A task was leased (a stream shows it working).
     pub fn leased(task: &str) -> Wake {
-        Wake::Changed(task.to_owned())
+        Wake::Followers(task.to_owned())
     }
 
     /// A task is back in its recipient's queue: one of the recipient's leases, and whoever
@@ -40,7 +40,7 @@ impl Wake {
     pub fn requeued(recipient: &str, task: &str) -> Wake {
         Wake::Many(vec![
             Wake::Recipient(recipient.to_owned()),
-            Wake::Changed(task.to_owned()),
+            Wake::Followers(task.to_owned()),
         ])
     }
 
@@ -50,7 +50,7 @@ impl Wake {
         match self {
             Wake::Recipient(who) => Some(format!("t {who}")),
             Wake::Result { sender, task } => Some(format!("r {sender} {task}")),
-            Wake::Changed(task) => Some(format!("w {task}")),
+            Wake::Followers(task) => Some(format!("w {task}")),
             Wake::Everyone => Some("*".to_owned()),
             Wake::Nobody | Wake::Many(_) => None,
         }
@@ -67,7 +67,7 @@ impl Wake {
                 let (sender, task) = rest.split_once(' ')?;
                 Some(Wake::result(sender, task))
             }
-            "w" => Some(Wake::Changed(rest.to_owned())),
+            "w" => Some(Wake::Followers(rest.to_owned())),
             _ => None,
         }
     }
@@ -91,7 +91,7 @@ impl PeerLines {
     pub(super) fn add(&mut self, wake: &Wake) {
         let Some(line) = wake.line() else { return };
         let to = match wake {
-            Wake::Changed(_) => &mut self.soon,
+            Wake::Followers(_) => &mut self.soon,
             _ => &mut self.now,
         };
         to.push_str(&line);

@@ -92,7 +92,7 @@ impl Wakeups {
         kind: WaitFor,
         who: &str,
         by: &Caller,
-    ) -> Result<Parked<'_>, MailboxError> {
+    ) -> Result<Waiter<'_>, MailboxError> {
         let caller = by.sub.as_str();
         let ends = by
             .time_left()
@@ -129,7 +129,7 @@ impl Wakeups {
             .or_default()
             .of(kind)
             .push_back(signal.clone());
-        Ok(Parked {
+        Ok(Waiter {
             wakeups: self,
             key,
             caller: caller.into(),
@@ -157,7 +157,7 @@ impl Wakeups {
     /// Wakes what a commit concerns on this instance, and adds to `out` (`None` when no other
     /// instance is there) the lines the other instances must be told: a task's recipient when
     /// nobody here takes it, every result's sender and every changed task (their drains and
-    /// watchers may be anywhere); a changed task's line is for its followers only.
+    /// followers may be anywhere); a changed task's line is for its followers only.
     fn wake(&self, wake: &Wake, mut out: Option<&mut PeerLines>) {
         let told = match wake {
             Wake::Nobody => false,
@@ -168,11 +168,11 @@ impl Wakeups {
             Wake::Recipient(who) => !self.wake_one(WaitFor::Task, who),
             Wake::Result { sender, task } => {
                 self.wake_one(WaitFor::Result, sender);
-                self.wake_all(WaitFor::Watch, task);
+                self.wake_all(WaitFor::Follow, task);
                 true
             }
-            Wake::Changed(task) => {
-                self.wake_all(WaitFor::Watch, task);
+            Wake::Followers(task) => {
+                self.wake_all(WaitFor::Follow, task);
                 true
             }
             Wake::Many(all) => {
@@ -252,7 +252,7 @@ impl Wakeups {
 }
 
 /// A parked request's registration; dropping it unparks the request.
-pub(crate) struct Parked<'a> {
+pub(crate) struct Waiter<'a> {
     wakeups: &'a Wakeups,
     key: Key,
     caller: Box<str>,
@@ -261,15 +261,15 @@ pub(crate) struct Parked<'a> {
     ends: Option<Instant>,
 }
 
-impl Parked<'_> {
+impl Waiter<'_> {
     /// Before each look: a wake-up from now on is not missed. The wake-up it clears is owed
-    /// until the look ends ([`Parked::looked`]).
+    /// until the look ends ([`Waiter::looked`]).
     pub(crate) fn arm(&self) {
         let woken = self.signal.woken.swap(false, Ordering::AcqRel);
         self.signal.owes.store(woken, Ordering::Release);
     }
 
-    /// The look after [`Parked::arm`] ended (whatever it found): it owes nothing.
+    /// The look after [`Waiter::arm`] ended (whatever it found): it owes nothing.
     pub(crate) fn looked(&self) {
         self.signal.owes.store(false, Ordering::Release);
     }
@@ -285,7 +285,7 @@ impl Parked<'_> {
         self.ends.is_some_and(|ends| Instant::now() >= ends)
     }
 
-    /// Returns once the request is woken (since its last [`Parked::arm`]), `nap` has passed or
+    /// Returns once the request is woken (since its last [`Waiter::arm`]), `nap` has passed or
     /// the caller's token stops being accepted. The first wait counts the request in
     /// `a2a_waiters`: from then on it is waiting, not looking (a count that reaches n means n
     /// requests have looked and found nothing).
@@ -316,7 +316,7 @@ impl Parked<'_> {
     }
 }
 
-impl Drop for Parked<'_> {
+impl Drop for Waiter<'_> {
     fn drop(&mut self) {
         let w = self.wakeups;
         let forward = {
@@ -341,7 +341,7 @@ impl Drop for Parked<'_> {
                 w.metrics.waiters.store(r.waiting as u64, Ordering::Relaxed);
             }
             // Woken for a task or result it may not have taken: pass it on to the next one.
-            self.key.0 != WaitFor::Watch
+            self.key.0 != WaitFor::Follow
                 && (self.signal.woken.load(Ordering::Acquire)
                     || self.signal.owes.load(Ordering::Acquire))
         };

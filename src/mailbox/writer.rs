@@ -13,21 +13,21 @@ pub const MAX_KEY_LEN: usize = 255;
 
 /// Who makes a write, and under which `Idempotency-Key` (none: the write is not keyed).
 #[derive(Clone, Copy, Debug)]
-pub struct Writer<'a> {
+pub struct Author<'a> {
     pub caller: &'a Caller,
     pub idem: Option<&'a IdemRequest>,
 }
 
-impl<'a> Writer<'a> {
-    pub fn keyed(caller: &'a Caller, idem: Option<&'a IdemRequest>) -> Writer<'a> {
-        Writer { caller, idem }
+impl<'a> Author<'a> {
+    pub fn keyed(caller: &'a Caller, idem: Option<&'a IdemRequest>) -> Author<'a> {
+        Author { caller, idem }
     }
 }
 
 /// A write without a key.
-impl<'a> From<&'a Caller> for Writer<'a> {
-    fn from(caller: &'a Caller) -> Writer<'a> {
-        Writer { caller, idem: None }
+impl<'a> From<&'a Caller> for Author<'a> {
+    fn from(caller: &'a Caller) -> Author<'a> {
+        Author { caller, idem: None }
     }
 }
 

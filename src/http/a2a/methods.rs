@@ -15,7 +15,7 @@ use crate::http::state::AppState;
 use crate::http::time::parse_ms;
 use crate::mailbox::follow::Follow;
 use crate::mailbox::listing::{ListRequest, Role};
-use crate::mailbox::Writer;
+use crate::mailbox::Author;
 
 /// One call: who makes it, to which recipient's agent, and the `Idempotency-Key` header.
 pub struct Call<'a> {
@@ -100,7 +100,7 @@ impl Call<'_> {
         let mailbox = &self.state.mailbox;
         let kept = Some(incoming.kept());
         match mailbox
-            .send_keeping(Writer::from(self.caller), &raw, kept)
+            .send_keeping(Author::from(self.caller), &raw, kept)
             .await
         {
             Ok(_) => Ok(()),
@@ -195,7 +195,7 @@ impl Call<'_> {
         self.visible(id).await?;
         self.state
             .mailbox
-            .cancel(Writer::from(self.caller), id, None)
+            .cancel(Author::from(self.caller), id, None)
             .await?;
         let view = View {
             history_length: None,

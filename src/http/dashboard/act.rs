@@ -14,7 +14,7 @@ use super::session::form_session;
 use crate::error::{ErrorCode, MailboxError};
 use crate::http::state::State;
 use crate::mailbox::repair::{DuplicateRisk, RepairCommand, RepairRequest};
-use crate::mailbox::Writer;
+use crate::mailbox::Author;
 
 /// What an action form asked for.
 struct ActForm {
@@ -142,7 +142,7 @@ async fn act_on(
         let says = "the row carries no lease id, so nothing was done: reload the page";
         return (Some(task_id), RowOutcome::Refused(says.into()));
     };
-    let (by, lease_id) = (Writer::from(&s.caller), Some(shown));
+    let (by, lease_id) = (Author::from(&s.caller), Some(shown));
     let repair = |command| RepairRequest {
         task_id,
         reason: form.reason.clone(),

@@ -15,7 +15,7 @@ use super::refusal::failure;
 use super::session::{form_session, session};
 use crate::http::state::State;
 use crate::mailbox::retry::{RetryReport, SkipReason};
-use crate::mailbox::Writer;
+use crate::mailbox::Author;
 
 const BACK: &str = "/dashboard/retry";
 
@@ -87,7 +87,7 @@ pub async fn run(
         let title = "Nothing listed";
         return super::layout::notice(&s, StatusCode::BAD_REQUEST, title, says, BACK);
     }
-    let by = Writer::from(&s.caller);
+    let by = Author::from(&s.caller);
     let report = match state
         .mailbox
         .retry_listed(by, &state.scheduler_policy, &listed)

@@ -19,7 +19,7 @@ use super::timeline::timeline;
 use crate::domain::{declared_idempotent, TaskState, TaskStatus};
 use crate::http::state::State;
 use crate::mailbox::listing::ListRequest;
-use crate::mailbox::{now_ms, Writer};
+use crate::mailbox::{now_ms, Author};
 
 /// A task's page shows at most this many of its audit rows, newest first.
 const AUDIT_ROWS: i64 = 500;
@@ -234,7 +234,7 @@ pub async fn cancel(
     let reason = form.reason.clone().filter(|r| !r.trim().is_empty());
     match state
         .mailbox
-        .cancel(Writer::from(&s.caller), task_id, reason)
+        .cancel(Author::from(&s.caller), task_id, reason)
         .await
     {
         Ok(_) => see_other(&back),

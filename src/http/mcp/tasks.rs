@@ -179,7 +179,7 @@ impl ToolCall<'_> {
     /// `tasks/cancel`: the native cancel; an answered task is -32602.
     pub async fn cancel(&self, params: &Value) -> Result<Value, RpcError> {
         let s = self.visible(params).await?;
-        let by = crate::mailbox::Writer::from(self.caller);
+        let by = crate::mailbox::Author::from(self.caller);
         match self.state.mailbox.cancel(by, s.task.id, None).await {
             Ok(_) => {}
             Err(e) if e.code == ErrorCode::NotCancelable => {

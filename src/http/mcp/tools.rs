@@ -16,7 +16,7 @@ use crate::http::error::error_body;
 use crate::http::params::{typed, wait, ListQuery};
 use crate::http::state::AppState;
 use crate::http::write::read_input;
-use crate::mailbox::Writer;
+use crate::mailbox::Author;
 
 /// Who calls a tool, on which service.
 pub struct ToolCall<'a> {
@@ -117,7 +117,7 @@ impl ToolCall<'_> {
                         "invalid result: lease_id is required (the lease next_task gave you)",
                     ));
                 }
-                let done = mailbox.post_result(Writer::from(caller), &result).await?;
+                let done = mailbox.post_result(Author::from(caller), &result).await?;
                 to_value(&done.value)
             }
             "next_result" => {
@@ -138,7 +138,7 @@ impl ToolCall<'_> {
                 let q: TaskId = typed("arguments", args)?;
                 let cancel: CancelRequest = read_input(&without(args, "task_id"))?;
                 let done = mailbox
-                    .cancel(Writer::from(caller), q.task_id, cancel.reason)
+                    .cancel(Author::from(caller), q.task_id, cancel.reason)
                     .await?;
                 to_value(&done.value)
             }
@@ -146,7 +146,7 @@ impl ToolCall<'_> {
                 let q: TaskId = typed("arguments", args)?;
                 let hb: HeartbeatRequest = read_input(&without(args, "task_id"))?;
                 let done = mailbox
-                    .heartbeat(Writer::from(caller), q.task_id, hb.lease_id)
+                    .heartbeat(Author::from(caller), q.task_id, hb.lease_id)
                     .await?;
                 let (kind, lease) = (LeaseExtendedKind::Tag, done.value.clone());
                 to_value(&LeaseExtended { kind, lease })
@@ -184,7 +184,7 @@ impl ToolCall<'_> {
         let done = self
             .state
             .mailbox
-            .send(Writer::from(self.caller), &task)
+            .send(Author::from(self.caller), &task)
             .await?;
         let id = serde_json::from_value(id)
             .map_err(|e| MailboxError::invalid(format!("invalid task: id: {e}")))?;

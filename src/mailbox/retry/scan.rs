@@ -27,8 +27,8 @@ use crate::error::{ErrorCode, MailboxError};
 use crate::mailbox::audit::{
     audit, checks_audit, kind, EndedLease, RepairApplied, CAPABILITY_CHECK,
 };
+use crate::mailbox::Author;
 use crate::mailbox::{now_ms, rule, Cx, Done, Mailbox, Wake};
-use crate::mailbox::{Writer, Written};
 use crate::store::{parse_uuid, TaskRow, Tx};
 use uuid::Uuid;
 
@@ -43,10 +43,10 @@ impl Mailbox {
     /// `POST /a2a/retry-stale` (manual) and `POST /a2a/scheduler/tick` (policy from config).
     pub async fn retry_stale(
         &self,
-        by: Writer<'_>,
+        by: Author<'_>,
         policy: &RetryPolicy,
         kind: ScanKind,
-    ) -> Written<RetryReport> {
+    ) -> Result<Done<RetryReport>, MailboxError> {
         // A dry run's check is not audited; an enabled scan's is, in its transaction.
         if !policy.enabled {
             by.caller.require_operator()?;
@@ -72,7 +72,7 @@ impl Mailbox {
         kind: ScanKind,
         started: i64,
         busy: bool,
-    ) -> Written<RetryReport> {
+    ) -> Result<Done<RetryReport>, MailboxError> {
         let Cx { tx, caller, now } = cx;
         let cap_error = if policy.enabled {
             self.check_scan(tx, caller, now).await?
@@ -246,10 +246,10 @@ impl Mailbox {
     /// list, which the preview drew under the same bounds.
     pub async fn retry_listed(
         &self,
-        by: Writer<'_>,
+        by: Author<'_>,
         policy: &RetryPolicy,
         listed: &[(Uuid, Uuid)],
-    ) -> Written<RetryReport> {
+    ) -> Result<Done<RetryReport>, MailboxError> {
         policy.validate()?;
         let policy = RetryPolicy {
             enabled: true,
@@ -268,7 +268,7 @@ impl Mailbox {
         cx: Cx<'_>,
         policy: &RetryPolicy,
         listed: &[(Uuid, Uuid)],
-    ) -> Written<RetryReport> {
+    ) -> Result<Done<RetryReport>, MailboxError> {
         let Cx { tx, caller, now } = cx;
         if let Some(refused) = self.check_scan(tx, caller, now).await? {
             return Err(refused);

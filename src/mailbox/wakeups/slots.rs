@@ -15,8 +15,8 @@ pub(crate) enum WaitFor {
     /// A result for the sender named with it (a drain): one result wakes one.
     Result,
     /// Any change of the task named with it (a blocking send waiting for its task, a stream
-    /// following it): every such watcher wakes.
-    Watch,
+    /// following it): every such follower wakes.
+    Follow,
 }
 
 /// One parked request's signal: set when it is woken, cleared before each look.
@@ -50,7 +50,7 @@ impl Slots {
         match kind {
             WaitFor::Task => task,
             WaitFor::Result => result,
-            WaitFor::Watch => watch,
+            WaitFor::Follow => watch,
         }
     }
 
@@ -59,7 +59,7 @@ impl Slots {
         match kind {
             WaitFor::Task => task,
             WaitFor::Result => result,
-            WaitFor::Watch => watch,
+            WaitFor::Follow => watch,
         }
     }
 }

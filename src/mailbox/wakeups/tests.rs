@@ -52,7 +52,7 @@ fn bob() -> Wake {
 }
 
 /// Whether the request was woken (its wait ends at once).
-async fn woken(p: &super::Parked<'_>) -> bool {
+async fn woken(p: &super::Waiter<'_>) -> bool {
     tokio::time::timeout(Duration::from_millis(50), p.wait(Duration::from_secs(60)))
         .await
         .is_ok()

@@ -45,7 +45,7 @@ impl Slot {
     }
 }
 
-struct Table {
+struct TokenTable {
     slots: Box<[Slot]>,
     arena: Box<[u8]>,
     used: usize,
@@ -54,14 +54,14 @@ struct Table {
 
 pub(super) struct Verified {
     hasher: RandomState,
-    table: Mutex<Table>,
+    table: Mutex<TokenTable>,
 }
 
 impl Default for Verified {
     fn default() -> Self {
         Verified {
             hasher: RandomState::new(),
-            table: Mutex::new(Table {
+            table: Mutex::new(TokenTable {
                 slots: vec![Slot::default(); SLOTS].into_boxed_slice(),
                 arena: vec![0; ARENA].into_boxed_slice(),
                 used: 0,
@@ -105,7 +105,7 @@ impl Verified {
     }
 }
 
-impl Table {
+impl TokenTable {
     /// The slot keeping `token`, or else the index of the first free slot it may take (if any).
     fn find(&self, hash: u64, token: &[u8]) -> Result<Slot, Option<usize>> {
         for probe in 0..PROBES {

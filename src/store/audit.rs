@@ -24,11 +24,11 @@ const TASK_SCOPES: [&str; 3] = ["a2a-respond:", "a2a-cancel:", "a2a-repair:"];
 /// task, and other rows (compaction, scans, refused tokens) no task at all.
 pub(crate) fn task_of(body: &str) -> Option<String> {
     #[derive(Deserialize)]
-    struct Named {
+    struct TaskOfBody {
         task_id: Option<Value>,
         scope_id: Option<Value>,
     }
-    let named: Named = super::from_stored(body).ok()?;
+    let named: TaskOfBody = super::from_stored(body).ok()?;
     let id = match named.task_id.as_ref().and_then(Value::as_str) {
         Some(id) => id,
         None => {
@@ -52,15 +52,15 @@ impl Tx {
             return Ok(());
         }
         #[derive(serde::Serialize)]
-        struct Row<'a> {
+        struct AuditRowIn<'a> {
             kind: &'a str,
             body: &'a str,
             task_id: Option<String>,
         }
         let stmt = self.sql().insert_audits;
-        let rows: Vec<Row> = rows
+        let rows: Vec<AuditRowIn> = rows
             .iter()
-            .map(|(kind, body, filed)| Row {
+            .map(|(kind, body, filed)| AuditRowIn {
                 kind,
                 body,
                 task_id: filed.then(|| task_of(body)).flatten(),

@@ -40,7 +40,7 @@ struct Numbered {
 
 /// The newest row below an id (of the kind, when the kind has its index).
 #[derive(sqlx::FromRow)]
-struct Probe {
+struct AuditProbe {
     id: i64,
     timestamp_ms: i64,
 }
@@ -218,7 +218,11 @@ impl Store {
 
     /// The newest row below `below` (anywhere when `None`): one step down an index, of the
     /// query's kind when that kind has its index, of any kind otherwise.
-    async fn audit_probe(&self, q: &AuditQuery<'_>, below: Option<i64>) -> Result<Option<Probe>> {
+    async fn audit_probe(
+        &self,
+        q: &AuditQuery<'_>,
+        below: Option<i64>,
+    ) -> Result<Option<AuditProbe>> {
         let mut s = Sql::new("SELECT id, timestamp_ms FROM audit WHERE TRUE");
         if let Some(kind) = q.kind.filter(|k| *k != UNINDEXED_AUDIT_KIND) {
             and_kind(&mut s, kind);

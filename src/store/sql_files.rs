@@ -21,7 +21,7 @@ const REGENERATE: &str = "A2A_MAILBOX_UPDATE_SQL=1 cargo test --lib sql_files";
 const UPDATE_VAR: &str = "A2A_MAILBOX_UPDATE_SQL";
 
 /// One statement of a file.
-pub(crate) struct Entry {
+pub(crate) struct SqlEntry {
     name: String,
     doc: String,
     /// What runs.
@@ -30,10 +30,10 @@ pub(crate) struct Entry {
     shown: String,
 }
 
-impl Entry {
+impl SqlEntry {
     /// A statement declared in Rust, laid out alone.
-    fn declared(n: &Named) -> Entry {
-        Entry {
+    fn declared(n: &Named) -> SqlEntry {
+        SqlEntry {
             name: n.name.to_lowercase(),
             doc: n.doc.to_owned(),
             text: n.text.to_owned(),
@@ -42,8 +42,8 @@ impl Entry {
     }
 
     /// A statement shown laid out by its engine (PostgreSQL's batch function).
-    pub(crate) fn shown_as(name: &str, doc: &str, text: String, shown: String) -> Entry {
-        Entry {
+    pub(crate) fn shown_as(name: &str, doc: &str, text: String, shown: String) -> SqlEntry {
+        SqlEntry {
             name: name.to_owned(),
             doc: doc.to_owned(),
             text,
@@ -55,18 +55,18 @@ impl Entry {
 /// A titled run of entries.
 pub(crate) struct Section {
     title: String,
-    entries: Vec<Entry>,
+    entries: Vec<SqlEntry>,
 }
 
 impl Section {
     pub(crate) fn new(title: &str, named: &[Named]) -> Section {
         Section {
             title: title.to_owned(),
-            entries: named.iter().map(Entry::declared).collect(),
+            entries: named.iter().map(SqlEntry::declared).collect(),
         }
     }
 
-    pub(crate) fn push(&mut self, entry: Entry) {
+    pub(crate) fn push(&mut self, entry: SqlEntry) {
         self.entries.push(entry);
     }
 }
@@ -120,7 +120,7 @@ impl SqlFile {
         }
     }
 
-    fn entries(&self) -> impl Iterator<Item = &Entry> {
+    fn entries(&self) -> impl Iterator<Item = &SqlEntry> {
         self.sections.iter().flat_map(|s| s.entries.iter())
     }
 

@@ -95,7 +95,7 @@ pub async fn respond(r: Request, opens: Opens, framing: Framing) -> Result<HttpR
             return;
         }
         let out = Out { events, framing };
-        if let Err(Ended::Fault(f)) = run(&call, &follow, view, &out).await {
+        if let Err(StreamEnded::Fault(f)) = run(&call, &follow, view, &out).await {
             let _ = out.framing.error(&out.events, &f.in_stream()).await;
         }
     });
@@ -108,27 +108,27 @@ pub async fn respond(r: Request, opens: Opens, framing: Framing) -> Result<HttpR
 }
 
 /// Why a stream ended early.
-enum Ended {
+enum StreamEnded {
     /// The client went away.
     Gone,
     Fault(Fault),
 }
 
-impl From<Fault> for Ended {
-    fn from(f: Fault) -> Ended {
-        Ended::Fault(f)
+impl From<Fault> for StreamEnded {
+    fn from(f: Fault) -> StreamEnded {
+        StreamEnded::Fault(f)
     }
 }
 
-impl From<MailboxError> for Ended {
-    fn from(e: MailboxError) -> Ended {
-        Ended::Fault(e.into())
+impl From<MailboxError> for StreamEnded {
+    fn from(e: MailboxError) -> StreamEnded {
+        StreamEnded::Fault(e.into())
     }
 }
 
-impl From<Gone> for Ended {
-    fn from(_: Gone) -> Ended {
-        Ended::Gone
+impl From<Gone> for StreamEnded {
+    fn from(_: Gone) -> StreamEnded {
+        StreamEnded::Gone
     }
 }
 
@@ -139,13 +139,18 @@ struct Out {
 }
 
 impl Out {
-    async fn event(&self, result: Value) -> Result<(), Ended> {
+    async fn event(&self, result: Value) -> Result<(), StreamEnded> {
         Ok(self.framing.event(&self.events, result).await?)
     }
 }
 
 /// The stream's life: the Task, its changes, and its end.
-async fn run(call: &Call<'_>, follow: &Follow<'_>, view: View, out: &Out) -> Result<(), Ended> {
+async fn run(
+    call: &Call<'_>,
+    follow: &Follow<'_>,
+    view: View,
+    out: &Out,
+) -> Result<(), StreamEnded> {
     let settings = &call.state.a2a;
     let deadline = crate::clock::deadline_after(settings.stream);
     let first = call.deliver_one(follow.look().await?).await?;
@@ -168,7 +173,7 @@ async fn run(call: &Call<'_>, follow: &Follow<'_>, view: View, out: &Out) -> Res
         }
         tokio::select! {
             () = follow.wait(beat.min(deadline).saturating_duration_since(now)) => {}
-            () = out.events.closed() => return Err(Ended::Gone),
+            () = out.events.closed() => return Err(StreamEnded::Gone),
         }
         let status = follow.look().await?;
         if wire::state_of(&status) == shown {
@@ -191,7 +196,7 @@ async fn run(call: &Call<'_>, follow: &Follow<'_>, view: View, out: &Out) -> Res
 
 /// The last events of a task that reached a terminal state: its result (delivered to its
 /// sender, as GetTask would), then its status.
-async fn settled(call: &Call<'_>, status: TaskStatus, out: &Out) -> Result<(), Ended> {
+async fn settled(call: &Call<'_>, status: TaskStatus, out: &Out) -> Result<(), StreamEnded> {
     let status = call.deliver_one(status).await?;
     if let Some(artifact) = wire::artifact_update(&status) {
         out.event(artifact).await?;

@@ -227,7 +227,7 @@ async fn queue(state: State, caller: Caller, q: web::Query<QueueQuery>) -> Answe
 }
 
 #[derive(Deserialize)]
-struct AuditQuery {
+struct AuditParams {
     limit: Option<i64>,
     since_ms: Option<u64>,
     kind: Option<String>,
@@ -255,7 +255,7 @@ struct AuditQuery {
             example = openapi::example_audit_events),
     )
 )]
-async fn audit_recent(state: State, caller: Caller, q: web::Query<AuditQuery>) -> Answer {
+async fn audit_recent(state: State, caller: Caller, q: web::Query<AuditParams>) -> Answer {
     let since_ms = match q.since_ms {
         Some(s) if s > crate::domain::MAX_MS => {
             return Err(MailboxError::invalid("since_ms is out of range"))

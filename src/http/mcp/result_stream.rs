@@ -42,15 +42,15 @@ pub async fn respond(
         };
         let last = match run(&call, &follow, &events, &s).await {
             Ok(result) => success(&id, result),
-            Err(Ended::Gone) => return,
-            Err(Ended::Failed(RpcError::Rpc {
+            Err(ResultStreamEnded::Gone) => return,
+            Err(ResultStreamEnded::Failed(RpcError::Rpc {
                 code,
                 message,
                 data,
             })) => failure_with(&id, code, &message, data),
             // The HTTP status is sent: a native refusal (an expired token among them) is
             // -32603 naming the mailbox's code.
-            Err(Ended::Failed(RpcError::Native(e))) => {
+            Err(ResultStreamEnded::Failed(RpcError::Native(e))) => {
                 let named = json!({"mailboxError": e.code.as_str()});
                 failure_with(&id, -32603, &e.message, Some(named))
             }
@@ -63,26 +63,26 @@ pub async fn respond(
     Ok(response)
 }
 
-enum Ended {
+enum ResultStreamEnded {
     Gone,
     Failed(RpcError),
 }
 
-impl From<Gone> for Ended {
-    fn from(_: Gone) -> Ended {
-        Ended::Gone
+impl From<Gone> for ResultStreamEnded {
+    fn from(_: Gone) -> ResultStreamEnded {
+        ResultStreamEnded::Gone
     }
 }
 
-impl From<RpcError> for Ended {
-    fn from(e: RpcError) -> Ended {
-        Ended::Failed(e)
+impl From<RpcError> for ResultStreamEnded {
+    fn from(e: RpcError) -> ResultStreamEnded {
+        ResultStreamEnded::Failed(e)
     }
 }
 
-impl From<MailboxError> for Ended {
-    fn from(e: MailboxError) -> Ended {
-        Ended::Failed(RpcError::Native(e))
+impl From<MailboxError> for ResultStreamEnded {
+    fn from(e: MailboxError) -> ResultStreamEnded {
+        ResultStreamEnded::Failed(RpcError::Native(e))
     }
 }
 
@@ -92,7 +92,7 @@ async fn run(
     follow: &Follow<'_>,
     events: &Events,
     first: &TaskStatus,
-) -> Result<Value, Ended> {
+) -> Result<Value, ResultStreamEnded> {
     let settings = &call.state.a2a;
     let deadline = crate::clock::deadline_after(settings.stream);
     let mut shown = crate::http::json::field(&call.task(first), "status");
@@ -113,7 +113,10 @@ async fn run(
         }
         let now = Instant::now();
         if now >= deadline {
-            return Err(Ended::Failed(tasks::still_working(&s, settings.stream)));
+            return Err(ResultStreamEnded::Failed(tasks::still_working(
+                &s,
+                settings.stream,
+            )));
         }
         let beat = written.checked_add(settings.keep_alive).unwrap_or(deadline);
         if now >= beat {
@@ -123,7 +126,7 @@ async fn run(
         }
         tokio::select! {
             () = follow.wait(beat.min(deadline).saturating_duration_since(now)) => {}
-            () = events.closed() => return Err(Ended::Gone),
+            () = events.closed() => return Err(ResultStreamEnded::Gone),
         }
     }
 }

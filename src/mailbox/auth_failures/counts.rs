@@ -58,11 +58,11 @@ impl AuthFailures {
     }
 
     /// The entries whose counts changed since written: (address, minute, first, row, count, body).
-    pub(super) fn changed(&self) -> Vec<Pending> {
+    pub(super) fn changed(&self) -> Vec<UnwrittenCount> {
         let map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         map.iter()
             .filter(|(_, e)| e.count != e.written)
-            .map(|((address, minute), e)| Pending {
+            .map(|((address, minute), e)| UnwrittenCount {
                 key: (address.clone(), *minute),
                 first_ms: e.first_ms,
                 row: e.row,
@@ -74,7 +74,7 @@ impl AuthFailures {
     }
 
     /// Notes what was written, and drops entries written whose minute is over.
-    pub(super) fn written(&self, done: &[(Pending, i64)], now: i64) {
+    pub(super) fn written(&self, done: &[(UnwrittenCount, i64)], now: i64) {
         let minute = now.div_euclid(MINUTE_MS);
         let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         for (p, row) in done {
@@ -93,7 +93,7 @@ impl AuthFailures {
 }
 
 /// An entry to write: its audit row, if written before, and what the row says now.
-pub(super) struct Pending {
+pub(super) struct UnwrittenCount {
     key: (String, i64),
     pub first_ms: i64,
     pub row: Option<i64>,
@@ -128,7 +128,7 @@ mod tests {
             body,
             json!({"address": "10.0.0.0", "count": 2, "reasons": {"expired": 1, "missing": 1}})
         );
-        let done: Vec<(Pending, i64)> = pending.into_iter().map(|p| (p, 1)).collect();
+        let done: Vec<(UnwrittenCount, i64)> = pending.into_iter().map(|p| (p, 1)).collect();
         f.written(&done, t + 2);
         assert_eq!(f.held(), MAX_ADDRESSES + 1, "the minute is not over");
         assert!(f.changed().is_empty());

@@ -46,14 +46,14 @@ const FOLLOWERS_WAIT: Duration = Duration::from_millis(10);
 
 /// The notes not sent yet: `now` for waiting leases and drains, `soon` for followers only.
 #[derive(Default)]
-struct Pending {
+struct PendingNotes {
     now: String,
     soon: String,
 }
 
 /// The notes waiting for the notifier task, and when another instance was last heard.
 pub(super) struct Outbox {
-    pending: Mutex<Pending>,
+    pending: Mutex<PendingNotes>,
     /// Any note posted.
     kick: Notify,
     /// A note that must not wait posted.
@@ -86,7 +86,7 @@ impl Outbox {
             .store(self.since_start_ms(), Ordering::Relaxed);
     }
 
-    fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
+    fn pending(&self) -> std::sync::MutexGuard<'_, PendingNotes> {
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -120,7 +120,7 @@ impl Outbox {
                 .into_iter()
                 .fold(pending.now.len(), usize::saturating_add);
             if size > MAX_PENDING {
-                *pending = Pending::default();
+                *pending = PendingNotes::default();
                 pending.now.push_str(EVERYONE);
                 pending.now.push('\n');
             } else if !pending.now.starts_with(EVERYONE) {
@@ -141,7 +141,7 @@ impl Outbox {
 
     /// Every note queued, those that must not wait first.
     fn take(&self) -> String {
-        let Pending { mut now, soon } = std::mem::take(&mut *self.pending());
+        let PendingNotes { mut now, soon } = std::mem::take(&mut *self.pending());
         now.push_str(&soon);
         now
     }

@@ -193,14 +193,14 @@ pub(crate) const PEER_CHANNEL: &str = "a2a_mailbox";
 /// as installed, and the shared ones, expanded and laid out (`store/sql_files.rs`).
 #[cfg(test)]
 mod sql_files {
-    use crate::store::sql_files::{lay_out_mark, Entry, Section, SqlFile};
+    use crate::store::sql_files::{lay_out_mark, Section, SqlEntry, SqlFile};
 
     fn file() -> SqlFile {
         let mut own = Section::new(
             "PostgreSQL's own (src/store/postgres/statements.rs)",
             super::POSTGRES,
         );
-        own.push(Entry::shown_as(
+        own.push(SqlEntry::shown_as(
             "install_step_many",
             "The group-commit function a2a_step_many, as it is installed at start-up (under \
              INSTALL_LOCK): src/store/postgres/step_many.sql with the kinds' numbers and its \

@@ -154,13 +154,13 @@ mod tests {
 
     /// A unit that runs one text, undone alone or with its group, and records whether its group
     /// committed.
-    struct Probe {
+    struct GroupProbe {
         sql: &'static str,
         undo: Undo,
         answers: Arc<Mutex<Vec<(&'static str, bool)>>>,
     }
 
-    impl Unit for Probe {
+    impl Unit for GroupProbe {
         fn run<'t>(&'t mut self, tx: &'t mut Tx) -> BoxFuture<'t, bool> {
             Box::pin(async move { tx.execute(self.sql, &[]).await.is_ok() })
         }
@@ -203,7 +203,7 @@ mod tests {
         let answers = Arc::new(Mutex::new(Vec::new()));
         let (queue, waiting) = tokio::sync::mpsc::channel::<Box<dyn Unit>>(units.len());
         for &(sql, undo) in units {
-            let probe = Probe {
+            let probe = GroupProbe {
                 sql,
                 undo,
                 answers: answers.clone(),

@@ -66,7 +66,6 @@ const STORE_CIRCLES: &[&[&str]] = &[
         "store/postgres/steps/handoffs.rs",
         "store/postgres/steps/place.rs",
     ],
-    &["store/postgres/lane.rs", "store/postgres/lane/run.rs"],
 ];
 
 /// Import circles outside the HTTP layer, the mailbox and the store, not untangled yet: in each,

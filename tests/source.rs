@@ -55,28 +55,6 @@ fn read(file: &str) -> String {
     std::fs::read_to_string(root().join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
 }
 
-/// Import circles inside `src/store`, not untangled yet: each the set of its files, relative to
-/// `src/`. In each, a parent module names its children's items while they use items it defines
-/// (and the test of the committed SQL file, in `postgres/statements.rs`, reads the group-commit
-/// function's source from `steps.rs`, which reads that file's statements).
-const STORE_CIRCLES: &[&[&str]] = &[
-    &[
-        "store/postgres/statements.rs",
-        "store/postgres/steps.rs",
-        "store/postgres/steps/handoffs.rs",
-        "store/postgres/steps/place.rs",
-    ],
-    &["store/postgres/lane.rs", "store/postgres/lane/run.rs"],
-];
-
-/// Import circles outside the HTTP layer, the mailbox and the store, not untangled yet: in each,
-/// a parent module names its children's items while they use items it defines.
-const OTHER_CIRCLES: &[&[&str]] = &[
-    &["auth.rs", "auth/verified.rs"],
-    &["domain/mod.rs", "domain/rules.rs"],
-    &["metrics.rs", "metrics/depth.rs", "metrics/throughput.rs"],
-];
-
 #[test]
 fn no_import_circle() {
     let src = root().join("src");
@@ -86,13 +64,8 @@ fn no_import_circle() {
         .collect();
     let graph = imports::graph(&src, &files);
     let circles = imports::circles(&graph);
-    let known: Vec<BTreeSet<String>> = STORE_CIRCLES
-        .iter()
-        .chain(OTHER_CIRCLES)
-        .map(|c| c.iter().map(|f| (*f).to_owned()).collect())
-        .collect();
     let mut report = String::new();
-    for circle in circles.iter().filter(|c| !known.contains(c)) {
+    for circle in &circles {
         report.push_str("a circle of imports:\n");
         for from in circle {
             for (to, (line, path)) in &graph[from] {
@@ -101,11 +74,6 @@ fn no_import_circle() {
                 }
             }
         }
-    }
-    for gone in known.iter().filter(|c| !circles.contains(c)) {
-        report.push_str(&format!(
-            "no longer a circle, remove it from its list: {gone:?}\n"
-        ));
     }
     assert!(report.is_empty(), "{report}");
 }

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::hash::BuildHasher;
 use std::sync::Mutex;
 
-use super::{Caller, CapEntry};
+use super::capabilities::{Caller, CapEntry};
 use crate::domain::AgentId;
 
 /// Slots in the table (a power of two); the set is emptied when three quarters are taken.

@@ -128,7 +128,7 @@ mod tests {
         }))
         .unwrap();
         assert!(!declared_idempotent(&t));
-        t.idempotency = Some(crate::domain::Idempotency {
+        t.idempotency = Some(a2a_mailbox_types::Idempotency {
             duplicate_safety: DuplicateSafety::Unsafe,
             key: "k".into(),
         });

@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
-use super::MINUTES;
+use super::throughput::MINUTES;
 
 /// One minute: the queued tasks of each recipient asked for, in the order asked.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -86,43 +86,6 @@ impl Throughput {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::Metrics;
-
-    #[test]
-    fn a_minute_counts_what_happened_since_the_previous_sample() {
-        let metrics = Metrics::default();
-        let t = Throughput::default();
-        metrics.add(&metrics.tasks_sent, 1);
-        t.sample(metrics.throughput_counts(), 100);
-        metrics.add(&metrics.tasks_sent, 5);
-        metrics.add(&metrics.leases, 2);
-        t.sample(metrics.throughput_counts(), 101);
-        metrics.result_posted(true);
-        metrics.result_posted(false);
-        metrics.inc(&metrics.forced_errors);
-        metrics.inc(&metrics.deadlines_expired);
-        t.sample(metrics.throughput_counts(), 101);
-        let minutes = t.minutes(101);
-        assert_eq!(minutes.len(), MINUTES);
-        let last = minutes.last().unwrap();
-        assert_eq!(
-            (
-                last.minute,
-                last.sent,
-                last.leased,
-                last.answered,
-                last.errors
-            ),
-            (101, 5, 2, 4, 3),
-            "a posted error, a forced one and a deadline's are errors; a posted success is not"
-        );
-        assert_eq!(
-            minutes[MINUTES - 2].sent,
-            1,
-            "the first sample counts from the start of the process"
-        );
-        assert_eq!(minutes[MINUTES - 3].sent, 0, "nothing before it");
-    }
 
     #[test]
     fn a_sample_read_before_the_last_one_is_dropped() {

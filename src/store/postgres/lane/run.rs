@@ -8,8 +8,9 @@ use futures_util::future::join_all;
 use sqlx::{Connection, PgConnection};
 use tokio::runtime::{Handle, RuntimeFlavor};
 
-use super::{Element, Home, Item, Lane, Queue, Responder};
+use super::queue::{Element, Home, Item, Lane, Queue};
 use crate::error::MailboxError;
+use crate::store::backend::Responder;
 use std::sync::atomic::Ordering;
 
 /// A running lane: if it ends without stopping (a panic in a batch), it still counts itself out,

@@ -3,7 +3,7 @@
 
 use tokio::sync::oneshot;
 
-use super::{Element, Item, Queue, MAX_BATCH};
+use super::queue::{Element, Item, Queue, MAX_BATCH};
 
 /// A poll or a send for recipient `.0`: a send makes work for the polls of its recipient.
 struct El(u32, bool);

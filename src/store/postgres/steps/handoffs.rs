@@ -1,6 +1,6 @@
 //! Which sends and results of a batch a riding claim or drain took the work of.
 
-use super::{Outcome, Step};
+use super::element::{Outcome, Step};
 
 /// Marks the sends and results whose work a riding claim or drain of the same batch took: one
 /// send per claim that took a task of its recipient, one result per drain that took a result of

@@ -2,7 +2,7 @@
 
 use sqlx::FromRow;
 
-use super::Outcome;
+use super::element::Outcome;
 use crate::store::records::{Committed, Drained, TaskRow};
 
 /// One row `a2a_step_many` answers: the element it belongs to (its kind and 1-based position

@@ -1,4 +1,4 @@
-use crate::store::sql_files::{lay_out_mark, SqlEntry, Section, SqlFile};
+use crate::store::sql_files::{lay_out_mark, Section, SqlEntry, SqlFile};
 
 fn file() -> SqlFile {
     let mut own = Section::new(

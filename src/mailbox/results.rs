@@ -23,7 +23,7 @@ impl Mailbox {
         input: &PostResult,
     ) -> Result<Done<ResultPosted>, MailboxError> {
         content_within(&input.content, self.cfg.max_json_depth)?;
-        let fast = self.post_result_fast(by.caller, input);
+        let fast = self.try_result_one(by.caller, input);
         // Built only when the fast path did not answer.
         let rule = || -> Rule<ResultPosted> {
             let input = input.clone();
@@ -39,7 +39,7 @@ impl Mailbox {
     /// and the write is guarded by the lease id it read (a requeue or another answer in between
     /// makes it change nothing). Anything else (`None`) goes through
     /// [`Mailbox::post_result_in`], which answers it exactly; nothing was written then.
-    async fn post_result_fast(
+    async fn try_result_one(
         &self,
         caller: &Caller,
         input: &PostResult,
@@ -47,7 +47,7 @@ impl Mailbox {
         let me = caller.sub.as_str();
         let given = input.lease_id.map(|l| l.to_string());
         if caller.holds_whole_family("a2a.respond.") {
-            return self.store_result_fast(caller, input, given).await;
+            return self.store_result_one(caller, input, given).await;
         }
         let id = input.task_id.to_string();
         let Some(row) = self.store.lease_view(&id).await? else {
@@ -73,12 +73,12 @@ impl Mailbox {
         if caller.check(&action, &ctx) != CapCheck::Passed {
             return Ok(None);
         }
-        self.store_result_fast(caller, input, Some(current)).await
+        self.store_result_one(caller, input, Some(current)).await
     }
 
     /// Stores the result if the task is still the caller's lease (under `lease_guard`, when
     /// given): `None` when nothing was stored.
-    async fn store_result_fast(
+    async fn store_result_one(
         &self,
         caller: &Caller,
         input: &PostResult,

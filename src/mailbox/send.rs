@@ -187,7 +187,7 @@ impl Mailbox {
         raw: &Value,
         kept: Option<Kept>,
     ) -> Result<Done<TaskQueued>, MailboxError> {
-        let fast = self.send_fast(by.caller, raw, kept.as_ref());
+        let fast = self.try_send_one(by.caller, raw, kept.as_ref());
         // Built only when the fast path did not answer.
         let rule = || -> Rule<TaskQueued> {
             let (raw, kept) = (raw.clone(), kept.clone());
@@ -209,7 +209,7 @@ impl Mailbox {
     /// `capability_check` audit row are inserted together, the audit row only when the task was.
     /// Anything else (`None`) goes through [`Mailbox::send_in`], which answers it exactly
     /// (replay, conflict, refusal); nothing was written then.
-    async fn send_fast(
+    async fn try_send_one(
         &self,
         caller: &Caller,
         raw: &Value,

@@ -274,3 +274,26 @@ fn a_doc_names_parameters_alone_and_in_ranges() {
         vec![1, 2, 3, 12, 4, 5]
     );
 }
+
+/// `sql_file_tests!(file)`: an engine's three tests of its committed file, `file` the function
+/// that describes it: the file is current, laid out with only whitespace changed, and its
+/// parameters numbered without gaps and documented.
+macro_rules! sql_file_tests {
+    ($file:path) => {
+        #[test]
+        fn the_committed_file_is_current() {
+            $file().check_committed();
+        }
+
+        #[test]
+        fn laid_out_only_whitespace_changes() {
+            $file().check_layout();
+        }
+
+        #[test]
+        fn parameters_are_numbered_without_gaps_and_documented() {
+            $file().check_parameters();
+        }
+    };
+}
+pub(crate) use sql_file_tests;

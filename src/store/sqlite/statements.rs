@@ -127,7 +127,7 @@ named_sql! { SQLITE;
 /// expanded and laid out (`store/sql_files.rs`).
 #[cfg(test)]
 mod sql_files {
-    use crate::store::sql_files::{Section, SqlFile};
+    use crate::store::sql_files::{sql_file_tests, Section, SqlFile};
 
     fn file() -> SqlFile {
         SqlFile::new(
@@ -145,18 +145,5 @@ mod sql_files {
         )
     }
 
-    #[test]
-    fn the_committed_file_is_current() {
-        file().check_committed();
-    }
-
-    #[test]
-    fn laid_out_only_whitespace_changes() {
-        file().check_layout();
-    }
-
-    #[test]
-    fn parameters_are_numbered_without_gaps_and_documented() {
-        file().check_parameters();
-    }
+    sql_file_tests!(file);
 }

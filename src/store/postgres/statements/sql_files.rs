@@ -1,4 +1,4 @@
-use crate::store::sql_files::{lay_out_mark, Section, SqlEntry, SqlFile};
+use crate::store::sql_files::{lay_out_mark, sql_file_tests, Section, SqlEntry, SqlFile};
 
 fn file() -> SqlFile {
     let mut own = Section::new(
@@ -27,17 +27,4 @@ fn file() -> SqlFile {
     )
 }
 
-#[test]
-fn the_committed_file_is_current() {
-    file().check_committed();
-}
-
-#[test]
-fn laid_out_only_whitespace_changes() {
-    file().check_layout();
-}
-
-#[test]
-fn parameters_are_numbered_without_gaps_and_documented() {
-    file().check_parameters();
-}
+sql_file_tests!(file);

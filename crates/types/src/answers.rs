@@ -23,6 +23,13 @@ macro_rules! kind_tag {
     };
 }
 
+mod batches;
+pub use batches::{
+    HeartbeatBatch, LeaseItem, LeaseRef, LeasedTask, LeasesExtended, LeasesExtendedKind, ResultBatch,
+    ResultBatchDrained, ResultBatchKind, ResultItem, ResultsPosted, ResultsPostedKind, TaskBatchKind,
+    TaskBatchLeased, MAX_ITEMS, MAX_TAKE,
+};
+
 kind_tag!(
     /// Always `"error"`.
     ErrorKind = "error"

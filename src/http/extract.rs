@@ -131,9 +131,11 @@ pub const BATCH_ROUTES: [&str; 3] = [
 
 /// The largest body `req`'s route takes.
 pub fn body_limit(req: &HttpRequest, state: &State) -> usize {
-    match req.match_pattern() {
-        Some(p) if BATCH_ROUTES.contains(&p.as_str()) => state.batch_body_bytes,
-        _ => state.max_body_bytes,
+    // The batch routes have no templated segment: their path is their pattern.
+    if BATCH_ROUTES.contains(&req.path()) {
+        state.batch_body_bytes
+    } else {
+        state.max_body_bytes
     }
 }
 

@@ -1,9 +1,10 @@
 //! Answering and heartbeating in batches (docs/contract.md#batches): many results, or many
 //! leases, in one transaction. A malformed item or one task id twice refuses the whole request
 //! (the HTTP layer reads the items, [`refuse_repeated`] here); otherwise each item is judged as
-//! its single form judges it ([`Mailbox::post_result_in`], [`Mailbox::heartbeat_in`]), with its
+//! its single form judges it ([`Mailbox::judge_result`], [`Mailbox::judge_heartbeat`]), with its
 //! own gates, fence, audit rows and answer, and what is accepted commits together. An
-//! `Idempotency-Key` covers the whole request.
+//! `Idempotency-Key` covers the whole request. The items' rows are read and locked by one
+//! statement, and their audit rows written by one.
 
 use std::collections::HashMap;
 
@@ -15,6 +16,7 @@ use crate::domain::free_form::content_within;
 use crate::domain::{Lease, PostResult};
 use crate::error::MailboxError;
 use crate::mailbox::Author;
+use crate::store::{TaskRow, Tx};
 
 /// Each item's answer, in request order: its task id and its single form's outcome.
 pub type ItemOutcomes<T> = Vec<(Uuid, Result<Done<T>, MailboxError>)>;
@@ -35,6 +37,7 @@ impl Mailbox {
             by,
             rule!(|this, cx| async move {
                 let Cx { tx, caller, now } = cx;
+                let mut rows = locked_rows(tx, results.iter().map(|r| r.task_id)).await?;
                 let mut outcomes = Vec::with_capacity(results.len());
                 let mut wakes = Vec::new();
                 for r in &results {
@@ -43,7 +46,8 @@ impl Mailbox {
                         caller,
                         now,
                     };
-                    match this.post_result_in(cx, r).await {
+                    let row = rows.remove(&r.task_id.to_string());
+                    match this.judge_result(cx, r, row).await {
                         Err(e) if !e.is_refusal() => return Err(e),
                         Ok(done) => {
                             wakes.push(done.wake.clone());
@@ -70,6 +74,7 @@ impl Mailbox {
             by,
             rule!(|this, cx| async move {
                 let Cx { tx, caller, now } = cx;
+                let mut rows = locked_rows(tx, leases.iter().map(|l| l.task_id)).await?;
                 let mut outcomes = Vec::with_capacity(leases.len());
                 for l in &leases {
                     let cx = Cx {
@@ -77,7 +82,8 @@ impl Mailbox {
                         caller,
                         now,
                     };
-                    match this.heartbeat_in(cx, l.task_id, l.lease_id).await {
+                    let row = rows.remove(&l.task_id.to_string());
+                    match this.judge_heartbeat(cx, l.task_id, l.lease_id, row).await {
                         Err(e) if !e.is_refusal() => return Err(e),
                         outcome => outcomes.push((l.task_id, outcome)),
                     }
@@ -87,6 +93,18 @@ impl Mailbox {
         )
         .await
     }
+}
+
+/// The rows of the batch's tasks, read and locked by one statement, by id; the audit rows the
+/// items write from here on are written together at the end (one statement, not one each).
+async fn locked_rows(
+    tx: &mut Tx,
+    ids: impl Iterator<Item = Uuid>,
+) -> Result<HashMap<String, TaskRow>, MailboxError> {
+    let ids: Vec<String> = ids.map(|id| id.to_string()).collect();
+    let rows = tx.tasks_for_update(&ids).await?;
+    tx.defer_audits();
+    Ok(rows.into_iter().map(|r| (r.id.clone(), r)).collect())
 }
 
 /// A batch of items holds 1 to [`MAX_ITEMS`].

@@ -118,17 +118,29 @@ impl Mailbox {
         }))
     }
 
-    pub(super) async fn post_result_in(
+    async fn post_result_in(
         &self,
         cx: Cx<'_>,
         input: &PostResult,
+    ) -> Result<Done<ResultPosted>, MailboxError> {
+        let row = cx.tx.task_for_update(&input.task_id.to_string()).await?;
+        self.judge_result(cx, input, row).await
+    }
+
+    /// The gates of a result, in order, and its storing, over its task's row as the
+    /// transaction read and locked it (`None`: no such task).
+    pub(super) async fn judge_result(
+        &self,
+        cx: Cx<'_>,
+        input: &PostResult,
+        row: Option<TaskRow>,
     ) -> Result<Done<ResultPosted>, MailboxError> {
         let Cx { tx, caller, now } = cx;
         let me = caller.sub.as_str();
         let id = input.task_id.to_string();
         // 1. Unknown and invisible tasks are refused before any capability check, so task ids
         // cannot be probed for granted capabilities.
-        let row = match tx.task_for_update(&id).await? {
+        let row = match row {
             Some(row) if visible_to(&row, caller) => row,
             _ => {
                 audit(

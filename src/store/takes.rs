@@ -1,5 +1,6 @@
-//! Batch takes inside a write transaction: many tasks leased, or many results drained, by one
-//! statement each (`claim_many!`, `drain_many!` in `transitions.rs`), answered oldest first.
+//! Batches inside a write transaction: many tasks leased, or many results drained, by one
+//! statement each (`claim_many!`, `drain_many!` in `transitions.rs`), answered oldest first; and
+//! the rows a batch of results or heartbeats judges, locked by one statement.
 
 use sqlx::FromRow;
 
@@ -40,6 +41,13 @@ impl Tx {
                 .and_then(|l| lease_ids.iter().position(|id| id == l))
         });
         Ok(rows)
+    }
+
+    /// The task rows of `ids` that exist, locked as [`Tx::task_for_update`] locks one.
+    pub async fn tasks_for_update(&mut self, ids: &[String]) -> Result<Vec<TaskRow>> {
+        let ids = serde_json::to_string(ids).map_err(MailboxError::internal)?;
+        let stmt = self.sql().tasks_for_update;
+        Ok(self.fetch_all(stmt, args![ids.as_str()]).await?)
     }
 
     /// Delivers up to `max` of the sender's oldest pending results; answers them oldest first.

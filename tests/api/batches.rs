@@ -195,6 +195,19 @@ async fn a_superseded_lease_in_a_batch_of_results_is_refused_alone(app: TestApp)
         vec![&json!(leased[1].0), &json!(leased[2].0)],
         "oldest first"
     );
+    // Every item wrote its single form's capability check, filed under its task.
+    let r = app
+        .get("/audit/recent?limit=1000&kind=capability_check", &ops)
+        .await;
+    let rows = r.expect(200)["events"].as_array().unwrap().clone();
+    for (id, _) in &leased {
+        let scope = format!("a2a-respond:{id}");
+        let n = rows
+            .iter()
+            .filter(|e| e["kind"]["scope_id"].as_str() == Some(scope.as_str()))
+            .count();
+        assert_eq!(n, 1, "one capability_check row for {scope}");
+    }
     // The same results again are replays, item by item.
     let replay: Vec<Value> = leased[1..]
         .iter()

@@ -66,6 +66,9 @@ pub(crate) static STATEMENTS: Statements = Statements {
                            $2, $3, $4, $5, $6) \
                    ON CONFLICT (id) DO UPDATE SET body = excluded.body RETURNING id",
     task_for_update: select_tasks!("WHERE id = $1 FOR UPDATE"),
+    tasks_for_update: select_tasks!(
+        "WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY id FOR UPDATE"
+    ),
     store_result: store_result!("nextval('a2a_result_seq')"),
     force_error: force_error!("nextval('a2a_result_seq')"),
     requeue: requeue!("nextval('a2a_queue_seq')"),

@@ -75,6 +75,7 @@ pub(crate) static STATEMENTS: Statements = Statements {
                    VALUES ($1, $2, $3, $4, $5, $6) \
                    ON CONFLICT (id) DO UPDATE SET body = excluded.body RETURNING id",
     task_for_update: select_tasks!("WHERE id = $1"),
+    tasks_for_update: select_tasks!("WHERE id IN (SELECT value FROM json_each($1)) ORDER BY id"),
     store_result: store_result!(next_result_seq!()),
     force_error: force_error!(next_result_seq!()),
     requeue: requeue!(next_queue_seq!()),

@@ -146,6 +146,17 @@ SELECT id, sender, recipient, body, state, attempt, lease_id, leased_to, leased_
 FROM tasks
 WHERE id = $1;
 
+-- name: tasks_for_update
+-- $1 the ids as a JSON array: those task rows, locked as Statements::task_for_update locks one, in
+-- id order (two batches lock the rows they share in the same order).
+SELECT id, sender, recipient, body, state, attempt, lease_id, leased_to, leased_at_ms,
+    heartbeat_at_ms, deadline_ms, duplicate_safety, idem_key, cache_key, replayed_from,
+    result_status, result_content, result_error, result_by, created_at_ms, updated_at_ms,
+    canceled_by, cancel_reason, canceled_from, canceled_at_ms
+FROM tasks
+WHERE id IN (SELECT value FROM json_each($1))
+ORDER BY id;
+
 -- name: store_result
 -- $1 id, $2 status, $3 content, $4 error, $5 who, $6 now: stores a result.
 UPDATE tasks

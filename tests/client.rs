@@ -6,6 +6,7 @@
 mod common;
 
 mod client {
+    mod batches;
     mod checkpoint;
     mod checkpoint_file;
     mod gateway;

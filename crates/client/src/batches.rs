@@ -30,9 +30,9 @@ impl From<LeasedTask> for Leased {
 impl Client {
     /// Leases up to `max` of the oldest tasks addressed to `recipient` (default: this agent) in
     /// one transaction, each under its own lease, oldest first; waits up to `wait` (at most
-    /// 30 s) for at least one, not for `max`. `max` is at most
-    /// [`MAX_TAKE`](a2a_mailbox_types::answers::MAX_TAKE) (100; more leases 100); 0 leases
-    /// nothing and asks nothing.
+    /// 30 s) for at least one, not for `max`. A `max` above
+    /// [`MAX_TAKE`](a2a_mailbox_types::answers::MAX_TAKE) leases 100; 0 leases nothing and
+    /// asks nothing.
     ///
     /// A retry after a lost answer carries the call's `attempt_id` and is answered the same
     /// leases (see [the crate's retries](crate#retries)).

@@ -169,7 +169,7 @@ impl Mailbox {
         .await
     }
 
-    async fn heartbeat_in(
+    pub(super) async fn heartbeat_in(
         &self,
         cx: Cx<'_>,
         task_id: Uuid,

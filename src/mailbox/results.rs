@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::audit::{audit, audited_check, kind, respond_audit_halves};
 use super::cancel::{refuse_if_canceled_for, task_canceled};
 use super::longpoll::{PollHold, Polled};
+use super::takes::Attempt;
 use super::{check_lease, rule, visible_to, Cx, Done, Mailbox, Rule, WaitFor, Wake};
 use crate::auth::{Caller, CapCheck, ScopeCtx};
 use crate::domain::answers::{ResultOpt, ResultOptKind, ResultPosted, Results, ResultsKind};
@@ -117,7 +118,7 @@ impl Mailbox {
         }))
     }
 
-    async fn post_result_in(
+    pub(super) async fn post_result_in(
         &self,
         cx: Cx<'_>,
         input: &PostResult,
@@ -232,16 +233,26 @@ impl Mailbox {
     }
 
     /// `GET /a2a/results/next`: drains the oldest pending result of a task the caller sent.
+    /// With an attempt id, a retry answers the result the first drain took.
     pub async fn drain_result(
         &self,
         caller: &Caller,
         wait: Duration,
+        attempt: Option<Attempt>,
     ) -> Result<ResultOpt, MailboxError> {
-        let result = self
-            .long_poll(wait, (WaitFor::Result, caller.sub.as_str(), caller), || {
-                self.drain_once(caller)
-            })
-            .await?;
+        let result = match attempt {
+            Some(a) => self
+                .drain_batch(caller, 1, wait, Some(a))
+                .await?
+                .results
+                .pop(),
+            None => {
+                self.long_poll(wait, (WaitFor::Result, caller.sub.as_str(), caller), || {
+                    self.drain_once(caller)
+                })
+                .await?
+            }
+        };
         Ok(ResultOpt {
             kind: ResultOptKind::Tag,
             result,

@@ -6,6 +6,7 @@
 mod common;
 
 mod client {
+    mod batch_worker;
     mod batches;
     mod checkpoint;
     mod checkpoint_file;

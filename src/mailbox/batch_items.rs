@@ -4,7 +4,7 @@
 //! its single form judges it ([`Mailbox::judge_result`], [`Mailbox::judge_heartbeat`]), with its
 //! own gates, fence, audit rows and answer, and what is accepted commits together. An
 //! `Idempotency-Key` covers the whole request. The items' rows are read and locked by one
-//! statement, and their audit rows written by one.
+//! statement, and what they write is made by a few ([`Tx::defer_writes`]).
 
 use std::collections::HashMap;
 
@@ -95,15 +95,15 @@ impl Mailbox {
     }
 }
 
-/// The rows of the batch's tasks, read and locked by one statement, by id; the audit rows the
-/// items write from here on are written together at the end (one statement, not one each).
+/// The rows of the batch's tasks, read and locked by one statement, by id; what the items write
+/// from here on (audit rows, stored results) is written together at the end of the unit.
 async fn locked_rows(
     tx: &mut Tx,
     ids: impl Iterator<Item = Uuid>,
 ) -> Result<HashMap<String, TaskRow>, MailboxError> {
     let ids: Vec<String> = ids.map(|id| id.to_string()).collect();
     let rows = tx.tasks_for_update(&ids).await?;
-    tx.defer_audits();
+    tx.defer_writes();
     Ok(rows.into_iter().map(|r| (r.id.clone(), r)).collect())
 }
 

@@ -6,7 +6,8 @@
 //!   reads (`reads.rs`, `listing.rs`, `overview.rs`), the one-write paths and their holds
 //!   ([`Hold`]), and write units ([`Store::transact`], `unit.rs`).
 //! - [`Tx`] (`runner.rs`) is a write transaction over an engine's `Transaction`; its named
-//!   operations (`ops.rs`, `audit.rs`) are what a mailbox rule calls, in the order the rule
+//!   operations (`ops.rs`, `audit.rs`, `takes.rs`; `deferred.rs` holds a batch's writes back to
+//!   make them together) are what a mailbox rule calls, in the order the rule
 //!   decides. `dialect.rs` runs a statement on any `sqlx` engine: each engine's `Dialect` binds
 //!   the parameters, and the rows are decoded into the store's types (`rows.rs`).
 //! - `sqlite/` and `postgres/` each implement `Backend` and `Dialect` with their own
@@ -23,6 +24,7 @@ mod audit;
 mod backend;
 #[cfg(test)]
 mod conformance;
+mod deferred;
 mod dialect;
 mod engines;
 mod facade;

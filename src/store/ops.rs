@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use super::new_task::NewTask;
 use super::records::{CacheHit, Compacted, KeyRecord, QueueHead, TaskOrigin, TaskRow};
-use super::runner::{args, Tx, Val};
+use super::runner::{args, DeferredResult, Tx, Val};
 use super::statements as sql;
 use crate::error::MailboxError;
 
@@ -158,6 +158,17 @@ impl Tx {
         by: &str,
         now: i64,
     ) -> Result<()> {
+        if let Some(held) = self.deferred.as_mut() {
+            held.results.push(DeferredResult {
+                id: id.to_owned(),
+                status: r.status.to_owned(),
+                content: r.content.to_owned(),
+                error_message: r.error_message.map(str::to_owned),
+                by: by.to_owned(),
+                now,
+            });
+            return Ok(());
+        }
         let stmt = self.sql().store_result;
         self.execute(
             stmt,

@@ -81,8 +81,16 @@ pub(crate) trait Transaction: Send {
     fn rollback(self: Box<Self>) -> BoxFuture<'static, Result<(), sqlx::Error>>;
 }
 
-/// An audit row held back by `Tx::defer_audits` (`audit.rs`), as it will be written.
+/// The writes a unit holds back to make together at its end (`Tx::defer_writes`,
+/// `deferred.rs`): audit rows and stored results, in the order they were made.
+#[derive(Default)]
 pub(crate) struct Deferred {
+    pub audits: Vec<DeferredAudit>,
+    pub results: Vec<DeferredResult>,
+}
+
+/// An audit row held back, as it will be written.
+pub(crate) struct DeferredAudit {
     pub now: i64,
     pub issuer: String,
     pub kind: String,
@@ -90,12 +98,23 @@ pub(crate) struct Deferred {
     pub filed: bool,
 }
 
+/// A stored result held back, as it will be written: task id, status, content, error message,
+/// who answered, when.
+pub(crate) struct DeferredResult {
+    pub id: String,
+    pub status: String,
+    pub content: String,
+    pub error_message: Option<String>,
+    pub by: String,
+    pub now: i64,
+}
+
 /// A write transaction. The mailbox passes it to the named operations of `ops`; it never sees
 /// a statement.
 pub struct Tx {
     transaction: Box<dyn Transaction>,
-    /// Audit rows held back to be written together at the end of the unit (`audit.rs`).
-    pub(super) deferred: Option<Vec<Deferred>>,
+    /// Writes held back to be made together at the end of the unit (`deferred.rs`).
+    pub(super) deferred: Option<Deferred>,
 }
 
 impl Tx {

@@ -181,6 +181,10 @@ statements_struct! {
         pub tasks_for_update: &'static str,
         /// `$1` id, `$2` status, `$3` content, `$4` error, `$5` who, `$6` now: stores a result.
         pub store_result: &'static str,
+        /// `$1..$4` one array each of task ids, statuses, contents and error messages, `$5` who,
+        /// `$6` now: stores each result as [`Statements::store_result`] does, their FIFO
+        /// positions in array order (none on SQLite, which runs `store_result` once a result).
+        pub store_results: Option<&'static str>,
         /// `$1` id, `$2` message, `$3` now: ends the lease with an error result for the sender.
         pub force_error: &'static str,
         /// `$1` id, `$2` now, `$3` lease id, `$4` heartbeat: returns an in-flight task to the END

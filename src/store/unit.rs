@@ -41,9 +41,9 @@ impl<R: Send + 'static> Unit for OpUnit<R> {
                 return false;
             };
             let outcome = match op(tx).await {
-                Ok(done) => tx.flush_audits().await.map(|()| done),
+                Ok(done) => tx.flush_deferred().await.map(|()| done),
                 Err(e) => {
-                    tx.drop_deferred_audits();
+                    tx.drop_deferred();
                     Err(e)
                 }
             };

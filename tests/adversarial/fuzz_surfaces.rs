@@ -294,7 +294,10 @@ const GETS: &[(&str, &[&str])] = &[
     ),
     ("/a2a/tasks/${id}/children", &["state", "limit", "cursor"]),
     ("/a2a/tasks/${id}", &[]),
-    ("/a2a/tasks/next", &["recipient", "wait_ms", "max", "attempt_id"]),
+    (
+        "/a2a/tasks/next",
+        &["recipient", "wait_ms", "max", "attempt_id"],
+    ),
     ("/a2a/tasks/recent", &["limit"]),
     (
         "/a2a/queue",

@@ -70,6 +70,15 @@ pub(crate) static STATEMENTS: Statements = Statements {
         "WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY id FOR UPDATE"
     ),
     store_result: store_result!("nextval('a2a_result_seq')"),
+    // The array's elements come in order from the function scan and `nextval` is taken row by
+    // row as they come, before the join: the FIFO positions follow the array.
+    store_results: Some(concat!(
+        "WITH j AS MATERIALIZED (SELECT r.*, nextval('a2a_result_seq') AS seq \
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS r(id, status, content, error)) \
+         UPDATE tasks SET ",
+        stored!("j.status", "j.content", "j.error", "$5", "$6", "j.seq"),
+        " FROM j WHERE tasks.id = j.id"
+    )),
     force_error: force_error!("nextval('a2a_result_seq')"),
     requeue: requeue!("nextval('a2a_queue_seq')"),
     scan_lock: Some("SELECT pg_try_advisory_xact_lock(7262001)"),

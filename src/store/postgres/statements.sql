@@ -164,6 +164,23 @@ SET state = 'result_pending',
     updated_at_ms = $6
 WHERE id = $1;
 
+-- name: store_results
+-- $1..$4 one array each of task ids, statuses, contents and error messages, $5 who, $6 now: stores
+-- each result as Statements::store_result does, their FIFO positions in array order (none on
+-- SQLite, which runs store_result once a result).
+WITH j AS MATERIALIZED (SELECT r.*,
+    nextval('a2a_result_seq') AS seq FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS r(id, status, content, error)) UPDATE tasks
+SET state = 'result_pending',
+    result_status = j.status,
+    result_content = j.content,
+    result_error = j.error,
+    result_at_ms = $6,
+    result_seq = j.seq,
+    result_by = $5,
+    updated_at_ms = $6
+FROM j
+WHERE tasks.id = j.id;
+
 -- name: force_error
 -- $1 id, $2 message, $3 now: ends the lease with an error result for the sender.
 UPDATE tasks

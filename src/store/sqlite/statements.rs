@@ -77,6 +77,7 @@ pub(crate) static STATEMENTS: Statements = Statements {
     task_for_update: select_tasks!("WHERE id = $1"),
     tasks_for_update: select_tasks!("WHERE id IN (SELECT value FROM json_each($1)) ORDER BY id"),
     store_result: store_result!(next_result_seq!()),
+    store_results: None,
     force_error: force_error!(next_result_seq!()),
     requeue: requeue!(next_queue_seq!()),
     scan_lock: None,

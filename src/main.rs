@@ -30,7 +30,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the HTTP service (runs migrations first).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Run the database migrations and exit.
     Migrate(MigrateArgs),
     /// Mint an HS256 token from the configured secret.
@@ -74,6 +74,10 @@ struct ServeArgs {
     /// Largest accepted request body, in bytes (larger bodies get 413).
     #[arg(long, env = "A2A_MAILBOX_MAX_BODY_BYTES", default_value_t = 1024 * 1024)]
     max_body_bytes: usize,
+    /// Largest accepted body of a batch route (`POST /a2a/tasks/batch`, `/a2a/results/batch`,
+    /// `/a2a/tasks/heartbeat`), in bytes (larger bodies get 413).
+    #[arg(long, env = "A2A_MAILBOX_BATCH_BODY_LIMIT_BYTES", default_value_t = 8 * 1024 * 1024)]
+    batch_body_bytes: usize,
     /// HTTP worker threads [default: one per core; on PostgreSQL one fewer, at least one].
     #[arg(long, env = "A2A_MAILBOX_HTTP_WORKERS", value_parser = clap::value_parser!(u16).range(1..))]
     http_workers: Option<u16>,
@@ -252,6 +256,7 @@ async fn run_serve(a: ServeArgs) -> anyhow::Result<()> {
         verifier,
         mailbox,
         max_body_bytes: a.max_body_bytes,
+        batch_body_bytes: a.batch_body_bytes,
         scheduler,
         http_workers: a.http_workers.map(usize::from),
         a2a,
@@ -334,7 +339,7 @@ fn main() -> std::process::ExitCode {
             };
             rt.block_on(async move {
                 match command {
-                    Command::Serve(a) => run_serve(a).await,
+                    Command::Serve(a) => run_serve(*a).await,
                     Command::Migrate(a) => run_migrate(a).await,
                     Command::Status(a) => print(cli::status(a).await),
                     Command::Requeue(a) => print(cli::requeue(a).await),

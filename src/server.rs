@@ -25,6 +25,8 @@ pub struct ServerSettings {
     pub verifier: Verifier,
     pub mailbox: MailboxConfig,
     pub max_body_bytes: usize,
+    /// The largest body a batch route takes.
+    pub batch_body_bytes: usize,
     pub scheduler: Scheduler,
     /// HTTP worker threads, when the operator chose; see [`http_workers`].
     pub http_workers: Option<usize>,
@@ -98,6 +100,7 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
         mailbox,
         verifier: s.verifier,
         max_body_bytes: max_body,
+        batch_body_bytes: s.batch_body_bytes,
         scheduler_policy: s.scheduler.policy,
         a2a: s.a2a,
         a2a_namespace,

@@ -10,6 +10,8 @@ mod api {
     mod auth;
     mod auth_flood;
     mod batch;
+    mod batch_races;
+    mod batches;
     mod batching;
     mod cancel;
     mod concurrency;

@@ -6,6 +6,8 @@
 mod common;
 
 mod client {
+    mod batch_worker;
+    mod batches;
     mod checkpoint;
     mod checkpoint_file;
     mod gateway;

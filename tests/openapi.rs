@@ -25,7 +25,7 @@ fn doc() -> Value {
 }
 
 /// Every (method, path) of the contract (docs/contract.md#endpoints), in the document's spelling.
-const CONTRACT_ROUTES: [(&str, &str); 25] = [
+const CONTRACT_ROUTES: [(&str, &str); 27] = [
     ("post", "/a2a/tasks"),
     ("get", "/a2a/tasks/next"),
     ("get", "/a2a/tasks/recent"),
@@ -35,6 +35,8 @@ const CONTRACT_ROUTES: [(&str, &str); 25] = [
     ("get", "/a2a/tasks"),
     ("get", "/a2a/tasks/{id}/children"),
     ("post", "/a2a/tasks/batch"),
+    ("post", "/a2a/tasks/heartbeat"),
+    ("post", "/a2a/results/batch"),
     ("post", "/a2a/results"),
     ("get", "/a2a/results/next"),
     ("get", "/a2a/results/recent"),

@@ -42,6 +42,8 @@ from a2a_mailbox_client.api.results import drain_next_result, post_result, recen
 from a2a_mailbox_client.api.system import docs, docs_index, healthz, metrics, openapi_json, readyz, version
 from a2a_mailbox_client.api.tasks import (
     cancel_task,
+    heartbeat_leases,
+    post_results_batch,
     send_batch,
     children,
     get_task,
@@ -55,7 +57,10 @@ from a2a_mailbox_client.errors import UnexpectedStatus
 from a2a_mailbox_client.models import (
     A2AAutoRetryPolicy,
     A2ACancelRequest,
+    A2AHeartbeatBatch,
     A2AHeartbeatRequest,
+    A2ALeaseRef,
+    A2AResultBatch,
     A2ARepairRequest,
     A2ATask,
     A2ATaskBatch,
@@ -74,6 +79,7 @@ from a2a_mailbox_client.models import (
     JsonContent,
     JsonContentType,
     LeaseExtended,
+    LeasesExtended,
     PostResult,
     Queue,
     QueueState,
@@ -83,12 +89,15 @@ from a2a_mailbox_client.models import (
     RepairedState,
     RequeueCommand,
     RequeueCommandAction,
+    ResultBatchDrained,
     ResultOpt,
+    ResultsPosted,
     ResultPosted,
     Results,
     ResultStatus,
     Role,
     SkipReason,
+    TaskBatchLeased,
     TaskCanceled,
     TaskChildren,
     TaskOpt,
@@ -243,6 +252,7 @@ def main() -> int:
             "a2a.compact",
         ),
         "nobody": mint(binary, "nobody"),
+        "batcher": mint(binary, "batcher@acme", "a2a.respond.operator"),
     }
 
     def client(who: str) -> AuthenticatedClient:
@@ -621,6 +631,56 @@ def main() -> int:
         "batch refusal",
     )
     check(refused.index == 1, f"the refused item's index: {refused.index}")
+
+    # --- batches
+    step("lease 3 in one take (max), heartbeat them in one request, answer them in one request, drain them in one")
+    batcher_id, batcher = "batcher@acme", client("batcher")
+    jobs = [
+        A2ATask(id=uuid.uuid4(), sender="operator", recipient=batcher_id, intent_text=f"job {i}") for i in range(3)
+    ]
+    expect(send_batch.sync_detailed(client=operator, body=A2ATaskBatch(tasks=jobs)), 201, TasksQueued, "jobs")
+    attempt = uuid.uuid4()
+    r = lease_next_task.sync_detailed(client=batcher, max_=3, attempt_id=attempt)
+    took = expect(r, 200, TaskBatchLeased, "batch lease")
+    check([x.task.id for x in took.leases] == [j.id for j in jobs], "leased oldest first")
+    r = lease_next_task.sync_detailed(client=batcher, max_=3, attempt_id=attempt)
+    again = expect(r, 200, TaskBatchLeased, "batch lease retried")
+    check([x.lease.lease_id for x in again.leases] == [x.lease.lease_id for x in took.leases], "same leases")
+    expect_error(
+        lease_next_task.sync_detailed(client=batcher, max_=101),
+        400,
+        ErrorCode.INVALID_REQUEST,
+        "max out of range",
+    )
+    refs = [A2ALeaseRef(task_id=x.task.id, lease_id=x.lease.lease_id) for x in took.leases]
+    beat = expect(
+        heartbeat_leases.sync_detailed(client=batcher, body=A2AHeartbeatBatch(leases=refs)),
+        200,
+        LeasesExtended,
+        "batch heartbeat",
+    )
+    check([x.status for x in beat.leases] == [200, 200, 200], "every lease extended")
+    answers = [
+        PostResult(task_id=x.task.id, status=ResultStatus.OK, lease_id=x.lease.lease_id) for x in took.leases
+    ]
+    answers[0].lease_id = uuid.uuid4()
+    posted = expect(
+        post_results_batch.sync_detailed(client=batcher, body=A2AResultBatch(results=answers)),
+        200,
+        ResultsPosted,
+        "batch results",
+    )
+    check([x.status for x in posted.results] == [409, 201, 201], "a superseded lease is refused alone")
+    check(posted.results[0].code == ErrorCode.LEASE_MISMATCH, "its code")
+    drained = expect(
+        drain_next_result.sync_detailed(client=operator, max_=10), 200, ResultBatchDrained, "batch drain"
+    )
+    check([x.task_id for x in drained.results] == [j.id for j in jobs[1:]], "drained oldest first")
+    first = took.leases[0]
+    fenced = PostResult(task_id=first.task.id, status=ResultStatus.OK, lease_id=first.lease.lease_id)
+    expect(post_result.sync_detailed(client=batcher, body=fenced), 201, ResultPosted, "the refused one, fenced")
+    last = expect(drain_next_result.sync_detailed(client=operator, max_=10), 200, ResultBatchDrained, "last")
+    check([x.task_id for x in last.results] == [first.task.id], "the last one drained")
 
     # --- listing and the task graph
     step("list tasks newest first with filters and cursors; a parent's children and their counts")

@@ -107,6 +107,24 @@ async def main(base, sender_token, recipient_token, recipient):
                                                          "reason": "changed my mind"})
         check(canceled.structuredContent["kind"] == "a2a_task_canceled", "cancel_task canceled it")
 
+        # next_task with max leases a batch, each task with its own lease.
+        pair = [(await alice.call_tool("send_task", {"recipient": recipient, "intent_text": f"b{i}"}))
+                .structuredContent["task_id"] for i in range(2)]
+        async with session(url, recipient_token) as (bob, _):
+            batch = (await bob.call_tool("next_task", {"max": 5, "wait_ms": 2000})).structuredContent
+            check(batch["kind"] == "a2a_task_batch", f"next_task with max: a batch ({batch['kind']})")
+            check([x["task"]["id"] for x in batch["leases"]] == pair, "both tasks, oldest first")
+            check(len({x["lease"]["lease_id"] for x in batch["leases"]}) == 2, "each with its lease")
+            bad = await bob.call_tool("next_task", {"max": 0})
+            check(bad.isError and bad.structuredContent["code"] == "invalid_request", "max 0 refused")
+            for x in batch["leases"]:
+                done = await bob.call_tool("post_result", {
+                    "task_id": x["task"]["id"], "lease_id": x["lease"]["lease_id"], "status": "ok"})
+                check(not done.isError, "a batch lease answered")
+        for want in pair:
+            got = (await alice.call_tool("next_result", {"wait_ms": 2000})).structuredContent
+            check(got["result"]["task_id"] == want, "its result drained")
+
         # MCP Tasks: send as a task, a native worker answers, the result comes back.
         created = await alice.experimental.call_tool_as_task(
             "send_task", {"recipient": recipient, "intent_text": "refund 1234"})

@@ -122,6 +122,23 @@ fn not_json() -> MailboxError {
     )
 }
 
+/// The routes whose bodies hold many items, and so take up to the batch limit.
+pub const BATCH_ROUTES: [&str; 3] = [
+    "/a2a/tasks/batch",
+    "/a2a/results/batch",
+    "/a2a/tasks/heartbeat",
+];
+
+/// The largest body `req`'s route takes.
+pub fn body_limit(req: &HttpRequest, state: &State) -> usize {
+    // The batch routes have no templated segment: their path is their pattern.
+    if BATCH_ROUTES.contains(&req.path()) {
+        state.batch_body_bytes
+    } else {
+        state.max_body_bytes
+    }
+}
+
 /// A JSON body as bytes (`None` when the body is empty), after the checks every JSON body gets:
 /// the size limit and the media type (`application/json` or any `+json`). Its syntax is left to
 /// the handler ([`JsonBytes::parse`]).
@@ -145,7 +162,7 @@ impl FromRequest for JsonBytes {
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let state = req.app_data::<State>();
-        let limit = state.map_or(usize::MAX, |s| s.max_body_bytes);
+        let limit = state.map_or(usize::MAX, |s| body_limit(req, s));
         let max_depth = state
             .map_or(DEFAULT_MAX_JSON_DEPTH, |s| s.mailbox.cfg.max_json_depth)
             .saturating_add(ENVELOPE_DEPTH);
@@ -154,6 +171,14 @@ impl FromRequest for JsonBytes {
             .ok()
             .flatten()
             .is_some_and(|m| m.subtype() == mime::JSON || m.suffix() == Some(mime::JSON));
+        let declared = req
+            .headers()
+            .get(actix_web::http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<usize>().ok());
+        if declared.is_some_and(|n| n > limit) {
+            return Box::pin(ready(Err(too_large(limit))));
+        }
         let bytes = web::Bytes::from_request(req, payload);
         Box::pin(async move {
             let bytes = bytes
@@ -162,6 +187,10 @@ impl FromRequest for JsonBytes {
                     Some(PayloadError::Overflow) => too_large(limit),
                     _ => MailboxError::invalid(format!("unreadable request body: {e}")),
                 })?;
+            // Read up to the largest limit of any route (the batch routes'): this route's own.
+            if bytes.len() > limit {
+                return Err(too_large(limit));
+            }
             if bytes.is_empty() {
                 return Ok(JsonBytes {
                     bytes: None,

@@ -221,3 +221,56 @@ impl ListQuery {
         })
     }
 }
+
+/// `?max=&attempt_id=`: the one description of a take in batches (`GET /a2a/tasks/next`,
+/// `GET /a2a/results/next`).
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct TakeQuery {
+    /// Take up to this many (1..=100) in one transaction and answer them as a batch, oldest
+    /// first (0 to `max` of them); a long-poll answers as soon as one is there, without waiting
+    /// to fill the batch. Without it, one is taken and answered in the single shape. Outside
+    /// 1..=100 → 400 `invalid_request`.
+    #[param(minimum = 1, maximum = 100, example = 16)]
+    pub max: Option<i64>,
+    /// A UUID the client makes once per take and sends again on each retry of it: within 5
+    /// minutes, the same caller retrying with the same `attempt_id` is answered what the first
+    /// take got (the leases its tasks still hold; the results it drained) instead of taking
+    /// more, so an answer lost on the way is not a lease stranded. Used for another request
+    /// (another route, recipient or `max`) → 422 `idempotency_key_reused`.
+    #[param(value_type = Option<Uuid>, example = "4f0c2a9e-3b1d-4e8a-9c57-0d6e2b7f1a34")]
+    pub attempt_id: Option<String>,
+}
+
+impl TakeQuery {
+    /// `max`, when given, within 1..=100.
+    pub fn max(&self) -> Result<Option<u32>, MailboxError> {
+        let most = crate::domain::answers::MAX_TAKE;
+        self.max
+            .map(|m| {
+                u32::try_from(m)
+                    .ok()
+                    .filter(|m| (1..=most).contains(m))
+                    .ok_or_else(|| {
+                        MailboxError::invalid(format!("max {m} is out of range 1..={most}"))
+                    })
+            })
+            .transpose()
+    }
+
+    /// The take's attempt, described by its route and what it asks.
+    pub fn attempt(
+        &self,
+        asked: impl FnOnce() -> String,
+    ) -> Result<Option<crate::mailbox::takes::Attempt>, MailboxError> {
+        self.attempt_id
+            .as_deref()
+            .map(|raw| {
+                let id = Uuid::parse_str(raw).map_err(|_| {
+                    MailboxError::invalid(format!("attempt_id {raw:?} is not a UUID"))
+                })?;
+                Ok(crate::mailbox::takes::Attempt::new(id, asked()))
+            })
+            .transpose()
+    }
+}

@@ -12,6 +12,8 @@ pub struct AppState {
     pub mailbox: Mailbox,
     pub verifier: Verifier,
     pub max_body_bytes: usize,
+    /// The largest body a batch route takes (`A2A_MAILBOX_BATCH_BODY_LIMIT_BYTES`).
+    pub batch_body_bytes: usize,
     /// The policy `POST /a2a/scheduler/tick` runs (from `A2A_MAILBOX_AUTO_RETRY_*`).
     pub scheduler_policy: crate::mailbox::retry::RetryPolicy,
     /// The A2A facade's settings (docs/contract.md#a2a).

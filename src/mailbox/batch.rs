@@ -3,11 +3,10 @@
 //! answer, names its item's `index`, and nothing of the batch is kept but that refusal's own
 //! audit rows, as a single send would leave them.
 
-use std::collections::HashMap;
-
 use serde_json::Value;
 use uuid::Uuid;
 
+use super::batch_items::refuse_repeated;
 use super::send::{check_send, write_audits, Accepted};
 use super::{rule, Cx, Done, Mailbox, Wake};
 use crate::auth::Caller;
@@ -34,7 +33,10 @@ impl Mailbox {
                 tasks.len()
             )));
         }
-        refuse_repeated_ids(&tasks)?;
+        refuse_repeated(tasks.iter().enumerate().filter_map(|(index, raw)| {
+            let id = raw.get("id").and_then(Value::as_str)?;
+            Uuid::parse_str(id).ok().map(|id| (index, id))
+        }))?;
         self.write(by, rule!(|this, cx| this.send_batch_in(cx, &tasks)))
             .await
     }
@@ -159,25 +161,4 @@ impl Mailbox {
         }
         Ok(outcomes)
     }
-}
-
-/// Two items with one task id: 400 with the index of the second.
-fn refuse_repeated_ids(tasks: &[Value]) -> Result<(), MailboxError> {
-    let mut seen: HashMap<Uuid, usize> = HashMap::new();
-    for (index, raw) in tasks.iter().enumerate() {
-        let Some(id) = raw
-            .get("id")
-            .and_then(Value::as_str)
-            .and_then(|s| Uuid::parse_str(s).ok())
-        else {
-            continue;
-        };
-        if let Some(first) = seen.insert(id, index) {
-            return Err(MailboxError::invalid(format!(
-                "task id {id} appears twice in the batch (items {first} and {index})"
-            ))
-            .at_index(index));
-        }
-    }
-    Ok(())
 }

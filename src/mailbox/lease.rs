@@ -7,6 +7,7 @@ use std::time::Duration;
 use uuid::Uuid;
 
 use super::longpoll::{PollHold, Polled};
+use super::takes::Attempt;
 use super::{now_ms, Mailbox, WaitFor, Wake};
 use crate::auth::{Caller, ScopeCtx};
 use crate::domain::answers::{TaskOpt, TaskOptKind};
@@ -16,12 +17,39 @@ use crate::store::{TaskRow, Tx};
 
 impl Mailbox {
     /// `GET /a2a/tasks/next`: leases the oldest queued task of `recipient`, waiting up to `wait`.
+    /// With an attempt id, a retry answers the lease the first take got (if still held).
     pub async fn lease_next(
         &self,
         caller: &Caller,
         recipient: &str,
         wait: Duration,
+        attempt: Option<Attempt>,
     ) -> Result<TaskOpt, MailboxError> {
+        let leased = match attempt {
+            Some(a) => self
+                .lease_batch(caller, recipient, 1, wait, Some(a))
+                .await?
+                .leases
+                .pop()
+                .map(|l| (l.task, l.lease)),
+            None => {
+                self.may_lease(caller, recipient)?;
+                self.long_poll(wait, (WaitFor::Task, recipient, caller), || {
+                    self.lease_once(caller, recipient)
+                })
+                .await?
+            }
+        };
+        let (task, lease) = leased.map_or((None, None), |(t, l)| (Some(t), Some(l)));
+        Ok(TaskOpt {
+            kind: TaskOptKind::Tag,
+            task,
+            lease,
+        })
+    }
+
+    /// Leasing for another recipient needs `a2a.lease.<recipient>`.
+    pub(super) fn may_lease(&self, caller: &Caller, recipient: &str) -> Result<(), MailboxError> {
         if recipient != caller.sub.as_str() {
             caller.require(
                 &format!("a2a.lease.{recipient}"),
@@ -31,17 +59,7 @@ impl Mailbox {
                 },
             )?;
         }
-        let leased = self
-            .long_poll(wait, (WaitFor::Task, recipient, caller), || {
-                self.lease_once(caller, recipient)
-            })
-            .await?;
-        let (task, lease) = leased.map_or((None, None), |(t, l)| (Some(t), Some(l)));
-        Ok(TaskOpt {
-            kind: TaskOptKind::Tag,
-            task,
-            lease,
-        })
+        Ok(())
     }
 
     async fn lease_once(
@@ -106,7 +124,7 @@ impl Mailbox {
 
     /// A leased row: the task and its lease, counted; whoever follows the sender's tasks is
     /// told.
-    fn leased(&self, row: TaskRow) -> Result<(A2ATask, Lease), MailboxError> {
+    pub(super) fn leased(&self, row: TaskRow) -> Result<(A2ATask, Lease), MailboxError> {
         let lease = row
             .lease()?
             .ok_or_else(|| MailboxError::internal("claimed row has no lease"))?;

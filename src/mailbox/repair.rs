@@ -11,6 +11,7 @@ use crate::auth::{cap_error, CapCheck, ScopeCtx};
 use crate::domain::{declared_idempotent, stated, A2ATaskResult, Lease, ResultStatus, TaskState};
 use crate::error::{ErrorCode, MailboxError};
 use crate::mailbox::Author;
+use crate::store::TaskRow;
 
 pub use a2a_mailbox_types::{
     DuplicateRisk, RepairAction, RepairCommand, RepairOutcome, RepairRequest, RepairedState,
@@ -175,9 +176,22 @@ impl Mailbox {
         task_id: Uuid,
         lease_id: Uuid,
     ) -> Result<Done<Lease>, MailboxError> {
+        let row = cx.tx.task_for_update(&task_id.to_string()).await?;
+        self.judge_heartbeat(cx, task_id, lease_id, row).await
+    }
+
+    /// The gates of a heartbeat, in order, and its refresh, over its task's row as the
+    /// transaction read and locked it (`None`: no such task).
+    pub(super) async fn judge_heartbeat(
+        &self,
+        cx: Cx<'_>,
+        task_id: Uuid,
+        lease_id: Uuid,
+        row: Option<TaskRow>,
+    ) -> Result<Done<Lease>, MailboxError> {
         let Cx { tx, caller, now } = cx;
         let id = task_id.to_string();
-        let row = match tx.task_for_update(&id).await? {
+        let row = match row {
             Some(row) if visible_to(&row, caller) => row,
             _ => return Err(not_found(task_id)),
         };

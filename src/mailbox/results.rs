@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::audit::{audit, audited_check, kind, respond_audit_halves};
 use super::cancel::{refuse_if_canceled_for, task_canceled};
 use super::longpoll::{PollHold, Polled};
+use super::takes::Attempt;
 use super::{check_lease, rule, visible_to, Cx, Done, Mailbox, Rule, WaitFor, Wake};
 use crate::auth::{Caller, CapCheck, ScopeCtx};
 use crate::domain::answers::{ResultOpt, ResultOptKind, ResultPosted, Results, ResultsKind};
@@ -122,12 +123,24 @@ impl Mailbox {
         cx: Cx<'_>,
         input: &PostResult,
     ) -> Result<Done<ResultPosted>, MailboxError> {
+        let row = cx.tx.task_for_update(&input.task_id.to_string()).await?;
+        self.judge_result(cx, input, row).await
+    }
+
+    /// The gates of a result, in order, and its storing, over its task's row as the
+    /// transaction read and locked it (`None`: no such task).
+    pub(super) async fn judge_result(
+        &self,
+        cx: Cx<'_>,
+        input: &PostResult,
+        row: Option<TaskRow>,
+    ) -> Result<Done<ResultPosted>, MailboxError> {
         let Cx { tx, caller, now } = cx;
         let me = caller.sub.as_str();
         let id = input.task_id.to_string();
         // 1. Unknown and invisible tasks are refused before any capability check, so task ids
         // cannot be probed for granted capabilities.
-        let row = match tx.task_for_update(&id).await? {
+        let row = match row {
             Some(row) if visible_to(&row, caller) => row,
             _ => {
                 audit(
@@ -232,16 +245,26 @@ impl Mailbox {
     }
 
     /// `GET /a2a/results/next`: drains the oldest pending result of a task the caller sent.
+    /// With an attempt id, a retry answers the result the first drain took.
     pub async fn drain_result(
         &self,
         caller: &Caller,
         wait: Duration,
+        attempt: Option<Attempt>,
     ) -> Result<ResultOpt, MailboxError> {
-        let result = self
-            .long_poll(wait, (WaitFor::Result, caller.sub.as_str(), caller), || {
-                self.drain_once(caller)
-            })
-            .await?;
+        let result = match attempt {
+            Some(a) => self
+                .drain_batch(caller, 1, wait, Some(a))
+                .await?
+                .results
+                .pop(),
+            None => {
+                self.long_poll(wait, (WaitFor::Result, caller.sub.as_str(), caller), || {
+                    self.drain_once(caller)
+                })
+                .await?
+            }
+        };
         Ok(ResultOpt {
             kind: ResultOptKind::Tag,
             result,

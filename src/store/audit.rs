@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::runner::{args, Tx};
+use super::runner::{args, Deferred, Tx};
 use super::statements as sql;
 use crate::error::MailboxError;
 
@@ -40,6 +40,42 @@ pub(crate) fn task_of(body: &str) -> Option<String> {
 }
 
 impl Tx {
+    /// From here to the end of the write unit, audit rows wait in memory and are written
+    /// together, in order, by [`Tx::flush_audits`], which the unit runs before it ends (a batch
+    /// judging many items writes their rows in one statement, not one each). A unit that fails
+    /// drops them with everything else it wrote.
+    pub fn defer_audits(&mut self) {
+        self.deferred.get_or_insert_with(Vec::new);
+    }
+
+    /// Writes the audit rows held back since [`Tx::defer_audits`], if any, and stops holding
+    /// them back.
+    pub(crate) async fn flush_audits(&mut self) -> Result<()> {
+        let Some(held) = self.deferred.take() else {
+            return Ok(());
+        };
+        let mut rest = held.as_slice();
+        while let Some(first) = rest.first() {
+            let run = rest
+                .iter()
+                .take_while(|d| d.now == first.now && d.issuer == first.issuer)
+                .count();
+            let (these, later) = rest.split_at_checked(run).unwrap_or((rest, &[]));
+            let rows: Vec<(&str, String, bool)> = these
+                .iter()
+                .map(|d| (d.kind.as_str(), d.body.clone(), d.filed))
+                .collect();
+            self.audit_many(first.now, &first.issuer, &rows).await?;
+            rest = later;
+        }
+        Ok(())
+    }
+
+    /// Drops the audit rows held back, with the rest of a unit that failed.
+    pub(crate) fn drop_deferred_audits(&mut self) {
+        self.deferred = None;
+    }
+
     /// Writes audit rows of one issuer, `(kind, body as JSON text, filed under the task its
     /// body names)`, in order, in one statement.
     pub async fn audit_many(
@@ -81,6 +117,16 @@ impl Tx {
         body: &str,
         filed: bool,
     ) -> Result<()> {
+        if let Some(held) = self.deferred.as_mut() {
+            held.push(Deferred {
+                now,
+                issuer: issuer.to_owned(),
+                kind: kind.to_owned(),
+                body: body.to_owned(),
+                filed,
+            });
+            return Ok(());
+        }
         let task_id = filed.then(|| task_of(body)).flatten();
         self.execute(
             sql::INSERT_AUDIT,

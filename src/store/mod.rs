@@ -42,6 +42,7 @@ mod runner;
 mod sql_files;
 mod sqlite;
 mod statements;
+mod takes;
 mod transitions;
 mod unit;
 

@@ -4,7 +4,7 @@
 
 use super::facade::Store;
 use super::listing::Sql;
-use super::records::{AuditRow, Count, LeaseView, TaskRow};
+use super::records::{AuditRow, Count, KeyRecord, LeaseView, TaskRow};
 use super::runner::args;
 use super::statements as sql;
 use crate::error::MailboxError;
@@ -58,6 +58,19 @@ impl Store {
     /// What the fast result path checks before it answers task `id`.
     pub async fn lease_view(&self, id: &str) -> Result<Option<LeaseView>> {
         Ok(self.read_optional(sql::TASK_LEASE, args![id]).await?)
+    }
+
+    /// The caller's record under `key` (an `Idempotency-Key`'s, or a take's attempt id's).
+    pub async fn key_record(&self, caller: &str, key: &str) -> Result<Option<KeyRecord>> {
+        Ok(self
+            .read_optional(sql::KEY_RECORD, args![caller, key])
+            .await?)
+    }
+
+    /// Whether a result is pending for `sender`.
+    pub async fn any_pending(&self, sender: &str) -> Result<bool> {
+        let any: Option<(String,)> = self.read_optional(sql::ANY_PENDING, args![sender]).await?;
+        Ok(any.is_some())
     }
 
     /// Whether anything is queued for `recipient`.

@@ -81,16 +81,30 @@ pub(crate) trait Transaction: Send {
     fn rollback(self: Box<Self>) -> BoxFuture<'static, Result<(), sqlx::Error>>;
 }
 
+/// An audit row held back by `Tx::defer_audits` (`audit.rs`), as it will be written.
+pub(crate) struct Deferred {
+    pub now: i64,
+    pub issuer: String,
+    pub kind: String,
+    pub body: String,
+    pub filed: bool,
+}
+
 /// A write transaction. The mailbox passes it to the named operations of `ops`; it never sees
 /// a statement.
 pub struct Tx {
     transaction: Box<dyn Transaction>,
+    /// Audit rows held back to be written together at the end of the unit (`audit.rs`).
+    pub(super) deferred: Option<Vec<Deferred>>,
 }
 
 impl Tx {
     /// A transaction over an engine's.
     pub(crate) fn new(transaction: Box<dyn Transaction>) -> Tx {
-        Tx { transaction }
+        Tx {
+            transaction,
+            deferred: None,
+        }
     }
 
     /// This engine's statements.

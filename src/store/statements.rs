@@ -141,6 +141,13 @@ statements_struct! {
         /// `$1` recipient, `$2` lease id, `$3` lessee, `$4` now: leases the head of the
         /// recipient's queue when it is live; answers the leased row.
         pub claim_head: &'static str,
+        /// `$1` recipient, `$2` the lease ids as a JSON array (the n-th for the n-th task
+        /// taken), `$3` lessee, `$4` now, `$5` the most to take: leases the recipient's oldest
+        /// live tasks, each with its lease id; answers the leased rows (in no order).
+        pub claim_many: &'static str,
+        /// `$1` sender, `$2` now, `$3` the most to take: delivers the sender's oldest pending
+        /// results; answers them with their FIFO positions (in no order).
+        pub drain_many: &'static str,
         /// `$1` recipient: the head of its queue (id, sender, deadline).
         pub queue_head: &'static str,
         /// `$1` id, `$2` now: resolves a queued task whose deadline passed with an error result.
@@ -169,6 +176,9 @@ statements_struct! {
         pub upsert_audit: &'static str,
         /// `$1` id: the task row, locked against other writers until the transaction ends.
         pub task_for_update: &'static str,
+        /// `$1` the ids as a JSON array: those task rows, locked as [`Statements::task_for_update`]
+        /// locks one, in id order (two batches lock the rows they share in the same order).
+        pub tasks_for_update: &'static str,
         /// `$1` id, `$2` status, `$3` content, `$4` error, `$5` who, `$6` now: stores a result.
         pub store_result: &'static str,
         /// `$1` id, `$2` message, `$3` now: ends the lease with an error result for the sender.

@@ -83,6 +83,32 @@ macro_rules! claim_head {
 }
 pub(crate) use claim_head;
 
+/// `claim_many!(recipient, lease id of row n, lessee, now, max, lock)`: leases up to `max` of
+/// the oldest [`live!`] tasks of the recipient's queue, each with its own lease id (`lease id of
+/// row n`: an expression of `p.n`, the row's place 1, 2, … in queue order), without a
+/// `RETURNING`. A batch lease (`GET /a2a/tasks/next?max=`) is this one statement on both engines;
+/// `lock` as in [`claim_head!`], inside a subquery of its own (PostgreSQL numbers no rows it
+/// locks).
+macro_rules! claim_many {
+    ($recipient:literal, $lease_id:literal, $lessee:literal, $now:literal, $max:literal,
+     $lock:literal) => {
+        concat!(
+            "UPDATE tasks SET ",
+            $crate::store::transitions::lease!($lease_id, $lessee, $now),
+            " FROM (SELECT h.id AS pid, row_number() OVER (ORDER BY h.queue_seq) AS n FROM \
+             (SELECT id, queue_seq FROM tasks WHERE state = 'queued' AND recipient = ",
+            $recipient,
+            " AND ",
+            $crate::store::transitions::live!($now),
+            " ORDER BY queue_seq LIMIT ",
+            $max,
+            $lock,
+            ") h) p WHERE tasks.id = p.pid"
+        )
+    };
+}
+pub(crate) use claim_many;
+
 /// `result_pending!(status, content, error, now, position)`: the `SET` list of a result becoming
 /// pending for the task's sender, at the FIFO position the engine gives it. Every result uses
 /// it: stored ([`stored!`]), forced ([`force_error!`]) or a deadline's ([`expire!`]).
@@ -234,3 +260,23 @@ macro_rules! drain_head {
     };
 }
 pub(crate) use drain_head;
+
+/// `drain_many!(sender, now, max, lock)`: delivers up to `max` of the sender's oldest pending
+/// results and answers them with their FIFO position (`id, result_status, result_content,
+/// result_error, result_seq`); `lock` as in [`claim_head!`]. A batch drain
+/// (`GET /a2a/results/next?max=`) is this one statement on both engines.
+macro_rules! drain_many {
+    ($sender:literal, $now:literal, $max:literal, $lock:literal) => {
+        concat!(
+            "UPDATE tasks SET ",
+            $crate::store::transitions::resolved!($now),
+            " WHERE id IN (SELECT id FROM tasks WHERE state = 'result_pending' AND sender = ",
+            $sender,
+            " ORDER BY result_seq LIMIT ",
+            $max,
+            $lock,
+            ") RETURNING id, result_status, result_content, result_error, result_seq"
+        )
+    };
+}
+pub(crate) use drain_many;

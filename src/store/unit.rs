@@ -40,7 +40,13 @@ impl<R: Send + 'static> Unit for OpUnit<R> {
             let Some(op) = self.op.take() else {
                 return false;
             };
-            let outcome = op(tx).await;
+            let outcome = match op(tx).await {
+                Ok(done) => tx.flush_audits().await.map(|()| done),
+                Err(e) => {
+                    tx.drop_deferred_audits();
+                    Err(e)
+                }
+            };
             let keep = outcome.is_ok();
             self.outcome = Some(outcome);
             keep

@@ -223,8 +223,20 @@ fn a2a_rest(rng: &mut Rng, token: &str) -> FReq {
 
 fn native_post(rng: &mut Rng, token: &str) -> FReq {
     let lease = json!({"lease_id": "${lease}"});
-    let (path, template) = match rng.below(10) {
+    let (path, template) = match rng.below(12) {
         0..=2 => ("/a2a/tasks".to_owned(), native_task(rng)),
+        10 => (
+            "/a2a/results/batch".to_owned(),
+            json!({"results": [
+                {"task_id": "${in_flight}", "lease_id": "${lease}", "status": "ok",
+                 "content": [{"type": "json", "value": "${payload}"}]},
+                {"task_id": id(rng), "status": "error", "error_message": "fuzz"}]}),
+        ),
+        11 => (
+            "/a2a/tasks/heartbeat".to_owned(),
+            json!({"leases": [{"task_id": "${in_flight}", "lease_id": "${lease}"},
+                              {"task_id": id(rng), "lease_id": "${lease}"}]}),
+        ),
         3 => (
             "/a2a/tasks/batch".to_owned(),
             json!({"tasks": [native_task(rng), native_task(rng)]}),
@@ -282,13 +294,13 @@ const GETS: &[(&str, &[&str])] = &[
     ),
     ("/a2a/tasks/${id}/children", &["state", "limit", "cursor"]),
     ("/a2a/tasks/${id}", &[]),
-    ("/a2a/tasks/next", &["recipient", "wait_ms"]),
+    ("/a2a/tasks/next", &["recipient", "wait_ms", "max", "attempt_id"]),
     ("/a2a/tasks/recent", &["limit"]),
     (
         "/a2a/queue",
         &["limit", "min_lease_age_ms", "deadline_within_ms", "state"],
     ),
-    ("/a2a/results/next", &["wait_ms"]),
+    ("/a2a/results/next", &["wait_ms", "max", "attempt_id"]),
     ("/a2a/results/recent", &["limit"]),
     ("/audit/recent", &["limit", "since_ms", "kind"]),
     ("/healthz", &[]),

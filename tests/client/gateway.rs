@@ -1,13 +1,12 @@
 //! A gateway in front of the mailbox that forwards a request and answers `502 Bad Gateway` in
-//! place of the mailbox's answer. The mailbox acted: a send is retried (its id and key make the
-//! second try harmless), but a lease or a drain is handed back to the caller, never retried,
-//! since a second try would take another task or drain another result while the first one's
-//! answer is lost.
+//! place of the mailbox's answer. The mailbox acted, and every call is retried: a send's id and
+//! key make the second try harmless, and a lease's or a drain's `attempt_id` makes the mailbox
+//! answer what the first try took instead of taking another task or result.
 
 use std::time::Duration;
 
 use a2a_mailbox_client::types::TaskState;
-use a2a_mailbox_client::{Error, ListQuery, NewTask, Reply};
+use a2a_mailbox_client::{ListQuery, NewTask, Reply};
 use serde_json::Value;
 
 use super::connect_to;
@@ -28,40 +27,31 @@ fn passed(proxy: &Proxy, target: &str) -> usize {
         .count()
 }
 
-#[track_caller]
-fn assert_bad_gateway(e: &Error) {
-    assert!(
-        matches!(e, Error::UnexpectedAnswer { status: 502, .. }),
-        "{e:?}"
-    );
-}
-
-both_engines!(a_lease_answered_502_by_a_gateway_is_handed_back_not_retried);
-async fn a_lease_answered_502_by_a_gateway_is_handed_back_not_retried(app: TestApp) {
+both_engines!(a_lease_answered_502_by_a_gateway_is_retried_and_answered_the_same_lease);
+async fn a_lease_answered_502_by_a_gateway_is_retried_and_answered_the_same_lease(app: TestApp) {
     let alice = connect_to(&app.address, app.alice());
     let first = alice.send(NewTask::new("bob", "first")).await.unwrap();
     let second = alice.send(NewTask::new("bob", "second")).await.unwrap();
     let proxy = Proxy::start(upstream(&app), Fault::BadGateway).await;
     let bob = connect_to(&proxy.url, app.bob());
 
-    // The mailbox leased `first` to bob; bob only hears the gateway's 502. A retry would lease
-    // `second` and leave `first` in flight with nobody working on it.
-    let e = bob.next_task(Duration::ZERO).await.unwrap_err();
-    assert_bad_gateway(&e);
-    assert!(e.retriable(), "the caller may lease again when it chooses");
-    assert_eq!(passed(&proxy, "GET /a2a/tasks/next"), 1, "no second lease");
+    // The mailbox leased `first` to bob; bob only heard the gateway's 502. The retry carries
+    // the same attempt_id, so the mailbox answers that lease again instead of leasing `second`.
+    let leased = bob.next_task(Duration::ZERO).await.unwrap().unwrap();
+    assert_eq!(leased.task.id, first.task_id);
+    assert_eq!(passed(&proxy, "GET /a2a/tasks/next"), 2, "one retry");
     let taken = alice.get_task(first.task_id).await.unwrap();
-    assert_eq!(taken.state, TaskState::InFlight, "the lease was taken");
+    assert_eq!(taken.lease.unwrap().lease_id, leased.lease.lease_id);
     let untouched = alice.get_task(second.task_id).await.unwrap();
     assert_eq!(untouched.state, TaskState::Queued);
 
-    // The next lease is the caller's own call, on a working connection.
+    // The next lease is a new call: it takes `second`.
     let leased = bob.next_task(Duration::ZERO).await.unwrap().unwrap();
     assert_eq!(leased.task.id, second.task_id);
 }
 
-both_engines!(a_drain_answered_502_by_a_gateway_is_handed_back_and_stays_readable);
-async fn a_drain_answered_502_by_a_gateway_is_handed_back_and_stays_readable(app: TestApp) {
+both_engines!(a_drain_answered_502_by_a_gateway_is_retried_and_answered_the_same_result);
+async fn a_drain_answered_502_by_a_gateway_is_retried_and_answered_the_same_result(app: TestApp) {
     let proxy = Proxy::start_on(upstream(&app), Fault::BadGateway, "GET /a2a/results/next").await;
     let alice = connect_to(&proxy.url, app.alice());
     let bob = connect_to(&app.address, app.bob());
@@ -70,27 +60,14 @@ async fn a_drain_answered_502_by_a_gateway_is_handed_back_and_stays_readable(app
     let reply = Reply::text("answered").for_task(sent.task_id, Some(leased.lease.lease_id));
     bob.post_result(&reply).await.unwrap();
 
-    // The mailbox drained the result; alice only hears the gateway's 502. A retry would find
-    // nothing (or drain the next result) and the first would be lost to her.
-    let e = alice.next_result(Duration::ZERO).await.unwrap_err();
-    assert_bad_gateway(&e);
-    assert_eq!(
-        passed(&proxy, "GET /a2a/results/next"),
-        1,
-        "no second drain"
-    );
-    assert_eq!(
-        alice.checkpoint().active_task_ids,
-        [sent.task_id],
-        "no answer came: the task stays in the checkpoint"
-    );
-
-    // Reading the task by id finds the drained result.
+    // The mailbox drained the result; alice only heard the gateway's 502. The retry, under the
+    // same attempt_id, is answered the result drained then.
+    let result = alice.next_result(Duration::ZERO).await.unwrap();
+    assert_eq!(result.expect("the drained result").task_id, sent.task_id);
+    assert_eq!(passed(&proxy, "GET /a2a/results/next"), 2, "one retry");
+    assert!(alice.checkpoint().active_task_ids.is_empty());
     let status = alice.get_task(sent.task_id).await.unwrap();
     assert_eq!(status.state, TaskState::Resolved);
-    let result = status.result.expect("the drained result");
-    assert_eq!(result.task_id, sent.task_id);
-    assert!(alice.checkpoint().active_task_ids.is_empty());
 }
 
 both_engines!(a_send_answered_502_by_a_gateway_is_retried_and_makes_one_task);

@@ -28,8 +28,8 @@ async fn a_lease_after_an_idle_spell_is_served(app: TestApp) {
     let bob = connect_to(&proxy.url, app.bob());
     bob.version().await.unwrap();
     tokio::time::sleep(PAST_KEEP_ALIVE).await;
-    // A lease is never retried once it may have been sent, so it must go out on a fresh
-    // connection; on the idle one, the mailbox would never read it.
+    // A lease goes out on a fresh connection: on the idle one, the mailbox would never read
+    // it, and the call would lean on a retry.
     let leased = bob
         .next_task(Duration::ZERO)
         .await

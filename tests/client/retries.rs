@@ -1,6 +1,6 @@
 //! Safe retries: a send whose answer is lost is sent again with the same task id and the same
 //! `Idempotency-Key`, and the mailbox keeps one task; a send waits out a mailbox that is down; a
-//! lease whose answer is lost is handed back, not retried.
+//! lease whose answer is lost is retried under its `attempt_id` and answered the same lease.
 
 use std::time::Duration;
 
@@ -49,29 +49,33 @@ async fn a_send_retried_after_a_dropped_connection_makes_one_task(app: TestApp) 
     assert_eq!(page.tasks[0].state, TaskState::Queued);
 }
 
-both_engines!(a_lease_whose_answer_is_lost_is_not_retried);
-async fn a_lease_whose_answer_is_lost_is_not_retried(app: TestApp) {
+both_engines!(a_lease_whose_answer_is_lost_is_answered_again_on_retry);
+async fn a_lease_whose_answer_is_lost_is_answered_again_on_retry(app: TestApp) {
     let alice = connect_to(&app.address, app.alice());
     let sent = alice.send(NewTask::new("bob", "lease me")).await.unwrap();
     let upstream = app.address.trim_start_matches("http://").to_owned();
     let proxy = Proxy::start(upstream, Fault::DropAnswer).await;
     let bob = connect_to(&proxy.url, app.bob());
-    // Leasing consumes: a second try could lease another task while the first stays in
-    // flight with nobody working on it, so a broken connection is handed back instead.
-    let e = bob.next_task(std::time::Duration::ZERO).await.unwrap_err();
-    assert!(
-        matches!(
-            e,
-            a2a_mailbox_client::Error::Transport {
-                before_sending: false,
-                ..
-            }
-        ),
-        "{e:?}"
-    );
-    assert_eq!(proxy.requests().len(), 1);
+    // Leasing consumes: the retry carries the first try's attempt_id, so the mailbox answers
+    // the lease it gave then instead of leasing another task (here: none).
+    let leased = bob
+        .next_task(Duration::ZERO)
+        .await
+        .unwrap()
+        .expect("the lease");
+    assert_eq!(leased.task.id, sent.task_id);
+    let tries = proxy.requests();
+    assert_eq!(tries.len(), 2);
+    let attempt = |head: &str| {
+        head.split(['?', '&', ' '])
+            .find_map(|p| p.strip_prefix("attempt_id="))
+            .map(str::to_owned)
+    };
+    assert!(attempt(&tries[0].head).is_some());
+    assert_eq!(attempt(&tries[0].head), attempt(&tries[1].head));
     let status = alice.get_task(sent.task_id).await.unwrap();
     assert_eq!(status.state, TaskState::InFlight);
+    assert_eq!(status.lease.unwrap().lease_id, leased.lease.lease_id);
 }
 
 /// The mailbox on a port of its own, so that it comes back where clients expect it.

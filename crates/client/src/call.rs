@@ -1,6 +1,6 @@
 //! One logical call: the HTTP exchange, the contract's error body, and the retries.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use reqwest::header::RETRY_AFTER;
 use reqwest::Method;
@@ -22,13 +22,26 @@ pub(crate) enum Replay {
     /// provably never reached the mailbox (the connection could not be made) or the mailbox
     /// itself answered that it changed nothing (its error body, marked `retriable`).
     OnlyUnsent,
+    /// A lease or a drain carrying its `attempt_id`: within [`ATTEMPT_WINDOW`] of the first
+    /// try, the mailbox answers a second try with what it answered the first (the same leases,
+    /// the same results), so it is retried like [`Replay::Safe`]; later, like
+    /// [`Replay::OnlyUnsent`].
+    SameAttempt,
 }
 
+/// How long after the first try of a lease or a drain a retry carrying the same `attempt_id`
+/// is still retried as safe: within the mailbox's 5 minutes, with a margin for the clocks and
+/// the exchange itself.
+pub(crate) const ATTEMPT_WINDOW: Duration = Duration::from_secs(4 * 60);
+
 impl Replay {
-    /// Whether `err` may be tried again under this rule (the backoff aside).
-    pub(crate) fn allows(self, err: &Error) -> bool {
+    /// Whether `err` may be tried again under this rule (the backoff aside), `since` the first
+    /// try began.
+    pub(crate) fn allows(self, err: &Error, since: Duration) -> bool {
         match self {
             Replay::Safe => err.retriable(),
+            Replay::SameAttempt if since < ATTEMPT_WINDOW => err.retriable(),
+            Replay::SameAttempt => Replay::OnlyUnsent.allows(err, since),
             Replay::OnlyUnsent => matches!(
                 err,
                 Error::Transport {
@@ -79,11 +92,14 @@ impl Call {
         self
     }
 
-    /// A long-poll that consumes what it answers.
+    /// A long-poll that consumes what it answers, under an `attempt_id` chosen here, once per
+    /// logical call, and sent again on every retry: a retry is answered what the first try took.
     pub(crate) fn consuming(mut self, wait: Duration) -> Call {
-        self.replay = Replay::OnlyUnsent;
+        self.replay = Replay::SameAttempt;
         self.wait = wait;
         self.query.push(("wait_ms", wait.as_millis().to_string()));
+        self.query
+            .push(("attempt_id", uuid::Uuid::new_v4().to_string()));
         self
     }
 }
@@ -115,13 +131,14 @@ impl Client {
     pub(crate) async fn call<T: DeserializeOwned>(&self, call: Call) -> Result<Answered<T>, Error> {
         let key = (call.method == Method::POST).then(|| uuid::Uuid::now_v7().to_string());
         let backoff = &self.inner.backoff;
+        let started = Instant::now();
         let mut attempt = 0;
         loop {
             let err = match self.exchange(&call, key.as_deref()).await {
                 Ok(answered) => return Ok(answered),
                 Err(e) => e,
             };
-            if attempt >= backoff.retries || !call.replay.allows(&err) {
+            if attempt >= backoff.retries || !call.replay.allows(&err, started.elapsed()) {
                 return Err(err);
             }
             tokio::time::sleep(backoff.delay(attempt, err.retry_after())).await;
@@ -224,6 +241,7 @@ mod tests {
 
     #[test]
     fn a_consuming_call_is_retried_only_when_the_mailbox_cannot_have_acted() {
+        let late = ATTEMPT_WINDOW + Duration::from_secs(1);
         let cases = [
             // (error, retried when safe, retried when consuming)
             (transport(true), true, true),
@@ -240,12 +258,16 @@ mod tests {
             (api(500, ErrorCode::Internal), false, false),
         ];
         for (err, safe, consuming) in cases {
-            assert_eq!(Replay::Safe.allows(&err), safe, "safe: {err:?}");
+            assert_eq!(Replay::Safe.allows(&err, late), safe, "safe: {err:?}");
             assert_eq!(
-                Replay::OnlyUnsent.allows(&err),
+                Replay::OnlyUnsent.allows(&err, Duration::ZERO),
                 consuming,
                 "consuming: {err:?}"
             );
+            // Under its attempt_id, a lease or a drain is as safe as a read, for a while.
+            let soon = Duration::from_secs(10);
+            assert_eq!(Replay::SameAttempt.allows(&err, soon), safe, "{err:?}");
+            assert_eq!(Replay::SameAttempt.allows(&err, late), consuming, "{err:?}");
         }
     }
 }

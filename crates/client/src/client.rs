@@ -39,6 +39,7 @@ pub(crate) struct Inner {
     pub(crate) agent: AgentId,
     pub(crate) backoff: Backoff,
     pub(crate) timeout: Duration,
+    pub(crate) batch_body_limit: usize,
     pub(crate) ledger: Mutex<Ledger>,
 }
 
@@ -76,6 +77,7 @@ pub struct ClientBuilder {
     token: String,
     backoff: Backoff,
     timeout: Duration,
+    batch_body_limit: usize,
     context_id: Option<String>,
     trust: Trust,
 }
@@ -88,6 +90,7 @@ impl std::fmt::Debug for ClientBuilder {
             .field("token", &"<redacted>")
             .field("backoff", &self.backoff)
             .field("timeout", &self.timeout)
+            .field("batch_body_limit", &self.batch_body_limit)
             .field("context_id", &self.context_id)
             .field("trust", &self.trust)
             .finish()
@@ -113,6 +116,15 @@ impl ClientBuilder {
     /// How long one HTTP exchange may take, on top of a long-poll's own wait (default 30 s).
     pub fn timeout(mut self, timeout: Duration) -> ClientBuilder {
         self.timeout = timeout;
+        self
+    }
+
+    /// The largest body, in bytes of its JSON, of one `POST /a2a/results/batch` or
+    /// `POST /a2a/tasks/heartbeat` (default 8 MiB, the mailbox's default
+    /// `A2A_MAILBOX_BATCH_BODY_LIMIT_BYTES`): [`Client::post_results`] splits its results into
+    /// requests that fit. Set it to the mailbox's limit when that was lowered.
+    pub fn batch_body_limit(mut self, bytes: usize) -> ClientBuilder {
+        self.batch_body_limit = bytes;
         self
     }
 
@@ -152,7 +164,7 @@ impl ClientBuilder {
         let agent = token_subject(&self.token)?;
         let mut http = self.trust.apply(
             // A lease or a drain lost on a connection the mailbox is closing for idleness
-            // cannot be retried (it may have been read): such a connection is never reused.
+            // would lean on its attempt_id's retry: such a connection is never reused.
             reqwest::Client::builder().pool_idle_timeout(IDLE_CONNECTION_REUSE),
             https,
         )?;
@@ -170,6 +182,7 @@ impl ClientBuilder {
                 agent,
                 backoff: self.backoff,
                 timeout: self.timeout,
+                batch_body_limit: self.batch_body_limit,
                 ledger: Mutex::new(Ledger::new(self.context_id)),
             }),
         })
@@ -203,6 +216,7 @@ impl Client {
             token: token.into(),
             backoff: Backoff::default(),
             timeout: Duration::from_secs(30),
+            batch_body_limit: crate::batches::DEFAULT_BATCH_BODY_LIMIT,
             context_id: None,
             trust: Trust::default(),
         }

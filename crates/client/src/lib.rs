@@ -13,6 +13,9 @@
 //!   `retriable` and `Retry-After`. See [Retries](#retries) for the calls that consume.
 //! - Long-polls: [`Client::next_task`] and [`Client::next_result`]; [`Worker`] runs a handler
 //!   on each leased task, heartbeats, stops it on cancellation and posts its [`Reply`].
+//! - Batches: [`Client::lease_batch`], [`Client::heartbeat_leases`], [`Client::post_results`]
+//!   and [`Client::drain_results`] do the same for many tasks a request;
+//!   [`Worker::slots`] makes a [`BatchWorker`] that works on several tasks at once with them.
 //! - [`Client::checkpoint`] and [`Client::from_checkpoint`] let a process that restarts pick
 //!   up the tasks it sent and has not drained, as the same agent only.
 //!
@@ -59,15 +62,17 @@
 //! are retried after any retriable error, including a broken connection and a gateway's
 //! 502/503/504, when the mailbox may have acted.
 //!
-//! A lease ([`Client::next_task`], [`Client::lease_next`]) and a drain
-//! ([`Client::next_result`]) consume what they answer: a second try after the mailbox acted
-//! would lease another task, or drain another result, while the first answer is lost. They are
-//! retried only when the connection could not be made (no byte was sent,
-//! [`Error::Transport`] with `before_sending: true`) or when the mailbox answered its own error
-//! body marked `retriable` (it changed nothing). A broken connection, a timeout or a gateway's
-//! 502/503/504 without that body comes back to the caller: after a lease, a task may be in flight
-//! to this agent, left for an operator's requeue or the retry gate (the mailbox never hands a
-//! lease out again by itself); after a drain, [`Client::get_task`] still reads the result.
+//! A lease ([`Client::next_task`], [`Client::lease_next`], [`Client::lease_batch`]) and a
+//! drain ([`Client::next_result`], [`Client::drain_results`]) consume what they answer. Each
+//! logical call picks an `attempt_id` (a UUIDv4) once and sends the same one on every try; the
+//! mailbox answers a second try with what the first one took (the same leases, those still
+//! held, or the same results) instead of taking more. So they are retried like the others for
+//! 4 minutes after the first try (the mailbox keeps an `attempt_id` 5 minutes); later, only when
+//! the connection could not be made ([`Error::Transport`] with `before_sending: true`) or when
+//! the mailbox answered its own error body marked `retriable` (it changed nothing). An error
+//! that comes back after the mailbox may have acted leaves, after a lease, a task in flight to
+//! this agent, for an operator's requeue or the retry gate (the mailbox never hands a lease out
+//! again by itself); after a drain, [`Client::get_task`] still reads the result.
 //!
 //! So that a connection the mailbox closes for idleness (after
 //! [`types::IDLE_CONNECTION_CLOSE`], 5 s) never breaks a lease or a drain, the client does not
@@ -77,6 +82,8 @@
 #![warn(missing_docs)]
 
 mod backoff;
+mod batch_worker;
+mod batches;
 mod call;
 mod checkpoint;
 mod client;
@@ -91,8 +98,10 @@ mod token;
 mod worker;
 
 pub use a2a_mailbox_types as types;
+pub use a2a_mailbox_types::answers::{LeaseItem, LeaseRef, ResultItem};
 pub use a2a_mailbox_types::{AgentId, ErrorCode};
 pub use backoff::Backoff;
+pub use batch_worker::BatchWorker;
 pub use checkpoint::{Checkpoint, Resumed, CHECKPOINT_VERSION};
 pub use client::{Client, ClientBuilder};
 pub use error::{ApiError, Error};

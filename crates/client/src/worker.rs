@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use uuid::Uuid;
 
-use crate::{Client, Error, Leased, Reply};
+use crate::{BatchWorker, Client, Error, Leased, Reply};
 use a2a_mailbox_types::{AgentId, ErrorCode};
 
 /// How one leased task ended.
@@ -85,6 +85,12 @@ impl Worker {
         self
     }
 
+    /// Works on up to `n` tasks at once, leasing, heartbeating and answering them in batches
+    /// (see [`BatchWorker`]); 0 counts as 1.
+    pub fn slots(self, n: u32) -> BatchWorker {
+        BatchWorker::new(self.client, self.recipient, self.poll, self.heartbeat, n)
+    }
+
     /// Works until an error that retrying cannot cure (a refused token, a missing capability);
     /// waits and goes on after a mailbox that stays unreachable.
     pub async fn run<H, F>(&self, handler: H) -> Result<(), Error>
@@ -147,7 +153,7 @@ impl Worker {
 
 /// What an answer about a lease means: the task was canceled, the lease is gone, or (`Err`)
 /// another failure.
-fn ended(task_id: Uuid, e: Error) -> Result<Outcome, Error> {
+pub(crate) fn ended(task_id: Uuid, e: Error) -> Result<Outcome, Error> {
     match e.code() {
         Some(ErrorCode::TaskCanceled) => Ok(Outcome::Canceled { task_id }),
         Some(

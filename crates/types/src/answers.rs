@@ -25,9 +25,9 @@ macro_rules! kind_tag {
 
 mod batches;
 pub use batches::{
-    HeartbeatBatch, LeaseItem, LeaseRef, LeasedTask, LeasesExtended, LeasesExtendedKind, ResultBatch,
-    ResultBatchDrained, ResultBatchKind, ResultItem, ResultsPosted, ResultsPostedKind, TaskBatchKind,
-    TaskBatchLeased, MAX_ITEMS, MAX_TAKE,
+    HeartbeatBatch, LeaseItem, LeaseRef, LeasedTask, LeasesExtended, LeasesExtendedKind,
+    NextResults, NextTasks, ResultBatch, ResultBatchDrained, ResultBatchKind, ResultItem,
+    ResultsPosted, ResultsPostedKind, TaskBatchKind, TaskBatchLeased, MAX_ITEMS, MAX_TAKE,
 };
 
 kind_tag!(

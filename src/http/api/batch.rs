@@ -1,15 +1,24 @@
-//! The batch route (docs/contract.md#batch): many tasks in one transaction, all or nothing.
+//! The batch routes (docs/contract.md#batch, docs/contract.md#batches): many tasks sent in one
+//! transaction, all or nothing; many results posted, or many leases extended, in one
+//! transaction, each item answered as its single form would be.
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use uuid::Uuid;
 
 use crate::auth::Caller;
-use crate::domain::answers;
-use crate::domain::TaskBatch;
-use crate::error::MailboxError;
+use crate::domain::answers::{self, HeartbeatBatch, LeaseItem, LeaseRef, ResultBatch, ResultItem};
+use crate::domain::{PostResult, TaskBatch};
+use crate::error::{ErrorCode, MailboxError};
+use crate::http::error::status;
 use crate::http::openapi;
 use crate::http::params::typed_owned;
 use crate::http::respond::{answer, api_routes, Answer};
 use crate::http::state::State;
 use crate::http::write::WriteRequest;
 use crate::mailbox::batch::MAX_BATCH;
+use crate::mailbox::batch_items::ItemOutcomes;
+use crate::mailbox::Done;
 
 // Registered before `/a2a/tasks/{id}`, which would take `batch` for an id.
 api_routes! {
@@ -20,6 +29,19 @@ api_routes! {
         "`sender_mismatch` / `capability_missing` / `capability_scope_mismatch`: a task's gates \
          refused it (`index` names it); nothing was stored.",
         "`task_id_conflict`: a task's id is used by a different task (`index` names it); nothing was stored.",
+        "`payload_too_large`: the body is larger than `A2A_MAILBOX_BATCH_BODY_LIMIT_BYTES` (8 MiB by default).",
+    ];
+    post_results_batch => [
+        "`invalid_request`: the body is not `{\"results\": [...]}`, holds no result or more than \
+         500, an invalid result (`index` names it), one task id twice (`index` names the second), \
+         or a bad `Idempotency-Key` header. Nothing was stored.",
+        "`payload_too_large`: the body is larger than `A2A_MAILBOX_BATCH_BODY_LIMIT_BYTES` (8 MiB by default).",
+    ];
+    heartbeat_leases => [
+        "`invalid_request`: the body is not `{\"leases\": [...]}`, holds no lease or more than \
+         500, an invalid lease (`index` names it), one task id twice (`index` names the second), \
+         or a bad `Idempotency-Key` header. Nothing was changed.",
+        "`payload_too_large`: the body is larger than `A2A_MAILBOX_BATCH_BODY_LIMIT_BYTES` (8 MiB by default).",
     ];
 }
 
@@ -64,4 +86,120 @@ async fn send_batch(state: State, caller: Caller, body: WriteRequest) -> Answer 
             tasks: done.value.clone(),
         },
     ))
+}
+
+/// Post many results at once.
+///
+/// A body that is not `{"results": [...]}` with 1 to 500 results, a result that is not a valid
+/// `POST /a2a/results` body, or one task id twice refuses the whole request (400, `index` names
+/// the item) and changes nothing. Otherwise each result is judged as a single
+/// `POST /a2a/results` would judge it, in array order (its own gates, fence and audit rows), the
+/// accepted ones are stored in one transaction, and each item answers with the single post's
+/// status: 201 stored, 200 the same result again (`replayed: true`), or its refusal's status,
+/// `code` and `message` (a superseded lease is refused alone). An `Idempotency-Key` covers the
+/// whole request.
+#[utoipa::path(post, path = "/a2a/results/batch",
+    request_body(content = ResultBatch, description = "The results, each with an optional fencing `lease_id`.",
+        example = openapi::example_result_batch_body),
+    responses(
+        (status = 200, description = "One item per result, in request order.",
+            body = answers::ResultsPosted, example = openapi::example_results_posted),
+    )
+)]
+async fn post_results_batch(state: State, caller: Caller, body: WriteRequest) -> Answer {
+    let (body, key) = body.object("result batch")?.split();
+    let batch: ResultBatch = typed_owned("result batch", body)?;
+    let results: Vec<PostResult> = items("result", batch.results)?;
+    let done = state.mailbox.post_results(key.by(&caller), results).await?;
+    let results = each(&done.value, |task_id, status, code, message, done| {
+        ResultItem {
+            task_id,
+            status,
+            code: code.copied(),
+            message,
+            replayed: done.is_some_and(|d| d.replayed),
+        }
+    });
+    Ok(answer(
+        &done,
+        answers::ResultsPosted {
+            kind: answers::ResultsPostedKind::Tag,
+            results,
+        },
+    ))
+}
+
+/// Extend many leases at once.
+///
+/// The same whole-request rules as `POST /a2a/results/batch` (1 to 500 leases, each
+/// `{"task_id", "lease_id"}`, no task id twice); then each lease is extended as a single
+/// `POST /a2a/tasks/{id}/heartbeat` would, in one transaction, and answers with that status:
+/// 200 with the refreshed `lease`, or its refusal's status, `code` and `message` (409
+/// `task_canceled`: stop working on that task).
+#[utoipa::path(post, path = "/a2a/tasks/heartbeat",
+    request_body(content = HeartbeatBatch, description = "The leases being extended.",
+        example = openapi::example_heartbeat_batch),
+    responses(
+        (status = 200, description = "One item per lease, in request order.",
+            body = answers::LeasesExtended, example = openapi::example_leases_extended),
+    )
+)]
+async fn heartbeat_leases(state: State, caller: Caller, body: WriteRequest) -> Answer {
+    let (body, key) = body.object("heartbeat batch")?.split();
+    let batch: HeartbeatBatch = typed_owned("heartbeat batch", body)?;
+    let leases: Vec<LeaseRef> = items("lease", batch.leases)?;
+    let done = state.mailbox.heartbeats(key.by(&caller), leases).await?;
+    let leases = each(&done.value, |task_id, status, code, message, done| {
+        LeaseItem {
+            task_id,
+            status,
+            code: code.copied(),
+            message,
+            lease: done.map(|d| d.value.clone()),
+        }
+    });
+    Ok(answer(
+        &done,
+        answers::LeasesExtended {
+            kind: answers::LeasesExtendedKind::Tag,
+            leases,
+        },
+    ))
+}
+
+/// Each item of a batch body read as `T`; the first that is not one refuses the request, with
+/// its `index`.
+fn items<T: DeserializeOwned>(what: &str, raw: Vec<Value>) -> Result<Vec<T>, MailboxError> {
+    raw.into_iter()
+        .enumerate()
+        .map(|(index, item)| typed_owned::<T>(what, item).map_err(|e| e.at_index(index)))
+        .collect()
+}
+
+/// Each item's outcome as its single form answers it: its task id, its HTTP status (201
+/// created, 200 otherwise, or the refusal's), the refusal's code and message, and what it
+/// answered when it succeeded.
+fn each<T, I>(
+    outcomes: &ItemOutcomes<T>,
+    make: impl Fn(Uuid, u16, Option<&ErrorCode>, Option<String>, Option<&Done<T>>) -> I,
+) -> Vec<I> {
+    outcomes
+        .iter()
+        .map(|(task_id, outcome)| match outcome {
+            Ok(done) => make(
+                *task_id,
+                if done.created { 201 } else { 200 },
+                None,
+                None,
+                Some(done),
+            ),
+            Err(e) => make(
+                *task_id,
+                status(e.code).as_u16(),
+                Some(&e.code),
+                Some(e.message.clone()),
+                None,
+            ),
+        })
+        .collect()
 }

@@ -6,7 +6,7 @@ use crate::auth::Caller;
 use crate::domain::answers;
 use crate::domain::PostResult;
 use crate::http::openapi;
-use crate::http::params::{limit, wait, LimitQuery, WaitQuery};
+use crate::http::params::{limit, wait, LimitQuery, TakeQuery, WaitQuery};
 use crate::http::respond::{answer, api_routes, Answer};
 use crate::http::state::State;
 use crate::http::write::WriteRequest;
@@ -26,7 +26,10 @@ api_routes! {
          with a different result.",
     ];
     drain_next_result => [
-        "`invalid_request`: `wait_ms` is not an integer in 0..=30000.",
+        "`invalid_request`: `wait_ms` is not an integer in 0..=30000, `max` is not an integer in \
+         1..=100, or `attempt_id` is not a UUID.",
+        "`idempotency_in_flight`: another take with this `attempt_id` is running.",
+        "`idempotency_key_reused`: this `attempt_id` was used for another request.",
     ];
     recent_results => [
         "`invalid_request`: `limit` is not a 64-bit integer.",
@@ -61,24 +64,43 @@ async fn post_result(state: State, caller: Caller, body: WriteRequest) -> Answer
 
 /// Drain the oldest pending result of a task the caller sent.
 ///
-/// The drained task becomes `resolved`. Results never echo a `lease_id`.
+/// The drained task becomes `resolved`. Results never echo a `lease_id`. With `max`, up to that
+/// many are drained in one transaction and answered as a batch (`a2a_result_batch`), oldest
+/// first. With `attempt_id`, a retry of a drain whose answer was lost answers the same results.
 #[utoipa::path(get, path = "/a2a/results/next",
-    params(WaitQuery),
+    params(WaitQuery, TakeQuery),
     responses(
-        (status = 200, description = "The drained result, or `null` when none arrived within `wait_ms`.",
-            body = answers::ResultOpt,
+        (status = 200, description = "Without `max`: the drained result, or `null` when none \
+            arrived within `wait_ms`. With `max`: 0 to `max` drained results, oldest first.",
+            body = answers::NextResults,
             examples(
                 ("drained" = (value = json!(openapi::example_result_opt()))),
                 ("empty" = (value = json!(openapi::example_result_opt_empty()))),
+                ("batch" = (value = json!(openapi::example_result_batch()))),
             )),
     )
 )]
-async fn drain_next_result(state: State, caller: Caller, q: web::Query<WaitQuery>) -> Answer {
-    let result = state
+async fn drain_next_result(
+    state: State,
+    caller: Caller,
+    q: web::Query<WaitQuery>,
+    take: web::Query<TakeQuery>,
+) -> Answer {
+    let wait = wait(q.wait_ms)?;
+    let max = take.max()?;
+    let attempt = take.attempt(|| {
+        let max = max.map_or_else(|| "one".to_owned(), |m| m.to_string());
+        format!("GET /a2a/results/next max={max}")
+    })?;
+    let Some(max) = max else {
+        let result = state.mailbox.drain_result(&caller, wait, attempt).await?;
+        return Ok(HttpResponse::Ok().json(result));
+    };
+    let drained = state
         .mailbox
-        .drain_result(&caller, wait(q.wait_ms)?)
+        .drain_batch(&caller, max, wait, attempt)
         .await?;
-    Ok(HttpResponse::Ok().json(result))
+    Ok(HttpResponse::Ok().json(drained))
 }
 
 /// Peek at pending results of the caller's tasks, oldest first. Never consumes.

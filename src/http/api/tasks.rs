@@ -8,7 +8,7 @@ use crate::domain::answers;
 use crate::domain::{AgentId, CancelRequest, HeartbeatRequest};
 use crate::error::MailboxError;
 use crate::http::openapi;
-use crate::http::params::{limit, path_uuid, wait, LimitQuery, WaitQuery};
+use crate::http::params::{limit, path_uuid, wait, LimitQuery, TakeQuery, WaitQuery};
 use crate::http::respond::{answer, api_routes, Answer};
 use crate::http::state::State;
 use crate::http::write::{OptionalWriteRequest, WriteRequest};
@@ -26,9 +26,12 @@ api_routes! {
         "`task_id_conflict`: the id is used by a different task (another body or another sender).",
     ];
     lease_next_task => [
-        "`invalid_request`: `recipient` is not an AgentId, or `wait_ms` is not an integer in 0..=30000.",
+        "`invalid_request`: `recipient` is not an AgentId, `wait_ms` is not an integer in \
+         0..=30000, `max` is not an integer in 1..=100, or `attempt_id` is not a UUID.",
         "`capability_missing` / `capability_scope_mismatch`: leasing for another recipient needs \
          `a2a.lease.<recipient>`.",
+        "`idempotency_in_flight`: another take with this `attempt_id` is running.",
+        "`idempotency_key_reused`: this `attempt_id` was used for another request.",
     ];
     recent_tasks => [
         "`invalid_request`: `limit` is not a 64-bit integer.",
@@ -96,6 +99,10 @@ struct NextTaskQuery {
 /// tasks past their deadline are never leased: they are resolved with an error result for their
 /// sender instead. Leasing for another recipient needs `a2a.lease.<recipient>`. The lease stays
 /// until its holder posts a result, an operator repairs it, or the retry gate requeues it.
+///
+/// With `max`, up to that many of the oldest tasks are leased in one transaction, each with its
+/// own `lease_id` and attempt, and answered as a batch (`a2a_task_batch`). With `attempt_id`,
+/// a retry of a take whose answer was lost answers the same leases (those still held).
 #[utoipa::path(get, path = "/a2a/tasks/next",
     params(
         ("recipient" = Option<AgentId>, Query,
@@ -103,27 +110,45 @@ struct NextTaskQuery {
             min_length = 1, max_length = 128, pattern = r"^[A-Za-z0-9_.-]+(@[A-Za-z0-9_.-]+)?$",
             example = "billing@acme"),
         WaitQuery,
+        TakeQuery,
     ),
     responses(
         (status = 200,
-            description = "The leased task and its lease, or both `null` when nothing arrived \
-                within `wait_ms`.",
-            body = answers::TaskOpt,
+            description = "Without `max`: the leased task and its lease, or both `null` when \
+                nothing arrived within `wait_ms`. With `max`: 0 to `max` leased tasks, oldest first.",
+            body = answers::NextTasks,
             examples(
                 ("leased" = (value = json!(openapi::example_task_opt()))),
                 ("empty" = (value = json!(openapi::example_task_opt_empty()))),
+                ("batch" = (value = json!(openapi::example_task_batch()))),
             )),
     )
 )]
-async fn lease_next_task(state: State, caller: Caller, q: web::Query<NextTaskQuery>) -> Answer {
+async fn lease_next_task(
+    state: State,
+    caller: Caller,
+    q: web::Query<NextTaskQuery>,
+    take: web::Query<TakeQuery>,
+) -> Answer {
     let recipient = match &q.recipient {
         Some(r) => AgentId::parse(r).map_err(MailboxError::invalid)?,
         None => caller.sub.clone(),
     };
     let wait = wait(q.wait_ms)?;
-    let leased = state
-        .mailbox
-        .lease_next(&caller, recipient.as_str(), wait)
+    let max = take.max()?;
+    let attempt = take.attempt(|| {
+        let max = max.map_or_else(|| "one".to_owned(), |m| m.to_string());
+        format!("GET /a2a/tasks/next recipient={recipient} max={max}")
+    })?;
+    let mailbox = &state.mailbox;
+    let Some(max) = max else {
+        let leased = mailbox
+            .lease_next(&caller, recipient.as_str(), wait, attempt)
+            .await?;
+        return Ok(HttpResponse::Ok().json(leased));
+    };
+    let leased = mailbox
+        .lease_batch(&caller, recipient.as_str(), max, wait, attempt)
         .await?;
     Ok(HttpResponse::Ok().json(leased))
 }

@@ -68,11 +68,17 @@ pub fn tool(name: &str) -> Option<(Value, Value, &'static str)> {
         "next_task" => (
             object(
                 json!({"recipient": agent("Whose queue to lease from (default: yours)."),
-                    "wait_ms": wait_ms("a task")}),
+                    "wait_ms": wait_ms("a task"),
+                    "max": {"type": "integer", "minimum": 1, "maximum": 100,
+                        "description": "Lease up to this many at once (answered as a batch: \
+                            kind a2a_task_batch, leases [{task, lease}], oldest first)."}}),
                 &[],
             ),
-            answer("a2a_task_opt", &["task", "lease"]),
-            "Lease the oldest task waiting for you: the task and a lease (lease_id, attempt), or nulls when none came.",
+            json!({"type": "object",
+                "properties": {"kind": {"enum": ["a2a_task_opt", "a2a_task_batch"]}},
+                "required": ["kind"]}),
+            "Lease the oldest task waiting for you: the task and a lease (lease_id, attempt), or \
+             nulls when none came; with max, up to max tasks, each with its own lease.",
         ),
         "post_result" => (
             object(

@@ -13,7 +13,7 @@ use crate::domain::answers::{LeaseExtended, LeaseExtendedKind, TaskStatusBody, T
 use crate::domain::{free_form, AgentId, CancelRequest, HeartbeatRequest, PostResult};
 use crate::error::MailboxError;
 use crate::http::error::error_body;
-use crate::http::params::{typed, wait, ListQuery};
+use crate::http::params::{typed, wait, ListQuery, TakeQuery};
 use crate::http::state::AppState;
 use crate::http::write::read_input;
 use crate::mailbox::Author;
@@ -72,6 +72,7 @@ fn to_value<T: serde::Serialize>(v: &T) -> Result<Value, MailboxError> {
 struct Next {
     recipient: Option<String>,
     wait_ms: Option<u64>,
+    max: Option<i64>,
 }
 
 #[derive(Deserialize)]
@@ -105,10 +106,22 @@ impl ToolCall<'_> {
                     Some(r) => AgentId::parse(r).map_err(MailboxError::invalid)?,
                     None => caller.sub.clone(),
                 };
-                let leased = mailbox
-                    .lease_next(caller, recipient.as_str(), wait(q.wait_ms)?)
-                    .await?;
-                to_value(&leased)
+                let wait = wait(q.wait_ms)?;
+                let take = TakeQuery {
+                    max: q.max,
+                    attempt_id: None,
+                };
+                let Some(max) = take.max()? else {
+                    let leased = mailbox
+                        .lease_next(caller, recipient.as_str(), wait, None)
+                        .await?;
+                    return to_value(&leased);
+                };
+                to_value(
+                    &mailbox
+                        .lease_batch(caller, recipient.as_str(), max, wait, None)
+                        .await?,
+                )
             }
             "post_result" => {
                 let result: PostResult = read_input(args)?;
@@ -122,7 +135,7 @@ impl ToolCall<'_> {
             }
             "next_result" => {
                 let q: WaitArg = typed("arguments", args)?;
-                to_value(&mailbox.drain_result(caller, wait(q.wait_ms)?).await?)
+                to_value(&mailbox.drain_result(caller, wait(q.wait_ms)?, None).await?)
             }
             "get_task" => {
                 let q: TaskId = typed("arguments", args)?;

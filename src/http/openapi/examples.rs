@@ -54,12 +54,12 @@ pub fn example_post_result() -> Value {
 }
 
 /// An example as its type: a typo in an example fails the document's test.
-fn typed<T: DeserializeOwned>(example: Value) -> T {
+pub(super) fn typed<T: DeserializeOwned>(example: Value) -> T {
     serde_json::from_value(example).expect("an example reads as its type")
 }
 
 /// A typed answer as the document shows it.
-fn shown(body: impl Serialize) -> Value {
+pub(super) fn shown(body: impl Serialize) -> Value {
     serde_json::to_value(body).expect("an example serialises")
 }
 

@@ -23,6 +23,7 @@
     clippy::arithmetic_side_effects
 )]
 
+mod batch_examples;
 pub(crate) mod conventions;
 mod examples;
 mod refusals;
@@ -32,6 +33,7 @@ use utoipa::{Modify, OpenApi};
 
 use crate::error::ErrorCode;
 
+pub use batch_examples::*;
 pub use conventions::codes_named_in;
 pub use examples::*;
 pub use refusals::Refusals;

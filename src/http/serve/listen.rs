@@ -65,11 +65,14 @@ fn app(
     >,
 > {
     let injects_panics = state.panic_path.is_some();
+    // A JSON body is read up to the largest limit of any route (the batch routes'), and held to
+    // its own route's as it is read (`extract.rs`).
+    let read_limit = max_body.max(state.batch_body_bytes);
     App::new()
         .app_data(state)
         .app_data(json_config(max_body))
         .app_data(form_config(max_body))
-        .app_data(web::PayloadConfig::new(max_body))
+        .app_data(web::PayloadConfig::new(read_limit))
         .app_data(query_config())
         .app_data(path_config())
         .wrap(Condition::new(injects_panics, from_fn(inject_panic)))

@@ -7,8 +7,8 @@
 
 use crate::store::statements::{insert_task, named_sql, select_tasks, task_cols, Statements};
 use crate::store::transitions::{
-    claim_head, drain_head, expire, force_error, leased_at_birth, live, queued, requeue,
-    store_result, stored,
+    claim_head, claim_many, drain_head, drain_many, expire, force_error, leased_at_birth, live,
+    queued, requeue, store_result, stored,
 };
 
 pub(crate) static STATEMENTS: Statements = Statements {
@@ -17,6 +17,19 @@ pub(crate) static STATEMENTS: Statements = Statements {
         " RETURNING ",
         task_cols!()
     ),
+    claim_many: concat!(
+        claim_many!(
+            "$1",
+            "($2::jsonb ->> CAST(p.n - 1 AS integer))",
+            "$3",
+            "$4",
+            "$5",
+            " FOR UPDATE SKIP LOCKED"
+        ),
+        " RETURNING ",
+        task_cols!()
+    ),
+    drain_many: drain_many!("$1", "$2", "$3", " FOR UPDATE SKIP LOCKED"),
     queue_head:
         "SELECT id, sender, deadline_ms FROM tasks WHERE state = 'queued' AND recipient = $1 \
                  ORDER BY queue_seq LIMIT 1 FOR UPDATE SKIP LOCKED",
@@ -53,6 +66,9 @@ pub(crate) static STATEMENTS: Statements = Statements {
                            $2, $3, $4, $5, $6) \
                    ON CONFLICT (id) DO UPDATE SET body = excluded.body RETURNING id",
     task_for_update: select_tasks!("WHERE id = $1 FOR UPDATE"),
+    tasks_for_update: select_tasks!(
+        "WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY id FOR UPDATE"
+    ),
     store_result: store_result!("nextval('a2a_result_seq')"),
     force_error: force_error!("nextval('a2a_result_seq')"),
     requeue: requeue!("nextval('a2a_queue_seq')"),

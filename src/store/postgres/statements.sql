@@ -32,6 +32,36 @@ RETURNING id, sender, recipient, body, state, attempt, lease_id, leased_to, leas
     result_status, result_content, result_error, result_by, created_at_ms, updated_at_ms,
     canceled_by, cancel_reason, canceled_from, canceled_at_ms;
 
+-- name: claim_many
+-- $1 recipient, $2 the lease ids as a JSON array (the n-th for the n-th task taken), $3 lessee, $4
+-- now, $5 the most to take: leases the recipient's oldest live tasks, each with its lease id;
+-- answers the leased rows (in no order).
+UPDATE tasks
+SET state = 'in_flight',
+    attempt = attempt + 1,
+    lease_id = ($2::jsonb ->> CAST(p.n - 1 AS integer)),
+    leased_to = $3,
+    leased_at_ms = $4,
+    heartbeat_at_ms = $4,
+    updated_at_ms = $4
+FROM (SELECT h.id AS pid,
+    row_number() OVER (ORDER BY h.queue_seq) AS n FROM (SELECT id, queue_seq FROM tasks WHERE state = 'queued' AND recipient = $1 AND (deadline_ms IS NULL OR deadline_ms >= $4) ORDER BY queue_seq LIMIT $5 FOR UPDATE SKIP LOCKED) h) p
+WHERE tasks.id = p.pid
+RETURNING id, sender, recipient, body, state, attempt, lease_id, leased_to, leased_at_ms,
+    heartbeat_at_ms, deadline_ms, duplicate_safety, idem_key, cache_key, replayed_from,
+    result_status, result_content, result_error, result_by, created_at_ms, updated_at_ms,
+    canceled_by, cancel_reason, canceled_from, canceled_at_ms;
+
+-- name: drain_many
+-- $1 sender, $2 now, $3 the most to take: delivers the sender's oldest pending results; answers
+-- them with their FIFO positions (in no order).
+UPDATE tasks
+SET state = 'resolved',
+    updated_at_ms = $2
+WHERE id IN (SELECT id FROM tasks WHERE state = 'result_pending'
+    AND sender = $1 ORDER BY result_seq LIMIT $3 FOR UPDATE SKIP LOCKED)
+RETURNING id, result_status, result_content, result_error, result_seq;
+
 -- name: queue_head
 -- $1 recipient: the head of its queue (id, sender, deadline).
 SELECT id, sender, deadline_ms
@@ -109,6 +139,17 @@ SELECT id, sender, recipient, body, state, attempt, lease_id, leased_to, leased_
     canceled_by, cancel_reason, canceled_from, canceled_at_ms
 FROM tasks
 WHERE id = $1 FOR UPDATE;
+
+-- name: tasks_for_update
+-- $1 the ids as a JSON array: those task rows, locked as Statements::task_for_update locks one, in
+-- id order (two batches lock the rows they share in the same order).
+SELECT id, sender, recipient, body, state, attempt, lease_id, leased_to, leased_at_ms,
+    heartbeat_at_ms, deadline_ms, duplicate_safety, idem_key, cache_key, replayed_from,
+    result_status, result_content, result_error, result_by, created_at_ms, updated_at_ms,
+    canceled_by, cancel_reason, canceled_from, canceled_at_ms
+FROM tasks
+WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb))
+ORDER BY id FOR UPDATE;
 
 -- name: store_result
 -- $1 id, $2 status, $3 content, $4 error, $5 who, $6 now: stores a result.

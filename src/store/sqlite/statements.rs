@@ -5,7 +5,8 @@
 
 use crate::store::statements::{insert_task, named_sql, select_tasks, task_cols, Statements};
 use crate::store::transitions::{
-    claim_head, drain_head, expire, force_error, queued, requeue, store_result,
+    claim_head, claim_many, drain_head, drain_many, expire, force_error, queued, requeue,
+    store_result,
 };
 
 macro_rules! next_queue_seq {
@@ -25,6 +26,19 @@ pub(crate) static STATEMENTS: Statements = Statements {
         " RETURNING ",
         task_cols!()
     ),
+    claim_many: concat!(
+        claim_many!(
+            "$1",
+            "(SELECT value FROM json_each($2) WHERE key = p.n - 1)",
+            "$3",
+            "$4",
+            "$5",
+            ""
+        ),
+        " RETURNING ",
+        task_cols!()
+    ),
+    drain_many: drain_many!("$1", "$2", "$3", ""),
     queue_head:
         "SELECT id, sender, deadline_ms FROM tasks WHERE state = 'queued' AND recipient = $1 \
                  ORDER BY queue_seq LIMIT 1",
@@ -61,6 +75,7 @@ pub(crate) static STATEMENTS: Statements = Statements {
                    VALUES ($1, $2, $3, $4, $5, $6) \
                    ON CONFLICT (id) DO UPDATE SET body = excluded.body RETURNING id",
     task_for_update: select_tasks!("WHERE id = $1"),
+    tasks_for_update: select_tasks!("WHERE id IN (SELECT value FROM json_each($1)) ORDER BY id"),
     store_result: store_result!(next_result_seq!()),
     force_error: force_error!(next_result_seq!()),
     requeue: requeue!(next_queue_seq!()),

@@ -138,3 +138,21 @@ pub struct ResultBatchDrained {
     pub kind: ResultBatchKind,
     pub results: Vec<A2ATaskResult>,
 }
+
+/// `GET /a2a/tasks/next`: one leased task (without `max`), or a batch (with it).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub enum NextTasks {
+    Batch(TaskBatchLeased),
+    One(Box<super::TaskOpt>),
+}
+
+/// `GET /a2a/results/next`: one drained result (without `max`), or a batch (with it).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub enum NextResults {
+    Batch(ResultBatchDrained),
+    One(super::ResultOpt),
+}

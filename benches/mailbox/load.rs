@@ -122,7 +122,7 @@ async fn one_life(
     Ok(())
 }
 
-fn split(total: usize, parts: usize) -> Vec<usize> {
+pub(crate) fn split(total: usize, parts: usize) -> Vec<usize> {
     (0..parts)
         .map(|i| total / parts + usize::from(i < total % parts))
         .collect()
@@ -701,7 +701,7 @@ async fn send_one(i: usize, a: &Agent) -> Result<()> {
 }
 
 /// The server's Prometheus counters (`name{labels}` → value); histogram buckets left out.
-async fn scrape(a: &Agent) -> Result<Vec<(String, f64)>> {
+pub(crate) async fn scrape(a: &Agent) -> Result<Vec<(String, f64)>> {
     let text = a
         .http
         .get(format!("{}/metrics", a.base))
@@ -722,7 +722,11 @@ async fn scrape(a: &Agent) -> Result<Vec<(String, f64)>> {
 
 /// Per-task change of every server counter that moved during a phase (what the server says it
 /// did: leases, commits, group sizes... whatever it exports).
-fn metrics_delta(before: &[(String, f64)], after: &[(String, f64)], units: usize) -> Value {
+pub(crate) fn metrics_delta(
+    before: &[(String, f64)],
+    after: &[(String, f64)],
+    units: usize,
+) -> Value {
     let mut out = serde_json::Map::new();
     for (k, a) in after {
         let b = before

@@ -12,6 +12,8 @@
 
 mod authflood;
 mod batch;
+mod batches;
+mod batches_report;
 mod dashboard;
 mod db;
 mod handoff;
@@ -92,8 +94,9 @@ pub struct Args {
     /// during the measurement; without it the planner still has the empty table's statistics.
     #[arg(long)]
     pub no_vacuum_analyze_after_load: bool,
-    /// Phases to run, comma-separated: baselines,lifecycle,agents,batch,authflood,depth,peer
-    /// (`agents`: the lifecycle again, with waiting agents; `batch`: 500 single sends against one
+    /// Phases to run, comma-separated: baselines,lifecycle,batches,agents,batch,authflood,depth,
+    /// dashboard,peer (`batches`: the lifecycle's task lives 16 at a time, each request a batch;
+    /// `agents`: the lifecycle again, with waiting agents; `batch`: 500 single sends against one
     /// batch of 500; `authflood`: a sender's latency during a burst of bad tokens; `dashboard`:
     /// the operator's overview with a million tasks). Not run by default, the scale phases:
     /// `waiting` (1,024 waiting agents against the closed loop), `handoff` (send to a waiting
@@ -105,7 +108,7 @@ pub struct Args {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "baselines,lifecycle,agents,batch,authflood,depth,dashboard,peer"
+        default_value = "baselines,lifecycle,batches,agents,batch,authflood,depth,dashboard,peer"
     )]
     pub phases: Vec<String>,
     /// PostgreSQL server (the admin database is used to create and drop fresh databases).
@@ -441,6 +444,7 @@ fn smoke_check(s: &Settings, summary: &Value) -> Result<()> {
     for e in &s.engines {
         scale::smoke_checks(s, e.name(), &back["engines"][e.name()], &mut check);
         streams::smoke_check(s, e.name(), &back["engines"][e.name()], &mut check);
+        batches_report::smoke_check(s, e.name(), &back["engines"][e.name()], &mut check);
     }
     let passed = checks - failed.len();
     // A plain closing line: CI logs read it as the smoke run's verdict.
@@ -485,6 +489,15 @@ async fn run_engine(s: &Settings, engine: Engine) -> Result<Value> {
         }
     }
 
+    if s.phase("batches") {
+        out["batches"] = batches::batches(s, engine).await?;
+        if s.phase("baselines") {
+            // The phase divides by the mean of the raw-commit loops just before and after it.
+            out["baselines"]["raw_commits"]["cn_after_batches"] =
+                raw::raw_commits_again(s, engine).await?;
+        }
+    }
+
     if s.phase("agents") {
         let store = db::Store::fresh(s, engine, "agents").await?;
         let server = Server::start(s, engine, &store, "agents").await?;
@@ -524,5 +537,6 @@ async fn run_engine(s: &Settings, engine: Engine) -> Result<Value> {
         out["instances"] = instances::instances(s, engine).await?;
     }
     report::ratios(&mut out);
+    batches_report::ratios(&mut out);
     Ok(out)
 }

@@ -271,6 +271,7 @@ pub fn targets(sum: &Value) -> Value {
                 ));
             }
         }
+        crate::batches_report::targets(name, e, caveat, &mut out);
         crate::scale_report::targets(name, e, caveat, &mut out);
         crate::streams::targets(name, e, caveat, &mut out);
         crate::dashboard::targets(name, e, caveat, &mut out);
@@ -444,6 +445,8 @@ pub fn markdown(sum: &Value) -> String {
             );
         }
     }
+
+    crate::batches_report::markdown(&mut m, &engines);
 
     if engines
         .iter()

@@ -176,8 +176,9 @@ statements_struct! {
         pub upsert_audit: &'static str,
         /// `$1` id: the task row, locked against other writers until the transaction ends.
         pub task_for_update: &'static str,
-        /// `$1` the ids as a JSON array: those task rows, locked as [`Statements::task_for_update`]
-        /// locks one, in id order (two batches lock the rows they share in the same order).
+        /// `$1` the ids (a column: an array on PostgreSQL, a JSON array on SQLite): those task
+        /// rows, by the primary key, locked as [`Statements::task_for_update`] locks one, in id
+        /// order (two batches lock the rows they share in the same order).
         pub tasks_for_update: &'static str,
         /// `$1` id, `$2` status, `$3` content, `$4` error, `$5` who, `$6` now: stores a result.
         pub store_result: &'static str,

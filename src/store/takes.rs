@@ -5,7 +5,7 @@
 use sqlx::FromRow;
 
 use super::records::{Drained, TaskRow};
-use super::runner::{args, Tx};
+use super::runner::{args, Column, Tx, Val};
 use crate::error::MailboxError;
 
 type Result<T> = std::result::Result<T, MailboxError>;
@@ -45,9 +45,9 @@ impl Tx {
 
     /// The task rows of `ids` that exist, locked as [`Tx::task_for_update`] locks one.
     pub async fn tasks_for_update(&mut self, ids: &[String]) -> Result<Vec<TaskRow>> {
-        let ids = serde_json::to_string(ids).map_err(MailboxError::internal)?;
+        let ids = Val::Column(Column::Texts(ids.iter().cloned().map(Some).collect()));
         let stmt = self.sql().tasks_for_update;
-        Ok(self.fetch_all(stmt, args![ids.as_str()]).await?)
+        Ok(self.fetch_all(stmt, &[ids]).await?)
     }
 
     /// Delivers up to `max` of the sender's oldest pending results; answers them oldest first.

@@ -66,9 +66,7 @@ pub(crate) static STATEMENTS: Statements = Statements {
                            $2, $3, $4, $5, $6) \
                    ON CONFLICT (id) DO UPDATE SET body = excluded.body RETURNING id",
     task_for_update: select_tasks!("WHERE id = $1 FOR UPDATE"),
-    tasks_for_update: select_tasks!(
-        "WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY id FOR UPDATE"
-    ),
+    tasks_for_update: select_tasks!("WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE"),
     store_result: store_result!("nextval('a2a_result_seq')"),
     // The array's elements come in order from the function scan and `nextval` is taken row by
     // row as they come, before the join: the FIFO positions follow the array.

@@ -141,14 +141,15 @@ FROM tasks
 WHERE id = $1 FOR UPDATE;
 
 -- name: tasks_for_update
--- $1 the ids as a JSON array: those task rows, locked as Statements::task_for_update locks one, in
--- id order (two batches lock the rows they share in the same order).
+-- $1 the ids (a column: an array on PostgreSQL, a JSON array on SQLite): those task rows, by the
+-- primary key, locked as Statements::task_for_update locks one, in id order (two batches lock the
+-- rows they share in the same order).
 SELECT id, sender, recipient, body, state, attempt, lease_id, leased_to, leased_at_ms,
     heartbeat_at_ms, deadline_ms, duplicate_safety, idem_key, cache_key, replayed_from,
     result_status, result_content, result_error, result_by, created_at_ms, updated_at_ms,
     canceled_by, cancel_reason, canceled_from, canceled_at_ms
 FROM tasks
-WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb))
+WHERE id = ANY($1::text[])
 ORDER BY id FOR UPDATE;
 
 -- name: store_result

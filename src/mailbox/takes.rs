@@ -268,8 +268,7 @@ async fn lease_many_in(
         tx.expire(&head.id, now).await?;
         expired.push((head.sender, head.id));
     }
-    let lease_ids: Vec<String> = (0..max).map(|_| Uuid::new_v4().to_string()).collect();
-    let rows = tx.claim_many(recipient, &lease_ids, me, now).await?;
+    let rows = tx.claim_many(recipient, me, now, i64::from(max)).await?;
     if let (Some(a), false) = (attempt, rows.is_empty()) {
         let taken: Vec<_> = rows.iter().map(|r| json!([r.id, r.lease_id])).collect();
         a.record(tx, me, now, &json!(taken).to_string()).await?;

@@ -141,9 +141,9 @@ statements_struct! {
         /// `$1` recipient, `$2` lease id, `$3` lessee, `$4` now: leases the head of the
         /// recipient's queue when it is live; answers the leased row.
         pub claim_head: &'static str,
-        /// `$1` recipient, `$2` the lease ids as a JSON array (the n-th for the n-th task
-        /// taken), `$3` lessee, `$4` now, `$5` the most to take: leases the recipient's oldest
-        /// live tasks, each with its lease id; answers the leased rows (in no order).
+        /// `$1` recipient, `$2` lessee, `$3` now, `$4` the most to take: leases the recipient's
+        /// oldest live tasks, each with a new lease id; answers the leased rows with their FIFO
+        /// positions (in no order).
         pub claim_many: &'static str,
         /// `$1` sender, `$2` now, `$3` the most to take: delivers the sender's oldest pending
         /// results; answers them with their FIFO positions (in no order).

@@ -10,6 +10,14 @@ use crate::error::MailboxError;
 
 type Result<T> = std::result::Result<T, MailboxError>;
 
+/// A leased row with its FIFO position.
+#[derive(Debug, FromRow)]
+struct LeasedAt {
+    #[sqlx(flatten)]
+    row: TaskRow,
+    queue_seq: Option<i64>,
+}
+
 /// A drained result with its FIFO position.
 #[derive(Debug, FromRow)]
 struct DrainedAt {
@@ -19,28 +27,21 @@ struct DrainedAt {
 }
 
 impl Tx {
-    /// Leases up to `lease_ids.len()` of the recipient's oldest live tasks, the n-th with the
-    /// n-th lease id; answers them oldest first.
+    /// Leases up to `max` of the recipient's oldest live tasks, each with a new lease id;
+    /// answers them oldest first.
     pub async fn claim_many(
         &mut self,
         recipient: &str,
-        lease_ids: &[String],
         lessee: &str,
         now: i64,
+        max: i64,
     ) -> Result<Vec<TaskRow>> {
-        let ids = serde_json::to_string(lease_ids).map_err(MailboxError::internal)?;
-        let max = lease_ids.len() as i64;
         let stmt = self.sql().claim_many;
-        let mut rows: Vec<TaskRow> = self
-            .fetch_all(stmt, args![recipient, ids.as_str(), lessee, now, max])
+        let mut rows: Vec<LeasedAt> = self
+            .fetch_all(stmt, args![recipient, lessee, now, max])
             .await?;
-        // The n-th lease id went to the n-th oldest: their order is the queue's.
-        rows.sort_by_key(|r| {
-            r.lease_id
-                .as_ref()
-                .and_then(|l| lease_ids.iter().position(|id| id == l))
-        });
-        Ok(rows)
+        rows.sort_by_key(|r| r.queue_seq);
+        Ok(rows.into_iter().map(|r| r.row).collect())
     }
 
     /// The task rows of `ids` that exist, locked as [`Tx::task_for_update`] locks one.

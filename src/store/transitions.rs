@@ -83,27 +83,27 @@ macro_rules! claim_head {
 }
 pub(crate) use claim_head;
 
-/// `claim_many!(recipient, lease id of row n, lessee, now, max, lock)`: leases up to `max` of
-/// the oldest [`live!`] tasks of the recipient's queue, each with its own lease id (`lease id of
-/// row n`: an expression of `p.n`, the row's place 1, 2, … in queue order), without a
-/// `RETURNING`. A batch lease (`GET /a2a/tasks/next?max=`) is this one statement on both engines;
-/// `lock` as in [`claim_head!`], inside a subquery of its own (PostgreSQL numbers no rows it
-/// locks).
+/// `claim_many!(recipient, a new lease id, lessee, now, max, pick)`: leases up to `max` of the
+/// oldest [`live!`] tasks of the recipient's queue, each with a lease id of its own (`a new
+/// lease id`: an expression the engine evaluates once a row), without a `RETURNING`. A batch
+/// lease (`GET /a2a/tasks/next?max=`) is this one statement on both engines. `pick` is how the
+/// engine takes the tasks' ids: SQLite's single writer an `IN` list; PostgreSQL the ids it locks
+/// (`FOR UPDATE SKIP LOCKED`) as an array, so that one cached plan serves every execution.
 macro_rules! claim_many {
     ($recipient:literal, $lease_id:literal, $lessee:literal, $now:literal, $max:literal,
-     $lock:literal) => {
+     pick $open:literal $close:literal) => {
         concat!(
             "UPDATE tasks SET ",
             $crate::store::transitions::lease!($lease_id, $lessee, $now),
-            " FROM (SELECT h.id AS pid, row_number() OVER (ORDER BY h.queue_seq) AS n FROM \
-             (SELECT id, queue_seq FROM tasks WHERE state = 'queued' AND recipient = ",
+            " WHERE id",
+            $open,
+            "SELECT id FROM tasks WHERE state = 'queued' AND recipient = ",
             $recipient,
             " AND ",
             $crate::store::transitions::live!($now),
             " ORDER BY queue_seq LIMIT ",
             $max,
-            $lock,
-            ") h) p WHERE tasks.id = p.pid"
+            $close
         )
     };
 }
@@ -261,21 +261,23 @@ macro_rules! drain_head {
 }
 pub(crate) use drain_head;
 
-/// `drain_many!(sender, now, max, lock)`: delivers up to `max` of the sender's oldest pending
+/// `drain_many!(sender, now, max, pick)`: delivers up to `max` of the sender's oldest pending
 /// results and answers them with their FIFO position (`id, result_status, result_content,
-/// result_error, result_seq`); `lock` as in [`claim_head!`]. A batch drain
+/// result_error, result_seq`); `pick` as in [`claim_many!`]. A batch drain
 /// (`GET /a2a/results/next?max=`) is this one statement on both engines.
 macro_rules! drain_many {
-    ($sender:literal, $now:literal, $max:literal, $lock:literal) => {
+    ($sender:literal, $now:literal, $max:literal, pick $open:literal $close:literal) => {
         concat!(
             "UPDATE tasks SET ",
             $crate::store::transitions::resolved!($now),
-            " WHERE id IN (SELECT id FROM tasks WHERE state = 'result_pending' AND sender = ",
+            " WHERE id",
+            $open,
+            "SELECT id FROM tasks WHERE state = 'result_pending' AND sender = ",
             $sender,
             " ORDER BY result_seq LIMIT ",
             $max,
-            $lock,
-            ") RETURNING id, result_status, result_content, result_error, result_seq"
+            $close,
+            " RETURNING id, result_status, result_content, result_error, result_seq"
         )
     };
 }

@@ -20,16 +20,16 @@ pub(crate) static STATEMENTS: Statements = Statements {
     claim_many: concat!(
         claim_many!(
             "$1",
-            "($2::jsonb ->> CAST(p.n - 1 AS integer))",
+            "gen_random_uuid()::text",
+            "$2",
             "$3",
             "$4",
-            "$5",
-            " FOR UPDATE SKIP LOCKED"
+            pick " = ANY (ARRAY (" " FOR UPDATE SKIP LOCKED))"
         ),
-        " RETURNING ",
+        " RETURNING queue_seq, ",
         task_cols!()
     ),
-    drain_many: drain_many!("$1", "$2", "$3", " FOR UPDATE SKIP LOCKED"),
+    drain_many: drain_many!("$1", "$2", "$3", pick " = ANY (ARRAY (" " FOR UPDATE SKIP LOCKED))"),
     queue_head:
         "SELECT id, sender, deadline_ms FROM tasks WHERE state = 'queued' AND recipient = $1 \
                  ORDER BY queue_seq LIMIT 1 FOR UPDATE SKIP LOCKED",

@@ -33,21 +33,18 @@ RETURNING id, sender, recipient, body, state, attempt, lease_id, leased_to, leas
     canceled_by, cancel_reason, canceled_from, canceled_at_ms;
 
 -- name: claim_many
--- $1 recipient, $2 the lease ids as a JSON array (the n-th for the n-th task taken), $3 lessee, $4
--- now, $5 the most to take: leases the recipient's oldest live tasks, each with its lease id;
--- answers the leased rows (in no order).
+-- $1 recipient, $2 lessee, $3 now, $4 the most to take: leases the recipient's oldest live tasks,
+-- each with a new lease id; answers the leased rows with their FIFO positions (in no order).
 UPDATE tasks
 SET state = 'in_flight',
     attempt = attempt + 1,
-    lease_id = ($2::jsonb ->> CAST(p.n - 1 AS integer)),
-    leased_to = $3,
-    leased_at_ms = $4,
-    heartbeat_at_ms = $4,
-    updated_at_ms = $4
-FROM (SELECT h.id AS pid,
-    row_number() OVER (ORDER BY h.queue_seq) AS n FROM (SELECT id, queue_seq FROM tasks WHERE state = 'queued' AND recipient = $1 AND (deadline_ms IS NULL OR deadline_ms >= $4) ORDER BY queue_seq LIMIT $5 FOR UPDATE SKIP LOCKED) h) p
-WHERE tasks.id = p.pid
-RETURNING id, sender, recipient, body, state, attempt, lease_id, leased_to, leased_at_ms,
+    lease_id = gen_random_uuid()::text,
+    leased_to = $2,
+    leased_at_ms = $3,
+    heartbeat_at_ms = $3,
+    updated_at_ms = $3
+WHERE id = ANY (ARRAY (SELECT id FROM tasks WHERE state = 'queued' AND recipient = $1 AND (deadline_ms IS NULL OR deadline_ms >= $3) ORDER BY queue_seq LIMIT $4 FOR UPDATE SKIP LOCKED))
+RETURNING queue_seq, id, sender, recipient, body, state, attempt, lease_id, leased_to, leased_at_ms,
     heartbeat_at_ms, deadline_ms, duplicate_safety, idem_key, cache_key, replayed_from,
     result_status, result_content, result_error, result_by, created_at_ms, updated_at_ms,
     canceled_by, cancel_reason, canceled_from, canceled_at_ms;
@@ -58,8 +55,7 @@ RETURNING id, sender, recipient, body, state, attempt, lease_id, leased_to, leas
 UPDATE tasks
 SET state = 'resolved',
     updated_at_ms = $2
-WHERE id IN (SELECT id FROM tasks WHERE state = 'result_pending'
-    AND sender = $1 ORDER BY result_seq LIMIT $3 FOR UPDATE SKIP LOCKED)
+WHERE id = ANY (ARRAY (SELECT id FROM tasks WHERE state = 'result_pending' AND sender = $1 ORDER BY result_seq LIMIT $3 FOR UPDATE SKIP LOCKED))
 RETURNING id, result_status, result_content, result_error, result_seq;
 
 -- name: queue_head

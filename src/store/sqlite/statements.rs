@@ -27,18 +27,21 @@ pub(crate) static STATEMENTS: Statements = Statements {
         task_cols!()
     ),
     claim_many: concat!(
+        // The lease id: a new random (version 4) UUID a row, as text like every other id.
         claim_many!(
             "$1",
-            "(SELECT value FROM json_each($2) WHERE key = p.n - 1)",
+            "(lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || \
+             substr(lower(hex(randomblob(2))), 2) || '-' || substr('89ab', 1 + (random() & 3), 1) || \
+             substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6))))",
+            "$2",
             "$3",
             "$4",
-            "$5",
-            ""
+            pick " IN (" ")"
         ),
-        " RETURNING ",
+        " RETURNING queue_seq, ",
         task_cols!()
     ),
-    drain_many: drain_many!("$1", "$2", "$3", ""),
+    drain_many: drain_many!("$1", "$2", "$3", pick " IN (" ")"),
     queue_head:
         "SELECT id, sender, deadline_ms FROM tasks WHERE state = 'queued' AND recipient = $1 \
                  ORDER BY queue_seq LIMIT 1",

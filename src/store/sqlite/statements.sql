@@ -32,21 +32,19 @@ RETURNING id, sender, recipient, body, state, attempt, lease_id, leased_to, leas
     canceled_by, cancel_reason, canceled_from, canceled_at_ms;
 
 -- name: claim_many
--- $1 recipient, $2 the lease ids as a JSON array (the n-th for the n-th task taken), $3 lessee, $4
--- now, $5 the most to take: leases the recipient's oldest live tasks, each with its lease id;
--- answers the leased rows (in no order).
+-- $1 recipient, $2 lessee, $3 now, $4 the most to take: leases the recipient's oldest live tasks,
+-- each with a new lease id; answers the leased rows with their FIFO positions (in no order).
 UPDATE tasks
 SET state = 'in_flight',
     attempt = attempt + 1,
-    lease_id = (SELECT value FROM json_each($2) WHERE key = p.n - 1),
-    leased_to = $3,
-    leased_at_ms = $4,
-    heartbeat_at_ms = $4,
-    updated_at_ms = $4
-FROM (SELECT h.id AS pid,
-    row_number() OVER (ORDER BY h.queue_seq) AS n FROM (SELECT id, queue_seq FROM tasks WHERE state = 'queued' AND recipient = $1 AND (deadline_ms IS NULL OR deadline_ms >= $4) ORDER BY queue_seq LIMIT $5) h) p
-WHERE tasks.id = p.pid
-RETURNING id, sender, recipient, body, state, attempt, lease_id, leased_to, leased_at_ms,
+    lease_id = (lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || substr(lower(hex(randomblob(2))), 2) || '-' || substr('89ab', 1 + (random() & 3), 1) || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6)))),
+    leased_to = $2,
+    leased_at_ms = $3,
+    heartbeat_at_ms = $3,
+    updated_at_ms = $3
+WHERE id IN (SELECT id FROM tasks WHERE state = 'queued' AND recipient = $1
+    AND (deadline_ms IS NULL OR deadline_ms >= $3) ORDER BY queue_seq LIMIT $4)
+RETURNING queue_seq, id, sender, recipient, body, state, attempt, lease_id, leased_to, leased_at_ms,
     heartbeat_at_ms, deadline_ms, duplicate_safety, idem_key, cache_key, replayed_from,
     result_status, result_content, result_error, result_by, created_at_ms, updated_at_ms,
     canceled_by, cancel_reason, canceled_from, canceled_at_ms;

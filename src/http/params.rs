@@ -258,19 +258,26 @@ impl TakeQuery {
             .transpose()
     }
 
-    /// The take's attempt, described by its route and what it asks.
-    pub fn attempt(
+    /// `max`, and the take's attempt, described by `route` and what it asks (`max`, and the
+    /// rest of `asked`).
+    pub fn read(
         &self,
-        asked: impl FnOnce() -> String,
-    ) -> Result<Option<crate::mailbox::takes::Attempt>, MailboxError> {
-        self.attempt_id
+        route: &str,
+        asked: &str,
+    ) -> Result<(Option<u32>, Option<crate::mailbox::takes::Attempt>), MailboxError> {
+        let max = self.max()?;
+        let attempt = self
+            .attempt_id
             .as_deref()
             .map(|raw| {
                 let id = Uuid::parse_str(raw).map_err(|_| {
                     MailboxError::invalid(format!("attempt_id {raw:?} is not a UUID"))
                 })?;
-                Ok(crate::mailbox::takes::Attempt::new(id, asked()))
+                let most = max.map_or_else(|| "one".to_owned(), |m| m.to_string());
+                let asked = format!("{route}{asked} max={most}");
+                Ok::<_, MailboxError>(crate::mailbox::takes::Attempt::new(id, asked))
             })
-            .transpose()
+            .transpose()?;
+        Ok((max, attempt))
     }
 }

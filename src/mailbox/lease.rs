@@ -107,19 +107,24 @@ impl Mailbox {
                 Box::pin(async move { lease_in(tx, &c, &r).await })
             }))
             .await?;
+        self.expired(&expired);
+        Ok(match leased {
+            Some(row) => Polled::Found(self.leased(row)?),
+            None => Polled::Empty,
+        })
+    }
+
+    /// Queued tasks a claim resolved because their deadline passed (each its sender and id):
+    /// counted, and their senders, who have an error result to drain, woken.
+    pub(super) fn expired(&self, expired: &[(String, String)]) {
         self.metrics
             .add(&self.metrics.deadlines_expired, expired.len() as u64);
-        // The senders of the tasks it expired have an error result to drain.
         self.woke(&Wake::Many(
             expired
                 .iter()
                 .map(|(sender, task)| Wake::result(sender, task))
                 .collect(),
         ));
-        Ok(match leased {
-            Some(row) => Polled::Found(self.leased(row)?),
-            None => Polled::Empty,
-        })
     }
 
     /// A leased row: the task and its lease, counted; whoever follows the sender's tasks is

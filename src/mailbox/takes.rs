@@ -9,7 +9,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::longpoll::Polled;
-use super::{now_ms, Mailbox, WaitFor, Wake};
+use super::{now_ms, Mailbox, WaitFor};
 use crate::auth::Caller;
 use crate::domain::answers::{
     LeasedTask, ResultBatchDrained, ResultBatchKind, TaskBatchKind, TaskBatchLeased,
@@ -140,14 +140,7 @@ impl Mailbox {
         } else {
             self.store.transact_refusing_nothing(op).await?
         };
-        self.metrics
-            .add(&self.metrics.deadlines_expired, expired.len() as u64);
-        self.woke(&Wake::Many(
-            expired
-                .iter()
-                .map(|(sender, task)| Wake::result(sender, task))
-                .collect(),
-        ));
+        self.expired(&expired);
         if rows.is_empty() {
             return Ok(Polled::Empty);
         }

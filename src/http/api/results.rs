@@ -87,11 +87,7 @@ async fn drain_next_result(
     take: web::Query<TakeQuery>,
 ) -> Answer {
     let wait = wait(q.wait_ms)?;
-    let max = take.max()?;
-    let attempt = take.attempt(|| {
-        let max = max.map_or_else(|| "one".to_owned(), |m| m.to_string());
-        format!("GET /a2a/results/next max={max}")
-    })?;
+    let (max, attempt) = take.read("GET /a2a/results/next", "")?;
     let Some(max) = max else {
         let result = state.mailbox.drain_result(&caller, wait, attempt).await?;
         return Ok(HttpResponse::Ok().json(result));

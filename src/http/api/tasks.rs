@@ -135,11 +135,7 @@ async fn lease_next_task(
         None => caller.sub.clone(),
     };
     let wait = wait(q.wait_ms)?;
-    let max = take.max()?;
-    let attempt = take.attempt(|| {
-        let max = max.map_or_else(|| "one".to_owned(), |m| m.to_string());
-        format!("GET /a2a/tasks/next recipient={recipient} max={max}")
-    })?;
+    let (max, attempt) = take.read("GET /a2a/tasks/next", &format!(" recipient={recipient}"))?;
     let mailbox = &state.mailbox;
     let Some(max) = max else {
         let leased = mailbox

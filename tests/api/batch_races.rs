@@ -1,11 +1,14 @@
 //! Concurrent batch leases never share a task (docs/contract.md#batches): 32 workers taking 16 at
-//! a time from 10,000 tasks, across two instances on PostgreSQL.
+//! a time from 10,000 tasks, across two instances on PostgreSQL. And the batch routes' own body
+//! limit.
 
 use std::collections::HashSet;
 
 use tokio::task::JoinSet;
 
-use super::batches::{lease_batch, queue_tasks};
+use serde_json::json;
+
+use super::batches::{answer, lease_batch, queue_tasks};
 use crate::common::*;
 
 both_engines!(concurrent_batch_leases_never_share_a_task);
@@ -47,4 +50,32 @@ async fn concurrent_batch_leases_never_share_a_task(mut app: TestApp) {
     }
     assert_eq!(total, TASKS);
     assert_eq!(seen, sent, "every task leased exactly once");
+}
+
+fn small_bodies() -> AppConfig {
+    AppConfig::default()
+        .env("A2A_MAILBOX_MAX_BODY_BYTES", "4000")
+        .env("A2A_MAILBOX_BATCH_BODY_LIMIT_BYTES", "40000")
+}
+
+both_engines!(
+    batch_routes_take_bodies_up_to_their_own_limit,
+    config = small_bodies
+);
+async fn batch_routes_take_bodies_up_to_their_own_limit(app: TestApp) {
+    queue_tasks(&app, "bob", 1).await;
+    let bob = app.bob();
+    let leased = lease_batch(&app, &bob, "?max=1").await;
+    let (id, lease) = &leased[0];
+    let big = answer(id, lease, &"x".repeat(10_000));
+    assert_error(&app.post_result(&bob, &big).await, 413, "payload_too_large");
+    let r = app
+        .post("/a2a/results/batch", &bob, &json!({"results": [big]}))
+        .await;
+    assert_eq!(r.expect(200)["results"][0]["status"], 201);
+    let huge = answer(id, lease, &"x".repeat(50_000));
+    let r = app
+        .post("/a2a/results/batch", &bob, &json!({"results": [huge]}))
+        .await;
+    assert_error(&r, 413, "payload_too_large");
 }

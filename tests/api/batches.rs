@@ -1,6 +1,6 @@
 //! Leasing, answering, heartbeating and draining in batches (docs/contract.md#batches): each item
-//! as its single form, one transaction each, the whole-request refusals, attempt ids, the batch
-//! body limit. Concurrent batch leases: `batch_races.rs`.
+//! as its single form, one transaction each, the whole-request refusals, attempt ids and
+//! deadlines. Concurrent batch leases and the batch body limit: `batch_races.rs`.
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -57,7 +57,7 @@ fn assert_refused_at(r: &Resp, index: u64) {
     );
 }
 
-fn answer(id: &str, lease: &Value, text: &str) -> Value {
+pub(crate) fn answer(id: &str, lease: &Value, text: &str) -> Value {
     let mut r = result(id, "ok", text);
     r["lease_id"] = lease["lease_id"].clone();
     r
@@ -357,30 +357,36 @@ async fn a_retry_with_the_same_attempt_id_answers_the_same_leases_and_results(ap
     assert_eq!(app.get(&drain, &alice).await.expect(200), &first);
 }
 
-fn small_bodies() -> AppConfig {
-    AppConfig::default()
-        .env("A2A_MAILBOX_MAX_BODY_BYTES", "4000")
-        .env("A2A_MAILBOX_BATCH_BODY_LIMIT_BYTES", "40000")
-}
-
-both_engines!(
-    batch_routes_take_bodies_up_to_their_own_limit,
-    config = small_bodies
-);
-async fn batch_routes_take_bodies_up_to_their_own_limit(app: TestApp) {
-    queue_tasks(&app, "bob", 1).await;
-    let bob = app.bob();
-    let leased = lease_batch(&app, &bob, "?max=1").await;
-    let (id, lease) = &leased[0];
-    let big = answer(id, lease, &"x".repeat(10_000));
-    assert_error(&app.post_result(&bob, &big).await, 413, "payload_too_large");
-    let r = app
-        .post("/a2a/results/batch", &bob, &json!({"results": [big]}))
-        .await;
-    assert_eq!(r.expect(200)["results"][0]["status"], 201);
-    let huge = answer(id, lease, &"x".repeat(50_000));
-    let r = app
-        .post("/a2a/results/batch", &bob, &json!({"results": [huge]}))
-        .await;
-    assert_error(&r, 413, "payload_too_large");
+both_engines!(a_batch_lease_never_takes_an_expired_task);
+async fn a_batch_lease_never_takes_an_expired_task(app: TestApp) {
+    let (alice, bob) = (app.alice(), app.bob());
+    let due = |at: u64| {
+        let mut t = task("alice", "bob");
+        t["deadline_ms"] = json!(at);
+        t
+    };
+    // An expired head, a live task, an expired one behind it, another live one.
+    let head = app.send_ok(&alice, &due(now_ms() - 5_000)).await;
+    let live = app.send_ok(&alice, &due(now_ms() + 3_600_000)).await;
+    let behind = app.send_ok(&alice, &due(now_ms() - 5_000)).await;
+    let last = app.send_ok(&alice, &task("alice", "bob")).await;
+    let leased = lease_batch(&app, &bob, "?max=10").await;
+    let got: Vec<&str> = leased.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(
+        got,
+        vec![live.as_str(), last.as_str()],
+        "expired tasks are never leased"
+    );
+    // The expired head was answered with the deadline error; the one behind stays queued until
+    // it reaches the head, and is never leased.
+    let drained = app.drain(&alice).await.expect("the deadline error");
+    assert_eq!(
+        (
+            drained["task_id"].as_str(),
+            drained["error_message"].as_str()
+        ),
+        (Some(head.as_str()), Some("deadline exceeded"))
+    );
+    assert!(lease_batch(&app, &bob, "?max=10").await.is_empty());
+    assert_eq!(app.status_ok(&behind).await["state"], "result_pending");
 }

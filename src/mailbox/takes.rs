@@ -22,6 +22,7 @@ use crate::store::{TaskRow, Tx};
 pub const ATTEMPT_WINDOW_MS: i64 = 5 * 60 * 1000;
 
 /// A take's attempt id: its record's key (per caller) and what the take asked.
+#[derive(Clone)]
 pub struct Attempt {
     key: String,
     fingerprint: String,
@@ -127,10 +128,7 @@ impl Mailbox {
         }
         let me = caller.sub.to_string();
         let r = recipient.to_owned();
-        let key = attempt.map(|a| Attempt {
-            key: a.key.clone(),
-            fingerprint: a.fingerprint.clone(),
-        });
+        let key = attempt.cloned();
         let op: crate::store::Op<_> = Box::new(move |tx| {
             Box::pin(async move { lease_many_in(tx, &me, &r, max, key.as_ref()).await })
         });
@@ -210,10 +208,7 @@ impl Mailbox {
             return Ok(Polled::Empty);
         }
         let who = me.to_owned();
-        let key = attempt.map(|a| Attempt {
-            key: a.key.clone(),
-            fingerprint: a.fingerprint.clone(),
-        });
+        let key = attempt.cloned();
         let op: crate::store::Op<_> = Box::new(move |tx| {
             Box::pin(async move {
                 let now = now_ms();

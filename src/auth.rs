@@ -1,21 +1,29 @@
-//! JWT verification (here) and capability matching (`capabilities.rs`,
-//! docs/contract.md#capabilities).
+//! JWT verification (here; its keys in `keys.rs` and `jwks.rs`, what the claims mean in
+//! `claims.rs`) and capability matching (`capabilities.rs`, docs/contract.md#capabilities).
 //!
 //! The caller's identity is the token subject, so every capability is bound to the calling peer.
 
 mod capabilities;
+mod claims;
+pub mod jwks;
+mod keys;
 mod reason;
 mod verified;
 pub use capabilities::{cap_error, Caller, CapCheck, CapEntry, ScopeCtx, LEEWAY_SECS, OPERATOR};
+pub use claims::ClaimNames;
+pub use keys::Keys;
 pub use reason::AuthReason;
 
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use jsonwebtoken::{Algorithm, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use crate::domain::AgentId;
 use crate::error::MailboxError;
+use keys::Picked;
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Claims {
@@ -39,41 +47,68 @@ pub fn refused(reason: AuthReason, message: impl Into<String>) -> Refused {
     (reason, MailboxError::unauthenticated(message))
 }
 
-/// How tokens are verified.
+/// What a token must say to be accepted, besides its signature.
+#[derive(Clone, Debug, Default)]
+pub struct TokenRules {
+    /// When set, the token's `aud` must name one of these.
+    pub audience: Option<Vec<String>>,
+    /// When not empty, the token's `iss` must be one of these.
+    pub issuers: Vec<String>,
+    pub claims: ClaimNames,
+}
+
+/// How tokens are verified: the process's keys, the rules of the surface it guards, and the
+/// tokens it verified already.
 pub struct Verifier {
-    key: DecodingKey,
-    validation: Validation,
+    keys: Arc<Keys>,
+    rules: TokenRules,
+    /// One validation per algorithm a key may verify.
+    validations: Vec<(Algorithm, Validation)>,
     verified: verified::Verified,
 }
 
+/// What a full check made of a token: a caller, a refusal, or the need to fetch the identity
+/// provider's keys first.
+enum Checked {
+    Done(Result<(Caller, u64), Refused>),
+    UnknownKey(Box<Header>),
+}
+
 impl Verifier {
-    pub fn new(
-        alg: Algorithm,
-        key: DecodingKey,
-        audience: Option<&str>,
-        issuer: Option<&str>,
-    ) -> Verifier {
-        let mut validation = Validation::new(alg);
-        let mut required = vec!["exp", "sub"];
-        validation.leeway = LEEWAY_SECS;
-        validation.validate_nbf = true;
-        match audience {
-            Some(aud) => {
-                validation.set_audience(&[aud]);
-                required.push("aud");
-            }
-            None => validation.validate_aud = false,
-        }
-        if let Some(iss) = issuer {
-            validation.set_issuer(&[iss]);
-            required.push("iss");
-        }
-        validation.set_required_spec_claims(&required);
+    pub fn new(keys: Arc<Keys>, rules: TokenRules) -> Verifier {
+        let validations = [
+            Algorithm::HS256,
+            Algorithm::RS256,
+            Algorithm::ES256,
+            Algorithm::EdDSA,
+        ]
+        .into_iter()
+        .map(|alg| (alg, validation(alg, &rules)))
+        .collect();
         Verifier {
-            key,
-            validation,
+            keys,
+            rules,
+            validations,
             verified: verified::Verified::default(),
         }
+    }
+
+    /// A verifier with the same keys and rules that accepts only tokens for `audience` (the MCP
+    /// endpoint as an OAuth resource server).
+    pub fn for_audience(&self, audience: &str) -> Verifier {
+        let rules = TokenRules {
+            audience: Some(vec![audience.to_owned()]),
+            ..self.rules.clone()
+        };
+        Verifier::new(self.keys.clone(), rules)
+    }
+
+    pub fn keys(&self) -> &Keys {
+        &self.keys
+    }
+
+    pub fn rules(&self) -> &TokenRules {
+        &self.rules
     }
 
     pub fn verify(&self, token: &str) -> Result<Caller, Refused> {
@@ -81,42 +116,115 @@ impl Verifier {
     }
 
     /// [`Verifier::verify`], and when the token expires (`exp`, epoch seconds). A token that
-    /// passed every check before is answered from memory until it expires (`verified.rs`).
+    /// passed every check before is answered from memory until it expires, or until a key is
+    /// withdrawn (`verified.rs`). A token naming a key the identity provider's set lacks is
+    /// refused here; [`Verifier::verify_fetching`] fetches the set first.
     pub fn verify_expiring(&self, token: &str) -> Result<(Caller, u64), Refused> {
-        if let Some(known) = self.verified.get(token, now_secs(), self.validation.leeway) {
-            return Ok(known);
+        match self.check(token) {
+            Checked::Done(outcome) => outcome,
+            Checked::UnknownKey(header) => Err(Keys::unknown_key(&header)),
         }
-        let data =
-            jsonwebtoken::decode::<Claims>(token, &self.key, &self.validation).map_err(|e| {
-                let reason = AuthReason::of(e.kind());
-                refused(
-                    reason,
-                    format!("invalid bearer token: {}", reason.describe()),
-                )
-            })?;
-        let sub = AgentId::parse(&data.claims.sub).map_err(|e| {
-            refused(
-                AuthReason::BadSubject,
-                format!("invalid token subject: {e}"),
-            )
-        })?;
-        if data.header.crit.is_some() {
+    }
+
+    /// Whether a refusal is one that fetching the identity provider's keys could change.
+    pub fn may_fetch(&self, refusal: &Refused) -> bool {
+        refusal.0 == AuthReason::UnknownKey && self.keys.jwks.is_some()
+    }
+
+    /// [`Verifier::verify_expiring`], fetching the identity provider's keys first when the token
+    /// names one the set lacks (at most once per `jwks::UNKNOWN_KID_PAUSE`).
+    pub async fn verify_fetching(&self, token: &str) -> Result<(Caller, u64), Refused> {
+        if let (Checked::UnknownKey(_), Some(jwks)) = (self.check(token), &self.keys.jwks) {
+            jwks.fetch_for_unknown_kid().await;
+        }
+        self.verify_expiring(token)
+    }
+
+    fn check(&self, token: &str) -> Checked {
+        let generation = self.keys.generation();
+        let now = now_secs();
+        if let Some(known) = self.verified.get(token, now, LEEWAY_SECS, generation) {
+            return Checked::Done(Ok(known));
+        }
+        let header = match jsonwebtoken::decode_header(token) {
+            Ok(h) => h,
+            Err(e) => return Checked::Done(Err(invalid(e.kind()))),
+        };
+        if header.crit.is_some() {
             // RFC 7515 §4.1.11: a token whose header names extensions the recipient must
             // understand is refused by one that understands none.
-            return Err(refused(
+            return Checked::Done(Err(refused(
                 AuthReason::Malformed,
                 "invalid bearer token: its header lists critical extensions (crit), and this \
                  service understands none",
-            ));
+            )));
         }
-        let caller = Caller {
-            sub,
-            caps: data.claims.caps,
-            exp: Some(data.claims.exp),
+        let decoded = self.keys.with_key(&header, |alg, key| {
+            let validation = self
+                .validations
+                .iter()
+                .find_map(|(a, v)| (*a == alg).then_some(v))?;
+            Some(jsonwebtoken::decode::<Map<String, Value>>(
+                token, key, validation,
+            ))
+        });
+        let data = match decoded {
+            Ok(Picked::UnknownKey) => return Checked::UnknownKey(Box::new(header)),
+            Err(refusal) => return Checked::Done(Err(refusal)),
+            Ok(Picked::Checked(None)) => {
+                return Checked::Done(Err(refused(
+                    AuthReason::WrongAlgorithm,
+                    AuthReason::WrongAlgorithm.describe(),
+                )))
+            }
+            Ok(Picked::Checked(Some(Err(e)))) => return Checked::Done(Err(invalid(e.kind()))),
+            Ok(Picked::Checked(Some(Ok(data)))) => data,
         };
-        self.verified.keep(token, &caller, data.claims.exp);
-        Ok((caller, data.claims.exp))
+        // `exp` is required and numeric: the validation checked it.
+        let exp = data
+            .claims
+            .get("exp")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0) as u64;
+        let outcome = self.rules.claims.caller(&data.claims, exp);
+        if let Ok(caller) = &outcome {
+            self.verified.keep(token, caller, exp, generation);
+        }
+        Checked::Done(outcome.map(|caller| (caller, exp)))
     }
+}
+
+/// The validation of tokens of `alg` under `rules`.
+fn validation(alg: Algorithm, rules: &TokenRules) -> Validation {
+    let mut validation = Validation::new(alg);
+    let mut required = vec!["exp"];
+    if rules.claims.subject == "sub" {
+        required.push("sub");
+    }
+    validation.leeway = LEEWAY_SECS;
+    validation.validate_nbf = true;
+    match &rules.audience {
+        Some(aud) => {
+            validation.set_audience(aud);
+            required.push("aud");
+        }
+        None => validation.validate_aud = false,
+    }
+    if !rules.issuers.is_empty() {
+        validation.set_issuer(&rules.issuers);
+        required.push("iss");
+    }
+    validation.set_required_spec_claims(&required);
+    validation
+}
+
+/// The refusal of a token the verifier found fault with.
+fn invalid(kind: &jsonwebtoken::errors::ErrorKind) -> Refused {
+    let reason = AuthReason::of(kind);
+    refused(
+        reason,
+        format!("invalid bearer token: {}", reason.describe()),
+    )
 }
 
 pub fn now_secs() -> u64 {

@@ -4,17 +4,17 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{bail, Context};
-use clap::Args;
-use jsonwebtoken::{Algorithm, DecodingKey};
-
-use crate::auth::Verifier;
 use crate::domain::{free_form, Validate};
 use crate::mailbox::retry::RetryPolicy;
 use crate::mailbox::MailboxConfig;
 use crate::server::Scheduler;
+use anyhow::{bail, Context};
+use clap::Args;
 
 pub use crate::store::DEFAULT_DATABASE_URL;
+
+pub mod identity;
+pub use identity::{JwtArgs, McpArgs};
 
 /// The largest value of every `_MS` setting (docs/configuration.md): 100 years of 365 days.
 /// Far beyond any sensible window or wait, and small enough that no deadline, and no instant
@@ -68,28 +68,6 @@ impl DbArgs {
     }
 }
 
-#[derive(Args, Debug, Clone)]
-pub struct JwtArgs {
-    /// HS256 secret: the raw bytes of this string.
-    #[arg(long, env = "A2A_MAILBOX_JWT_SECRET", hide_env_values = true)]
-    pub jwt_secret: Option<String>,
-    /// A file holding the HS256 secret (a trailing newline is ignored).
-    #[arg(long, env = "A2A_MAILBOX_JWT_SECRET_FILE")]
-    pub jwt_secret_file: Option<PathBuf>,
-    /// Verification algorithm: HS256 (secret), or RS256 / ES256 / EdDSA with --jwt-public-key-file.
-    #[arg(long, env = "A2A_MAILBOX_JWT_ALGORITHM", default_value = "HS256")]
-    pub jwt_algorithm: String,
-    /// PEM public key for RS256 / ES256 / EdDSA.
-    #[arg(long, env = "A2A_MAILBOX_JWT_PUBLIC_KEY_FILE")]
-    pub jwt_public_key_file: Option<PathBuf>,
-    /// When set, tokens must carry this `aud`; when unset, tokens without `aud` are accepted.
-    #[arg(long, env = "A2A_MAILBOX_JWT_AUDIENCE")]
-    pub jwt_audience: Option<String>,
-    /// When set, tokens must carry this `iss`.
-    #[arg(long, env = "A2A_MAILBOX_JWT_ISSUER")]
-    pub jwt_issuer: Option<String>,
-}
-
 /// Where `serve --dev` keeps its generated secret: next to the SQLite file, or in the working
 /// directory for PostgreSQL.
 pub fn dev_secret_path(database_url: &str) -> PathBuf {
@@ -100,60 +78,6 @@ pub fn dev_secret_path(database_url: &str) -> PathBuf {
             PathBuf::from(s)
         }
         None => PathBuf::from("a2a-mailbox-dev.jwt-secret"),
-    }
-}
-
-impl JwtArgs {
-    /// The configured HS256 secret, if any (flag, environment, or secret file).
-    pub fn configured_secret(&self) -> anyhow::Result<Option<Vec<u8>>> {
-        if let Some(s) = &self.jwt_secret {
-            if s.is_empty() {
-                bail!("A2A_MAILBOX_JWT_SECRET is set but empty");
-            }
-            return Ok(Some(s.as_bytes().to_vec()));
-        }
-        if let Some(path) = &self.jwt_secret_file {
-            return read_secret_file(path).map(Some);
-        }
-        Ok(None)
-    }
-
-    pub fn algorithm(&self) -> anyhow::Result<Algorithm> {
-        Ok(match self.jwt_algorithm.to_ascii_uppercase().as_str() {
-            "HS256" => Algorithm::HS256,
-            "RS256" => Algorithm::RS256,
-            "ES256" => Algorithm::ES256,
-            "EDDSA" => Algorithm::EdDSA,
-            other => bail!("unsupported --jwt-algorithm {other}: use HS256, RS256, ES256 or EdDSA"),
-        })
-    }
-
-    pub fn verifier(&self, secret: Option<&[u8]>) -> anyhow::Result<Verifier> {
-        let alg = self.algorithm()?;
-        let key = match alg {
-            Algorithm::HS256 => DecodingKey::from_secret(
-                secret.context("HS256 needs a secret (A2A_MAILBOX_JWT_SECRET)")?,
-            ),
-            _ => {
-                let path = self
-                    .jwt_public_key_file
-                    .as_ref()
-                    .context("RS256/ES256/EdDSA need --jwt-public-key-file (A2A_MAILBOX_JWT_PUBLIC_KEY_FILE)")?;
-                let pem = std::fs::read(path)
-                    .with_context(|| format!("reading public key {}", path.display()))?;
-                match alg {
-                    Algorithm::RS256 => DecodingKey::from_rsa_pem(&pem)?,
-                    Algorithm::ES256 => DecodingKey::from_ec_pem(&pem)?,
-                    _ => DecodingKey::from_ed_pem(&pem)?,
-                }
-            }
-        };
-        Ok(Verifier::new(
-            alg,
-            key,
-            self.jwt_audience.as_deref(),
-            self.jwt_issuer.as_deref(),
-        ))
     }
 }
 

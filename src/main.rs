@@ -10,7 +10,7 @@ use tracing_subscriber::EnvFilter;
 use a2a_mailbox::auth::{mint_hs256, CapEntry};
 use a2a_mailbox::cli;
 use a2a_mailbox::config::{
-    dev_secret_path, duration_setting, read_secret_file, DbArgs, JwtArgs, MailboxArgs,
+    dev_secret_path, duration_setting, read_secret_file, DbArgs, JwtArgs, MailboxArgs, McpArgs,
     SchedulerArgs,
 };
 use a2a_mailbox::server::{serve, ServerSettings};
@@ -35,6 +35,9 @@ enum Command {
     Migrate(MigrateArgs),
     /// Mint an HS256 token from the configured secret.
     Token(TokenArgs),
+    /// Show what the service makes of a token (its agent id and capabilities, or why it is
+    /// refused), configured as `serve` would be: for setting up an identity provider.
+    CheckToken(Box<cli::CheckTokenArgs>),
     /// Show queued tasks, in-flight leases and pending results of a running server.
     Status(cli::StatusArgs),
     /// Requeue an in-flight task (stating the duplicate-work risk).
@@ -59,6 +62,8 @@ struct ServeArgs {
     db: DbArgs,
     #[command(flatten)]
     jwt: JwtArgs,
+    #[command(flatten)]
+    mcp: McpArgs,
     #[command(flatten)]
     mailbox: MailboxArgs,
     #[command(flatten)]
@@ -232,14 +237,14 @@ async fn run_serve(a: ServeArgs) -> anyhow::Result<()> {
                 DEV_OPERATOR_CAPS.iter().map(|c| CapEntry::Action(c.to_string())).collect(),
                 7 * 86_400,
                 a.jwt.jwt_audience.clone(),
-                a.jwt.jwt_issuer.clone(),
+                a.jwt.first_issuer(),
             )?;
             eprintln!(
                 "dev mode: operator token (7 days; mint others with `a2a-mailbox token --sub NAME --cap ACTION`):\n{token}"
             );
             Some(s)
         }
-        None if a.jwt.algorithm()? != jsonwebtoken::Algorithm::HS256 => None,
+        None if a.jwt.needs_no_secret()? => None,
         None => bail!(
             "no JWT secret is configured, so no request could be authenticated.\n\
              Set one, e.g.\n  export A2A_MAILBOX_JWT_SECRET=\"$(head -c 32 /dev/urandom | base64)\"\n\
@@ -248,12 +253,14 @@ async fn run_serve(a: ServeArgs) -> anyhow::Result<()> {
         ),
     };
     let verifier = a.jwt.verifier(secret.as_deref())?;
+    let mcp_resource = a.mcp.resource(&a.jwt.issuers())?;
     serve(ServerSettings {
         database_url: a.db.database_url.clone(),
         binds: a.bind.0,
         unix_mode: a.unix_mode,
         pool,
         verifier,
+        mcp_resource,
         mailbox,
         max_body_bytes: a.max_body_bytes,
         batch_body_bytes: a.batch_body_bytes,
@@ -301,8 +308,8 @@ fn run_token(a: TokenArgs) -> anyhow::Result<()> {
         &a.sub,
         parse_caps(&a.caps)?,
         parse_ttl(&a.ttl)?,
-        a.jwt.jwt_audience,
-        a.jwt.jwt_issuer,
+        a.jwt.jwt_audience.clone(),
+        a.jwt.first_issuer(),
     )?;
     println!("{token}");
     Ok(())
@@ -349,6 +356,7 @@ fn main() -> std::process::ExitCode {
                     Command::Tasks(a) => print(cli::tasks(a).await),
                     Command::Children(a) => print(cli::children(a).await),
                     Command::Compact(a) => print(cli::compact(a).await),
+                    Command::CheckToken(a) => print(cli::check_token(*a).await),
                     Command::Token(_) => unreachable!("handled above"),
                 }
             })

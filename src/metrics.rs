@@ -14,6 +14,18 @@ mod throughput;
 pub use depth::{DepthMinute, Depths};
 pub use throughput::{Counts, Minute, Throughput, MINUTES};
 
+/// Appends the identity provider's key-set fetches (`auth/jwks.rs`): those that succeeded and
+/// those that failed.
+pub fn render_jwks(out: &mut String, (ok, failed): (u64, u64)) {
+    let name = "a2a_jwks_fetches_total";
+    let _ = writeln!(
+        out,
+        "# HELP {name} Fetches of the identity provider's JWKS, by outcome.\n# TYPE {name} counter"
+    );
+    let _ = writeln!(out, "{name}{{outcome=\"ok\"}} {ok}");
+    let _ = writeln!(out, "{name}{{outcome=\"error\"}} {failed}");
+}
+
 /// Upper bounds (seconds) of the request latency buckets.
 const BUCKETS: [f64; 12] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,

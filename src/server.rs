@@ -23,6 +23,8 @@ pub struct ServerSettings {
     pub unix_mode: u32,
     pub pool: PoolSettings,
     pub verifier: Verifier,
+    /// The MCP endpoint as an OAuth resource server (`A2A_MAILBOX_MCP_RESOURCE`).
+    pub mcp_resource: Option<crate::config::identity::McpResource>,
     pub mailbox: MailboxConfig,
     pub max_body_bytes: usize,
     /// The largest body a batch route takes.
@@ -95,10 +97,21 @@ pub async fn serve(s: ServerSettings) -> anyhow::Result<()> {
         // Every request runs on the one worker: the lane runs there too.
         store.start_on_http_worker();
     }
+    if let Some(jwks) = &s.verifier.keys().jwks {
+        // Not fatal: an identity provider that is down at start-up is asked again at the first
+        // token it signed, and at every refresh.
+        jwks.fetch().await;
+        jwks.spawn_refresher();
+    }
+    let mcp_resource = s.mcp_resource.map(|resource| http::McpResource {
+        verifier: s.verifier.for_audience(&resource.resource),
+        settings: resource,
+    });
     let max_body = s.max_body_bytes;
     let state = web::Data::new(Arc::new(AppState {
         mailbox,
         verifier: s.verifier,
+        mcp_resource,
         max_body_bytes: max_body,
         batch_body_bytes: s.batch_body_bytes,
         scheduler_policy: s.scheduler.policy,

@@ -14,12 +14,13 @@ pub enum AuthReason {
     WrongIssuer,
     MissingClaim,
     BadSubject,
+    UnknownKey,
     Invalid,
 }
 
 impl AuthReason {
     /// Every reason's slug, in the order of the variants (`reason as usize`).
-    pub const SLUGS: [&'static str; 11] = [
+    pub const SLUGS: [&'static str; 12] = [
         AuthReason::Missing.slug(),
         AuthReason::Malformed.slug(),
         AuthReason::Expired.slug(),
@@ -30,6 +31,7 @@ impl AuthReason {
         AuthReason::WrongIssuer.slug(),
         AuthReason::MissingClaim.slug(),
         AuthReason::BadSubject.slug(),
+        AuthReason::UnknownKey.slug(),
         AuthReason::Invalid.slug(),
     ];
 
@@ -45,6 +47,7 @@ impl AuthReason {
             AuthReason::WrongIssuer => "wrong_issuer",
             AuthReason::MissingClaim => "missing_claim",
             AuthReason::BadSubject => "bad_subject",
+            AuthReason::UnknownKey => "unknown_key",
             AuthReason::Invalid => "invalid",
         }
     }
@@ -69,6 +72,9 @@ impl AuthReason {
                 "the token lacks a required claim (sub and exp are required)"
             }
             AuthReason::BadSubject => "the token's subject (sub) is not a valid agent id",
+            AuthReason::UnknownKey => {
+                "the token's key (kid) is not among the identity provider's keys"
+            }
             AuthReason::Invalid => "the token was refused",
         }
     }

@@ -50,6 +50,8 @@ struct TokenTable {
     arena: Box<[u8]>,
     used: usize,
     kept: usize,
+    /// The key generation the kept tokens were verified under (`Keys::generation`).
+    generation: u64,
 }
 
 pub(super) struct Verified {
@@ -66,17 +68,26 @@ impl Default for Verified {
                 arena: vec![0; ARENA].into_boxed_slice(),
                 used: 0,
                 kept: 0,
+                generation: 0,
             }),
         }
     }
 }
 
 impl Verified {
-    /// The caller of `token` and its `exp`, if it was kept and is still valid at `now` (epoch
-    /// seconds) with `leeway` seconds of grace.
-    pub(super) fn get(&self, token: &str, now: u64, leeway: u64) -> Option<(Caller, u64)> {
+    /// The caller of `token` and its `exp`, if it was kept under the keys of `generation` and
+    /// is still valid at `now` (epoch seconds) with `leeway` seconds of grace. A new generation
+    /// (a key was withdrawn) empties the set.
+    pub(super) fn get(
+        &self,
+        token: &str,
+        now: u64,
+        leeway: u64,
+        generation: u64,
+    ) -> Option<(Caller, u64)> {
         let hash = self.hasher.hash_one(token.as_bytes());
-        let table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        table.enter(generation);
         let slot = table.find(hash, token.as_bytes()).ok()?;
         if slot.exp.saturating_add(leeway) < now {
             return None;
@@ -87,8 +98,8 @@ impl Verified {
         Some((caller, slot.exp))
     }
 
-    /// Keeps a token that passed every check.
-    pub(super) fn keep(&self, token: &str, caller: &Caller, exp: u64) {
+    /// Keeps a token that passed every check with the keys of `generation`.
+    pub(super) fn keep(&self, token: &str, caller: &Caller, exp: u64, generation: u64) {
         let mut encoded = Vec::with_capacity(256);
         encode(caller, &mut encoded);
         if token.is_empty() || token.len().saturating_add(encoded.len()) > LARGEST {
@@ -96,7 +107,9 @@ impl Verified {
         }
         let hash = self.hasher.hash_one(token.as_bytes());
         let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
-        table.keep(hash, token.as_bytes(), &encoded, exp);
+        if table.generation == generation {
+            table.keep(hash, token.as_bytes(), &encoded, exp);
+        }
     }
 
     #[cfg(test)]
@@ -106,6 +119,20 @@ impl Verified {
 }
 
 impl TokenTable {
+    /// Empties the table when the keys changed since its tokens were kept.
+    fn enter(&mut self, generation: u64) {
+        if self.generation != generation {
+            self.empty();
+            self.generation = generation;
+        }
+    }
+
+    fn empty(&mut self) {
+        self.slots.fill(Slot::default());
+        self.used = 0;
+        self.kept = 0;
+    }
+
     /// The slot keeping `token`, or else the index of the first free slot it may take (if any).
     fn find(&self, hash: u64, token: &[u8]) -> Result<Slot, Option<usize>> {
         for probe in 0..PROBES {
@@ -136,9 +163,7 @@ impl TokenTable {
     fn keep(&mut self, hash: u64, token: &[u8], caller: &[u8], exp: u64) -> Option<()> {
         let size = token.len().checked_add(caller.len())?;
         if self.used.saturating_add(size) > ARENA || self.kept >= SLOTS / 4 * 3 {
-            self.slots.fill(Slot::default());
-            self.used = 0;
-            self.kept = 0;
+            self.empty();
         }
         // `None` if kept already, or if every slot it may take is taken.
         let free = self.find(hash, token).err()??;

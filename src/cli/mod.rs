@@ -6,6 +6,7 @@
 
 mod args;
 mod cancel;
+mod check_token;
 mod compact;
 mod repair;
 mod retry;
@@ -14,6 +15,7 @@ mod tasks;
 
 pub use args::ClientArgs;
 pub use cancel::{cancel, CancelArgs};
+pub use check_token::{check_token, CheckTokenArgs};
 pub use compact::{compact, CompactArgs};
 pub use repair::{force_error, requeue, ForceErrorArgs, RequeueArgs};
 pub use retry::{retry_stale, RetryStaleArgs};

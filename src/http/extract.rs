@@ -10,8 +10,8 @@ use actix_web::error::{
 use actix_web::{dev::Payload, mime, web, FromRequest, HttpMessage, HttpRequest};
 use serde_json::Value;
 
-use super::state::State;
-use crate::auth::{refused, AuthReason, Caller, Refused};
+use super::state::{AppState, State};
+use crate::auth::{refused, AuthReason, Caller, Refused, Verifier};
 use crate::domain::free_form::{DEFAULT_MAX_JSON_DEPTH, ENVELOPE_DEPTH};
 use crate::error::{ErrorCode, MailboxError};
 
@@ -20,27 +20,57 @@ pub type Late<T> = LocalBoxFuture<'static, Result<T, MailboxError>>;
 
 impl FromRequest for Caller {
     type Error = MailboxError;
-    type Future = Either<Ready<Result<Caller, MailboxError>>, Late<Caller>>;
+    type Future = CallerFuture;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let Some(state) = req.app_data::<State>() else {
-            return Either::Left(ready(Err(MailboxError::internal(
-                "application state missing",
-            ))));
+        caller_of(req, |state| &state.verifier)
+    }
+}
+
+/// The caller of a request, now or late.
+pub type CallerFuture = Either<Ready<Result<Caller, MailboxError>>, Late<Caller>>;
+
+/// The caller of a request, its token verified by the verifier `pick` chooses. A token that
+/// names a key the identity provider's set lacks is answered once the set was fetched again
+/// (`auth/jwks.rs`). A refused token is counted in memory and audited at most once per client
+/// address and minute (docs/contract.md#audit): it costs no database write of its own; past the
+/// address's budget it is answered late (`auth_failures`).
+pub fn caller_of(req: &HttpRequest, pick: fn(&AppState) -> &Verifier) -> CallerFuture {
+    let Some(state) = req.app_data::<State>() else {
+        return Either::Left(ready(Err(MailboxError::internal(
+            "application state missing",
+        ))));
+    };
+    let refuse =
+        |(reason, e): Refused| match state.mailbox.auth_failed(&client_address(req), reason) {
+            None => Either::Left(ready(Err(e))),
+            Some(late) => Either::Right(Box::pin(async move {
+                tokio::time::sleep(late).await;
+                Err(e)
+            }) as Late<Caller>),
         };
-        match authenticate(req, state) {
-            Ok(caller) => Either::Left(ready(Ok(caller))),
-            // Counted in memory, audited at most once per client address and minute
-            // (docs/contract.md#audit): a refused token costs no database write of its own; past
-            // the address's budget it is answered late (`auth_failures`).
-            Err((reason, e)) => match state.mailbox.auth_failed(&client_address(req), reason) {
-                None => Either::Left(ready(Err(e))),
-                Some(late) => Either::Right(Box::pin(async move {
-                    tokio::time::sleep(late).await;
-                    Err(e)
-                })),
-            },
+    let token = match bearer(req) {
+        Ok(token) => token,
+        Err(refusal) => return refuse(refusal),
+    };
+    let verifier = pick(state);
+    match verifier.verify(token) {
+        Ok(caller) => Either::Left(ready(Ok(caller))),
+        Err(refusal) if verifier.may_fetch(&refusal) => {
+            let (state, token, address) = (state.clone(), token.to_owned(), client_address(req));
+            Either::Right(Box::pin(async move {
+                match pick(&state).verify_fetching(&token).await {
+                    Ok((caller, _)) => Ok(caller),
+                    Err((reason, e)) => {
+                        if let Some(late) = state.mailbox.auth_failed(&address, reason) {
+                            tokio::time::sleep(late).await;
+                        }
+                        Err(e)
+                    }
+                }
+            }))
         }
+        Err(refusal) => refuse(refusal),
     }
 }
 
@@ -52,12 +82,13 @@ pub(crate) fn client_address(req: &HttpRequest) -> String {
     )
 }
 
-fn authenticate(req: &HttpRequest, state: &State) -> Result<Caller, Refused> {
+/// The bearer token of a request.
+fn bearer(req: &HttpRequest) -> Result<&str, Refused> {
     let header = req
         .headers()
         .get(actix_web::http::header::AUTHORIZATION)
         .ok_or_else(|| refused(AuthReason::Missing, "missing Authorization: Bearer <token>"))?;
-    let token = header
+    header
         .to_str()
         .ok()
         .and_then(|h| {
@@ -71,8 +102,7 @@ fn authenticate(req: &HttpRequest, state: &State) -> Result<Caller, Refused> {
                 AuthReason::Malformed,
                 "the Authorization header must be Bearer <token>",
             )
-        })?;
-    state.verifier.verify(token)
+        })
 }
 
 /// JSON bodies: size limit, content type and syntax errors in the contract's shape.

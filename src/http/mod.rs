@@ -30,7 +30,7 @@ pub use extract::{
 };
 pub use respond::{not_found_route, observe_latency};
 pub use serve::{refuse_nul, Listening};
-pub use state::{AppState, State};
+pub use state::{AppState, McpResource, State};
 
 /// Binds every entry of `binds` (a Unix socket file gets `unix_mode`) for `workers` threads and
 /// serves every route of the service on each.

@@ -11,6 +11,8 @@ use crate::mailbox::Mailbox;
 pub struct AppState {
     pub mailbox: Mailbox,
     pub verifier: Verifier,
+    /// The MCP endpoint as an OAuth resource server, when `A2A_MAILBOX_MCP_RESOURCE` is set.
+    pub mcp_resource: Option<McpResource>,
     pub max_body_bytes: usize,
     /// The largest body a batch route takes (`A2A_MAILBOX_BATCH_BODY_LIMIT_BYTES`).
     pub batch_body_bytes: usize,
@@ -32,6 +34,13 @@ pub struct AppState {
     pub panic_path: Option<String>,
     /// What the service listens on (`tcp:ADDR`, `unix:PATH`), set once it is bound.
     pub transports: std::sync::OnceLock<Vec<String>>,
+}
+
+/// The MCP endpoint as an OAuth resource server: its settings, and the verifier of the tokens
+/// issued for it.
+pub struct McpResource {
+    pub settings: crate::config::identity::McpResource,
+    pub verifier: Verifier,
 }
 
 pub type State = web::Data<Arc<AppState>>;

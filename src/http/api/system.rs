@@ -81,7 +81,11 @@ async fn version(state: State) -> HttpResponse {
 )]
 async fn metrics(state: State) -> Result<HttpResponse, MailboxError> {
     let gauges = state.mailbox.gauges().await?;
+    let mut text = state.mailbox.metrics.render(&gauges);
+    if let Some(jwks) = &state.verifier.keys().jwks {
+        crate::metrics::render_jwks(&mut text, jwks.fetches());
+    }
     Ok(HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")
-        .body(state.mailbox.metrics.render(&gauges)))
+        .body(text))
 }

@@ -281,7 +281,8 @@ pub async fn sign_in(state: State, req: HttpRequest, form: web::Form<LoginForm>)
     // expired, in words.
     let verified = state
         .verifier
-        .verify_expiring(token)
+        .verify_fetching(token)
+        .await
         .and_then(|(caller, exp)| match exp > now_secs() {
             true => Ok((caller, exp)),
             false => Err(refused(AuthReason::Expired, AuthReason::Expired.describe())),

@@ -7,6 +7,7 @@
 //! built from.
 
 mod modern;
+mod resource;
 mod result_stream;
 mod rpc;
 mod schemas;
@@ -21,7 +22,6 @@ use serde_json::{json, Value};
 use super::extract::{BodyFault, JsonBytes, NUL_REFUSED};
 use super::respond::routes;
 use super::state::State;
-use crate::auth::Caller;
 use crate::error::MailboxError;
 use rpc::{failure_with, refuse, success, Message, RpcError};
 use session::Session;
@@ -31,13 +31,15 @@ use tools::ToolCall;
 const SESSION: &str = "Mcp-Session-Id";
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    routes!(cfg; "/mcp" => POST endpoint);
+    routes!(cfg;
+        "/mcp" => POST endpoint;
+        "/.well-known/oauth-protected-resource/mcp" => GET resource::metadata);
 }
 
 /// `POST /mcp`: one JSON-RPC message.
 pub async fn endpoint(
     state: State,
-    caller: Caller,
+    resource::McpCaller(caller): resource::McpCaller,
     req: HttpRequest,
     body: JsonBytes,
 ) -> Result<HttpResponse, MailboxError> {

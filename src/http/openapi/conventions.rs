@@ -339,11 +339,14 @@ impl Modify for Conventions {
                     .scheme(HttpAuthScheme::Bearer)
                     .bearer_format("JWT")
                     .description(Some(
-                        "A JWT (HS256 with a shared secret, or RS256/ES256/EdDSA with a configured \
-                         public key). Claims: `sub` (the caller's AgentId, required), `exp` \
-                         (required), optional `nbf`/`iat`, `aud`/`iss` (checked when configured) \
-                         and `caps`: a list of action strings or `{\"action\", \"scope\"}` \
-                         objects. Mint one with `a2a-mailbox token --sub NAME --cap ACTION`.",
+                        "A JWT (HS256 with a shared secret, RS256/ES256/EdDSA with a configured \
+                         public key, or a key of an identity provider's JWKS chosen by `kid`). \
+                         Claims: `sub` (the caller's AgentId, required; another claim when \
+                         configured), `exp` (required), optional `nbf`/`iat`, `aud`/`iss` \
+                         (checked when configured), `caps`: a list of action strings or \
+                         `{\"action\", \"scope\"}` objects, and an OAuth `scope`/`scp` whose \
+                         names are read as actions. Mint one with \
+                         `a2a-mailbox token --sub NAME --cap ACTION`.",
                     ))
                     .build(),
             ),

@@ -93,3 +93,6 @@ fn scopes(claim: Option<&Value>) -> impl Iterator<Item = &str> {
     let items = list.into_iter().flatten().filter_map(Value::as_str);
     words.chain(items).filter(|s| !s.is_empty())
 }
+
+#[cfg(test)]
+mod tests;

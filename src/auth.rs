@@ -12,7 +12,7 @@ mod verified;
 pub use capabilities::{cap_error, Caller, CapCheck, CapEntry, ScopeCtx, LEEWAY_SECS, OPERATOR};
 pub use claims::ClaimNames;
 pub use keys::Keys;
-pub use reason::AuthReason;
+pub use reason::{refused, AuthReason, Refused};
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -22,7 +22,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::domain::AgentId;
-use crate::error::MailboxError;
 use keys::Picked;
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -38,13 +37,6 @@ pub struct Claims {
     pub iss: Option<String>,
     #[serde(default)]
     pub caps: Vec<CapEntry>,
-}
-
-/// A refused token: why, and the 401 the request answers.
-pub type Refused = (AuthReason, MailboxError);
-
-pub fn refused(reason: AuthReason, message: impl Into<String>) -> Refused {
-    (reason, MailboxError::unauthenticated(message))
 }
 
 /// What a token must say to be accepted, besides its signature.

@@ -14,26 +14,9 @@ use clap::Args;
 pub use crate::store::DEFAULT_DATABASE_URL;
 
 pub mod identity;
-pub use identity::{JwtArgs, McpArgs};
-
-/// The largest value of every `_MS` setting (docs/configuration.md): 100 years of 365 days.
-/// Far beyond any sensible window or wait, and small enough that no deadline, and no instant
-/// in milliseconds since the epoch, computed from one can overflow.
-pub const MAX_SETTING_MS: u64 = 100 * 365 * 86_400_000;
-
-/// `value` of the `_MS` setting `name`; beyond [`MAX_SETTING_MS`] the service refuses to start,
-/// with a message naming the setting and its maximum.
-pub fn ms_setting(name: &str, value: u64) -> anyhow::Result<u64> {
-    if value > MAX_SETTING_MS {
-        bail!("{name} is {value}: at most {MAX_SETTING_MS} ms (100 years)");
-    }
-    Ok(value)
-}
-
-/// [`ms_setting`] as a duration.
-pub fn duration_setting(name: &str, value: u64) -> anyhow::Result<Duration> {
-    ms_setting(name, value).map(Duration::from_millis)
-}
+mod ms;
+pub use identity::{read_secret_file, JwtArgs, McpArgs};
+pub use ms::{duration_setting, ms_setting, MAX_SETTING_MS};
 
 /// [`ms_setting`] as the mailbox's windows are kept: milliseconds in an `i64`.
 fn window_setting(name: &str, value: u64) -> anyhow::Result<i64> {
@@ -79,18 +62,6 @@ pub fn dev_secret_path(database_url: &str) -> PathBuf {
         }
         None => PathBuf::from("a2a-mailbox-dev.jwt-secret"),
     }
-}
-
-pub fn read_secret_file(path: &PathBuf) -> anyhow::Result<Vec<u8>> {
-    let mut s =
-        std::fs::read(path).with_context(|| format!("reading secret file {}", path.display()))?;
-    while s.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
-        s.pop();
-    }
-    if s.is_empty() {
-        bail!("secret file {} is empty", path.display());
-    }
-    Ok(s)
 }
 
 #[derive(Args, Debug, Clone)]

@@ -22,6 +22,7 @@ mod api {
     mod idempotency;
     mod idempotency_layers;
     mod instances;
+    mod jwks;
     mod lease;
     mod listing;
     mod longpoll;

@@ -16,5 +16,6 @@ mod dashboard {
     mod pages;
     mod session_end;
     mod signin;
+    mod signin_idp;
     pub mod web;
 }

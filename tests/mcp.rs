@@ -6,6 +6,7 @@
 mod common;
 
 mod mcp {
+    mod oauth;
     mod refusals;
     mod rmcp;
     mod sdk;

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::capabilities::{Caller, CapEntry};
-use super::{refused, AuthReason, Refused};
+use super::reason::{refused, AuthReason, Refused};
 use crate::domain::AgentId;
 
 /// Where a token's claims say who it is and what it may do.

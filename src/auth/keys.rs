@@ -6,7 +6,7 @@ use std::sync::Arc;
 use jsonwebtoken::{Algorithm, DecodingKey, Header};
 
 use super::jwks::{Found, Jwks};
-use super::{refused, AuthReason, Refused};
+use super::reason::{refused, AuthReason, Refused};
 
 /// The verification keys of the process, shared by every verifier.
 #[derive(Default)]

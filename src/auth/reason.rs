@@ -1,5 +1,14 @@
 //! Why a token was refused.
 
+use crate::error::MailboxError;
+
+/// A refused token: why, and the 401 the request answers.
+pub type Refused = (AuthReason, MailboxError);
+
+pub fn refused(reason: AuthReason, message: impl Into<String>) -> Refused {
+    (reason, MailboxError::unauthenticated(message))
+}
+
 /// Why a token was refused: a short stable slug, the `reason` label of `a2a_auth_failures_total`
 /// and a key of the `reasons` of an `authentication_failed` audit row (docs/contract.md#audit).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

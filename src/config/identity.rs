@@ -8,7 +8,7 @@ use anyhow::{bail, Context};
 use clap::Args;
 use jsonwebtoken::{Algorithm, DecodingKey};
 
-use super::{duration_setting, read_secret_file};
+use super::ms::duration_setting;
 use crate::auth::jwks::Jwks;
 use crate::auth::{ClaimNames, Keys, TokenRules, Verifier};
 
@@ -49,7 +49,7 @@ pub struct JwtArgs {
     pub jwt_caps_claim: String,
 }
 
-/// The MCP endpoint as an OAuth 2.1 resource server (docs/mcp.md#oauth).
+/// The MCP endpoint as an OAuth 2.1 resource server (docs/mcp.md#signing-in-with-oauth).
 #[derive(Args, Debug, Clone)]
 pub struct McpArgs {
     /// The canonical URL of the MCP endpoint (e.g. https://mailbox.example.com/mcp): publishes
@@ -229,4 +229,17 @@ impl McpArgs {
             scopes: list(&self.oauth_scopes, true),
         }))
     }
+}
+
+/// A secret file's bytes (a trailing newline is ignored); an empty file is refused.
+pub fn read_secret_file(path: &PathBuf) -> anyhow::Result<Vec<u8>> {
+    let mut s =
+        std::fs::read(path).with_context(|| format!("reading secret file {}", path.display()))?;
+    while s.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+        s.pop();
+    }
+    if s.is_empty() {
+        bail!("secret file {} is empty", path.display());
+    }
+    Ok(s)
 }

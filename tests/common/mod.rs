@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 use sqlx::{Connection, Executor, PgConnection};
 use uuid::Uuid;
 
+pub mod jwks;
 pub mod outcome;
 pub mod python;
 pub mod store;

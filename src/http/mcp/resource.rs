@@ -1,4 +1,4 @@
-//! The MCP endpoint as an OAuth 2.1 resource server (docs/mcp.md#oauth), opt-in with
+//! The MCP endpoint as an OAuth 2.1 resource server (docs/mcp.md#signing-in-with-oauth), opt-in with
 //! `A2A_MAILBOX_MCP_RESOURCE`: its protected-resource metadata (RFC 9728), a 401 that points at
 //! it, and a caller whose token was issued for this resource (RFC 8707).
 

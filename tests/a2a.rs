@@ -18,4 +18,5 @@ mod a2a {
     mod send;
     mod sse;
     mod stream;
+    mod trace;
 }

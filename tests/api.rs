@@ -35,6 +35,7 @@ mod api {
     mod results;
     mod send;
     mod strictness;
+    mod trace;
     mod transports;
     mod unavailable;
     mod validation;

@@ -11,5 +11,6 @@ mod mcp {
     mod rmcp;
     mod sdk;
     mod sessions;
+    mod trace;
     pub mod wire;
 }

@@ -19,6 +19,7 @@ mod serve;
 mod sse;
 pub(crate) mod state;
 pub(crate) mod time;
+pub(crate) mod trace;
 mod write;
 
 use actix_web::web;

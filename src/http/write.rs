@@ -91,6 +91,11 @@ impl WriteRequest {
         })
     }
 
+    /// The trace context of the request's headers, if well formed.
+    pub fn trace(&self) -> Option<a2a_mailbox_types::Trace> {
+        super::trace::from_headers(self.req.headers())
+    }
+
     fn idem(&self) -> Result<Option<IdemRequest>, MailboxError> {
         idem_request(&self.req, &self.body)
     }

@@ -313,7 +313,7 @@ impl Mailbox {
         let Some(existing) = tx.task_origin(&task.id.to_string()).await? else {
             return Ok(None);
         };
-        if existing.sender == task.sender.as_str() && existing.body == body {
+        if existing.sender == task.sender.as_str() && same_but_trace(&existing.body, body, task) {
             let replayed_from = existing
                 .replayed_from
                 .as_deref()
@@ -339,6 +339,25 @@ impl Mailbox {
             .await?
             .ok_or_else(|| MailboxError::internal("a conflicting insert left no row"))
     }
+}
+
+/// Whether a stored task's body is the one sent, its trace context aside: a replay with another
+/// trace is the same task, and keeps the first trace (docs/contract.md#trace-context).
+fn same_but_trace(stored: &str, body: &str, task: &A2ATask) -> bool {
+    if stored == body {
+        return true;
+    }
+    #[derive(serde::Deserialize)]
+    struct Traced {
+        #[serde(default, deserialize_with = "a2a_mailbox_types::trace::lenient")]
+        trace: Option<a2a_mailbox_types::Trace>,
+    }
+    let Ok(Traced { trace }) = serde_json::from_str::<Traced>(stored) else {
+        return false;
+    };
+    let mut task = task.clone();
+    task.trace = trace;
+    serde_json::to_string(&task).is_ok_and(|as_stored| as_stored == stored)
 }
 
 fn queued(task_id: Uuid, replayed_from: Option<Uuid>, task: &A2ATask) -> Done<TaskQueued> {

@@ -61,7 +61,7 @@ impl IdemRequest {
         h.update(path.as_bytes());
         h.update(b"\n");
         // serde_json maps are ordered by key, so equal documents serialise identically.
-        h.update(body.to_string().as_bytes());
+        h.update(without_trace(body).to_string().as_bytes());
         let fingerprint = h
             .finalize()
             .iter()
@@ -72,4 +72,32 @@ impl IdemRequest {
             fingerprint,
         })
     }
+}
+
+/// A body as its identity sees it: without the trace context of the task or result it is, or of
+/// the items of its lists (a batch). A traced client makes a new span per attempt, and its
+/// retries must stay the same request (docs/contract.md#trace-context).
+pub(crate) fn without_trace(body: &Value) -> std::borrow::Cow<'_, Value> {
+    let traced = |v: &Value| v.get("trace").is_some();
+    let Some(fields) = body.as_object() else {
+        return std::borrow::Cow::Borrowed(body);
+    };
+    let any = traced(body)
+        || fields
+            .values()
+            .filter_map(Value::as_array)
+            .any(|items| items.iter().any(traced));
+    if !any {
+        return std::borrow::Cow::Borrowed(body);
+    }
+    let mut body = body.clone();
+    if let Some(fields) = body.as_object_mut() {
+        fields.remove("trace");
+        for items in fields.values_mut().filter_map(Value::as_array_mut) {
+            for item in items.iter_mut().filter_map(Value::as_object_mut) {
+                item.remove("trace");
+            }
+        }
+    }
+    std::borrow::Cow::Owned(body)
 }

@@ -123,6 +123,7 @@ impl NewTask {
             deadline_ms: self.deadline_ms,
             idempotency: self.idempotency,
             metadata: self.metadata,
+            trace: None,
         })
     }
 }

@@ -29,6 +29,7 @@ mod result;
 mod retry;
 mod state;
 mod task;
+pub mod trace;
 
 pub use agent::{AgentId, AGENT_ID_PATTERN};
 pub use error::{ErrorBody, ErrorCode};
@@ -42,6 +43,7 @@ pub use state::{
     CancelRequest, Cancellation, Lease, QueueEntry, QueueState, TaskState, TaskStatus,
 };
 pub use task::{A2ATask, Content, DuplicateSafety, Idempotency};
+pub use trace::Trace;
 
 /// How long the mailbox keeps an HTTP connection open with no request on it (between requests:
 /// a request that waits is not idle). A client should stop reusing a connection before this:

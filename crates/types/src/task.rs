@@ -106,4 +106,14 @@ pub struct A2ATask {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>, example = json!({"ticket": "SUP-981"})))]
     pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The sender's W3C trace context, handed to whoever leases the task (taken from the
+    /// `traceparent`/`tracestate` headers when absent; the body wins). One that is not well
+    /// formed is dropped, never refused; it is no part of the task's identity: a retry with
+    /// another trace replays, keeping the first.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::trace::lenient"
+    )]
+    pub trace: Option<crate::Trace>,
 }

@@ -61,6 +61,7 @@ pub async fn endpoint(
             caller,
             recipient,
             key_header: key,
+            trace: crate::http::trace::from_headers(req.headers()),
             params,
         };
         return match stream::respond(request, opens, Framing::Rpc(id.clone())).await {
@@ -69,11 +70,13 @@ pub async fn endpoint(
             Err(Fault::Native(e)) => Err(e),
         };
     }
+    let trace = crate::http::trace::from_headers(req.headers());
     let call = Call {
         state: &state,
         caller: &caller,
         recipient: &recipient,
         key_header: key.as_deref(),
+        trace: trace.as_ref(),
     };
     let outcome = match method {
         "SendMessage" => call.send_message(&params).await,

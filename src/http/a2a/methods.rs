@@ -23,6 +23,8 @@ pub struct Call<'a> {
     pub caller: &'a Caller,
     pub recipient: &'a AgentId,
     pub key_header: Option<&'a str>,
+    /// The trace context of the request's headers (docs/contract.md#trace-context).
+    pub trace: Option<&'a a2a_mailbox_types::Trace>,
 }
 
 /// What a method of the facade answers: its JSON result, or the A2A error.
@@ -96,7 +98,8 @@ impl Call<'_> {
             id, key, incoming, ..
         } = prepared;
         let (sender, recipient) = (self.caller.sub.as_str(), self.recipient.as_str());
-        let raw = incoming.native_task(*id, sender, recipient);
+        let mut raw = incoming.native_task(*id, sender, recipient);
+        crate::http::trace::carry(&mut raw, self.trace);
         let mailbox = &self.state.mailbox;
         let kept = Some(incoming.kept());
         match mailbox

@@ -35,11 +35,13 @@ async fn run(
     let recipient = recipient(req)?;
     let outcome = async {
         let (params, key) = checked(req, params)?;
+        let trace = crate::http::trace::from_headers(req.headers());
         let call = Call {
             state,
             caller,
             recipient: &recipient,
             key_header: key.as_deref(),
+            trace: trace.as_ref(),
         };
         match method {
             Method::Send => call.send_message(&params).await,
@@ -175,6 +177,7 @@ async fn run_stream(
             caller,
             recipient,
             key_header,
+            trace: crate::http::trace::from_headers(req.headers()),
             params,
         };
         stream::respond(request, opens, Framing::Rest).await

@@ -67,6 +67,7 @@ pub struct Request {
     pub caller: Caller,
     pub recipient: AgentId,
     pub key_header: Option<String>,
+    pub trace: Option<a2a_mailbox_types::Trace>,
     pub params: Value,
 }
 
@@ -82,6 +83,7 @@ pub async fn respond(r: Request, opens: Opens, framing: Framing) -> Result<HttpR
             caller: &r.caller,
             recipient: &r.recipient,
             key_header: r.key_header.as_deref(),
+            trace: r.trace.as_ref(),
         };
         let opened = match opens {
             Opens::Send => call.stream_message(&r.params).await,

@@ -59,6 +59,7 @@ api_routes! {
 #[utoipa::path(post, path = "/a2a/tasks/batch",
     request_body(content = TaskBatch, description = "The tasks, in the order they are queued.",
         example = openapi::example_batch),
+    params(crate::http::trace::TraceHeaders),
     responses(
         (status = 201, description = "Stored: at least one task was created. One item per task, in request order.",
             body = answers::TasksQueued, example = openapi::example_tasks_queued),
@@ -67,8 +68,10 @@ api_routes! {
     )
 )]
 async fn send_batch(state: State, caller: Caller, body: WriteRequest) -> Answer {
+    let trace = body.trace();
     let (body, key) = body.object("batch")?.split();
-    let batch: TaskBatch = typed_owned("batch", body)?;
+    let mut batch: TaskBatch = typed_owned("batch", body)?;
+    crate::http::trace::carry_each(&mut batch.tasks, trace.as_ref());
     if batch.tasks.len() > MAX_BATCH {
         return Err(MailboxError::invalid(format!(
             "a batch holds at most {MAX_BATCH} tasks, not {}",

@@ -11,6 +11,7 @@ use crate::http::openapi;
 use crate::http::params::{limit, path_uuid, wait, LimitQuery, TakeQuery, WaitQuery};
 use crate::http::respond::{answer, api_routes, Answer};
 use crate::http::state::State;
+use crate::http::trace::TraceHeaders;
 use crate::http::write::{OptionalWriteRequest, WriteRequest};
 
 api_routes! {
@@ -69,6 +70,7 @@ api_routes! {
 #[utoipa::path(post, path = "/a2a/tasks",
     request_body(content = crate::domain::A2ATask, description = "The task. Unknown fields are ignored.",
         example = openapi::example_task),
+    params(TraceHeaders),
     responses(
         (status = 201, description = "Queued; or, with `replayed_from`, answered at once from the result cache.",
             body = answers::TaskQueued,
@@ -81,7 +83,9 @@ api_routes! {
     )
 )]
 async fn send_task(state: State, caller: Caller, body: WriteRequest) -> Answer {
-    let task = body.object("task")?;
+    let trace = body.trace();
+    let mut task = body.object("task")?;
+    crate::http::trace::carry(&mut task.input, trace.as_ref());
     let done = state.mailbox.send(task.by(&caller), &task.input).await?;
     Ok(answer(&done, &done.value))
 }
@@ -117,6 +121,12 @@ struct NextTaskQuery {
             description = "Without `max`: the leased task and its lease, or both `null` when \
                 nothing arrived within `wait_ms`. With `max`: 0 to `max` leased tasks, oldest first.",
             body = answers::NextTasks,
+            headers(
+                ("traceparent" = String, description = "Without `max`: the leased task's W3C \
+                    trace context, when it carries one (its `trace.traceparent`)."),
+                ("tracestate" = String, description = "Without `max`: its `trace.tracestate`, \
+                    when it has one."),
+            ),
             examples(
                 ("leased" = (value = json!(openapi::example_task_opt()))),
                 ("empty" = (value = json!(openapi::example_task_opt_empty()))),
@@ -141,7 +151,10 @@ async fn lease_next_task(
         let leased = mailbox
             .lease_next(&caller, recipient.as_str(), wait, attempt)
             .await?;
-        return Ok(HttpResponse::Ok().json(leased));
+        let mut res = HttpResponse::Ok();
+        let trace = leased.task.as_ref().and_then(|t| t.trace.as_ref());
+        crate::http::trace::answer_with(&mut res, trace);
+        return Ok(res.json(leased));
     };
     let leased = mailbox
         .lease_batch(&caller, recipient.as_str(), max, wait, attempt)

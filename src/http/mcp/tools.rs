@@ -2,6 +2,7 @@
 //! rows, whose answer's body is the tool's `structuredContent`. A refusal is a tool result with
 //! `isError: true` carrying the native error body.
 
+use a2a_mailbox_types::Trace;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use uuid::Uuid;
@@ -87,11 +88,20 @@ struct TaskId {
 
 impl ToolCall<'_> {
     /// A `tools/call`'s `arguments` (`{}` when absent), whose free-form values (a task's or a
-    /// result's content values, a task's metadata) nest within the limit, else -32602.
+    /// result's content values, a task's metadata) nest within the limit, else -32602. A tool
+    /// whose arguments are a task or a result takes the trace context of `params._meta`
+    /// (`traceparent`, `tracestate`) when its arguments carry none (docs/mcp.md#trace-context).
     pub fn arguments(&self, params: &Value) -> Result<Value, RpcError> {
-        let args = params.get("arguments").cloned().unwrap_or(json!({}));
+        let mut args = params.get("arguments").cloned().unwrap_or(json!({}));
         let limit = self.state.mailbox.cfg.max_json_depth;
         free_form::body_within(&args, limit).map_err(|e| RpcError::params(e.message))?;
+        let name = params.get("name").and_then(Value::as_str);
+        if matches!(name, Some("send_task" | "post_result")) {
+            let meta = params.get("_meta");
+            let field = |k| meta.and_then(|m| m.get(k)).and_then(Value::as_str);
+            let trace = field("traceparent").and_then(|p| Trace::parse(p, field("tracestate")));
+            crate::http::trace::carry(&mut args, trace.as_ref());
+        }
         Ok(args)
     }
 

@@ -213,6 +213,12 @@ fn validation(alg: Algorithm, rules: &TokenRules) -> Validation {
 /// The refusal of a token the verifier found fault with.
 fn invalid(kind: &jsonwebtoken::errors::ErrorKind) -> Refused {
     let reason = AuthReason::of(kind);
+    if let jsonwebtoken::errors::ErrorKind::MissingRequiredClaim(claim) = kind {
+        let why = format!(
+            "invalid bearer token: it lacks the claim {claim:?}, which this service requires"
+        );
+        return refused(reason, why);
+    }
     refused(
         reason,
         format!("invalid bearer token: {}", reason.describe()),

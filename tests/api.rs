@@ -14,6 +14,7 @@ mod api {
     mod batches;
     mod batching;
     mod cancel;
+    mod check_token;
     mod concurrency;
     mod crash;
     mod deadline;

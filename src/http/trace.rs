@@ -1,6 +1,6 @@
 //! W3C trace context on the wire (docs/contract.md#trace-context): read from a request's
-//! `traceparent`/`tracestate` headers, carried into the body it came with when the body names
-//! none of its own (the body wins), and written on a leased task's answer.
+//! `traceparent`/`tracestate` headers, carried into the task or result it came with when that
+//! names none of its own (the body wins), and written on a leased task's answer.
 
 use actix_web::http::header::HeaderMap;
 use actix_web::HttpResponseBuilder;
@@ -8,14 +8,15 @@ use serde_json::Value;
 
 use a2a_mailbox_types::Trace;
 
-/// The trace headers a send takes (the OpenAPI document's parameters).
+/// The trace headers a send or a result takes (the OpenAPI document's parameters).
 #[derive(utoipa::IntoParams)]
 #[into_params(parameter_in = Header)]
 #[allow(dead_code)]
 pub struct TraceHeaders {
-    /// The sender's W3C trace context, stored with each task that has no `trace` of its own and
-    /// handed to whoever leases it. Not well formed: dropped, never refused. Never part of the
-    /// request's identity (task-id replay, `Idempotency-Key`).
+    /// The W3C trace context of the caller, stored with each task (or result) that has no
+    /// `trace` of its own and handed to whoever leases the task (or drains the result). Not well
+    /// formed: dropped, never refused. Never part of the request's identity (task-id replay,
+    /// `result_conflict`, `Idempotency-Key`).
     #[param(example = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")]
     traceparent: Option<String>,
     /// Its vendor data, kept with it (at most 512 characters; dropped when not well formed).

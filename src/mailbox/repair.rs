@@ -138,6 +138,7 @@ impl Mailbox {
                         status: ResultStatus::Error,
                         content: vec![],
                         error_message: Some(message.clone()),
+                        trace: None,
                     }),
                 }
             }

@@ -47,6 +47,10 @@ impl Mailbox {
     ) -> Result<Option<Done<ResultPosted>>, MailboxError> {
         let me = caller.sub.as_str();
         let given = input.lease_id.map(|l| l.to_string());
+        if input.trace.is_some() {
+            // A traced result takes the exact path, which keeps its trace context with it.
+            return Ok(None);
+        }
         if caller.holds_whole_family("a2a.respond.") {
             return self.store_result_one(caller, input, given).await;
         }
@@ -96,6 +100,7 @@ impl Mailbox {
                     status: result.status.as_str(),
                     content: &content,
                     error_message: result.error_message.as_deref(),
+                    trace: None,
                 },
                 caller.sub.as_str(),
                 lease_guard.as_deref(),
@@ -184,7 +189,12 @@ impl Mailbox {
                 if row.result_by.as_deref() != Some(me) && !caller.is_operator() {
                     return Err(not_lessee(&id));
                 }
-                if row.result()?.as_ref() == Some(&result) {
+                // The trace context is no part of the result's identity.
+                let untraced = A2ATaskResult {
+                    trace: None,
+                    ..result.clone()
+                };
+                if row.result()?.as_ref() == Some(&untraced) {
                     Ok(Done::replay(posted))
                 } else {
                     Err(MailboxError::new(
@@ -208,10 +218,13 @@ impl Mailbox {
                 }
                 let content =
                     serde_json::to_string(&result.content).map_err(MailboxError::internal)?;
+                let trace = result.trace.as_ref().map(serde_json::to_string).transpose();
+                let trace = trace.map_err(MailboxError::internal)?;
                 let stored = StoredResult {
                     status: result.status.as_str(),
                     content: &content,
                     error_message: result.error_message.as_deref(),
+                    trace: trace.as_deref(),
                 };
                 tx.store_result(&id, &stored, me, now).await?;
                 if let Some(cache_key) = &row.cache_key {

@@ -170,6 +170,7 @@ async fn transitions(s: &Store) -> Vec<String> {
             status: "completed",
             content: "[1]",
             error_message: None,
+            trace: None,
         };
         tx.store_result(&id(2), &ok, "bob", 1800).await?
     });
@@ -285,6 +286,7 @@ async fn transitions(s: &Store) -> Vec<String> {
         status: "completed",
         content: "[8]",
         error_message: None,
+        trace: None,
     };
     let halves = || (r#"{"sender":""#.to_owned(), r#""}"#.to_owned());
     for (caller, guard) in [("frank", Some("lease-0")), ("mallory", None)] {

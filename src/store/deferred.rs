@@ -47,6 +47,16 @@ impl Tx {
     }
 
     async fn store_results(&mut self, held: &Deferred) -> Result<()> {
+        self.store_results_untraced(held).await?;
+        for r in &held.results {
+            if let Some(trace) = &r.trace {
+                self.set_result_trace(&r.id, trace).await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn store_results_untraced(&mut self, held: &Deferred) -> Result<()> {
         let results = &held.results;
         // One statement takes one who answered and one instant (a batch's: its caller's, judged
         // at once); results of several go one by one.

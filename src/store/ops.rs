@@ -18,6 +18,8 @@ pub struct StoredResult<'a> {
     /// The content as JSON text.
     pub content: &'a str,
     pub error_message: Option<&'a str>,
+    /// The result's trace context, as JSON text.
+    pub trace: Option<&'a str>,
 }
 
 impl Tx {
@@ -164,6 +166,7 @@ impl Tx {
                 status: r.status.to_owned(),
                 content: r.content.to_owned(),
                 error_message: r.error_message.map(str::to_owned),
+                trace: r.trace.map(str::to_owned),
                 by: by.to_owned(),
                 now,
             });
@@ -175,6 +178,17 @@ impl Tx {
             args![id, r.status, r.content, r.error_message, by, now],
         )
         .await?;
+        if let Some(trace) = r.trace {
+            self.set_result_trace(id, trace).await?;
+        }
+        Ok(())
+    }
+
+    /// Keeps a stored result's trace context with it. Only the exact path stores traced results
+    /// (`Mailbox::try_result_one` leaves them to it), so no fast path writes this column.
+    pub(super) async fn set_result_trace(&mut self, id: &str, trace: &str) -> Result<()> {
+        self.execute(sql::SET_RESULT_TRACE, args![id, trace])
+            .await?;
         Ok(())
     }
 

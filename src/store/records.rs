@@ -172,6 +172,7 @@ pub fn result_from_columns(
         status,
         content,
         error_message,
+        trace: None,
     })
 }
 
@@ -232,17 +233,24 @@ pub struct Drained {
     pub result_status: Option<String>,
     pub result_content: Option<String>,
     pub result_error: Option<String>,
+    /// The result's own trace context, as JSON text.
+    pub result_trace: Option<String>,
 }
 
 impl Drained {
-    /// The result the sender receives.
+    /// The result the sender receives, with its trace context.
     pub fn result(self) -> Result<A2ATaskResult, MailboxError> {
-        result_from_columns(
+        let mut result = result_from_columns(
             &self.id,
             self.result_status.as_deref().unwrap_or("error"),
             self.result_content.as_deref(),
             self.result_error,
-        )
+        )?;
+        result.trace = self
+            .result_trace
+            .as_deref()
+            .and_then(|t| serde_json::from_str(t).ok());
+        Ok(result)
     }
 }
 

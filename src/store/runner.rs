@@ -105,6 +105,7 @@ pub(crate) struct DeferredResult {
     pub status: String,
     pub content: String,
     pub error_message: Option<String>,
+    pub trace: Option<String>,
     pub by: String,
     pub now: i64,
 }

@@ -230,6 +230,8 @@ named_sql! { SHARED;
     pub(crate) const TOUCH_READINESS: &str = "UPDATE readiness SET checked_at_ms = $1 WHERE id = 1";
     /// `$1` id: the task.
     pub(crate) const TASK_BY_ID: &str = select_tasks!("WHERE id = $1");
+    /// `$1` id, `$2` trace context (JSON text): a stored result's trace context.
+    pub(crate) const SET_RESULT_TRACE: &str = "UPDATE tasks SET result_trace = $2 WHERE id = $1";
     /// `$1` id: the sender, body and replay source of an existing task id.
     pub(crate) const TASK_ORIGIN: &str =
         "SELECT sender, body, replayed_from FROM tasks WHERE id = $1";

@@ -244,7 +244,7 @@ macro_rules! resolved {
 pub(crate) use resolved;
 
 /// `drain_head!(sender, now, lock)`: delivers the sender's oldest pending result and answers it
-/// (`id, result_status, result_content, result_error`); `lock` as in [`claim_head!`]. SQLite's
+/// (`id, result_status, result_content, result_error, result_trace`); `lock` as in [`claim_head!`]. SQLite's
 /// `DRAIN` and the lane's drains in `step_many.sql` are this one statement.
 macro_rules! drain_head {
     ($sender:literal, $now:literal, $lock:literal) => {
@@ -255,7 +255,7 @@ macro_rules! drain_head {
             $sender,
             " ORDER BY result_seq LIMIT 1",
             $lock,
-            ") RETURNING id, result_status, result_content, result_error"
+            ") RETURNING id, result_status, result_content, result_error, result_trace"
         )
     };
 }
@@ -263,7 +263,7 @@ pub(crate) use drain_head;
 
 /// `drain_many!(sender, now, max, pick)`: delivers up to `max` of the sender's oldest pending
 /// results and answers them with their FIFO position (`id, result_status, result_content,
-/// result_error, result_seq`); `pick` as in [`claim_many!`]. A batch drain
+/// result_error, result_trace, result_seq`); `pick` as in [`claim_many!`]. A batch drain
 /// (`GET /a2a/results/next?max=`) is this one statement on both engines.
 macro_rules! drain_many {
     ($sender:literal, $now:literal, $max:literal, pick $open:literal $close:literal) => {
@@ -277,7 +277,7 @@ macro_rules! drain_many {
             " ORDER BY result_seq LIMIT ",
             $max,
             $close,
-            " RETURNING id, result_status, result_content, result_error, result_seq"
+            " RETURNING id, result_status, result_content, result_error, result_trace, result_seq"
         )
     };
 }

@@ -154,3 +154,80 @@ async fn a_batch_keeps_each_tasks_own_trace(app: TestApp) {
         .await;
     assert_eq!(r.status, 200, "{}", r.text);
 }
+
+both_engines!(a_results_own_trace_reaches_the_sender_and_is_no_part_of_its_identity);
+async fn a_results_own_trace_reaches_the_sender_and_is_no_part_of_its_identity(app: TestApp) {
+    let (alice, bob) = (app.alice(), app.bob());
+    // Three tasks, leased; answered under the header's trace, the body's, and none.
+    for _ in 0..3 {
+        send(&app, &task("alice", "bob"), &[("traceparent", T1)])
+            .await
+            .expect(201);
+    }
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        ids.push(app.lease_some(&bob).await.0);
+    }
+    let post = |r: Value, headers: Vec<(&'static str, &'static str)>| {
+        let (app, bob) = (&app, &bob);
+        async move { app.post_with("/a2a/results", bob, &r, &headers).await }
+    };
+    let first = result(&ids[0], "ok", "done");
+    post(
+        first.clone(),
+        vec![("traceparent", T2), ("tracestate", "k=v")],
+    )
+    .await
+    .expect(201);
+    let mut own = result(&ids[1], "ok", "done");
+    own["trace"] = json!({"traceparent": T3});
+    post(own, vec![("traceparent", T2)]).await.expect(201);
+    post(result(&ids[2], "ok", "done"), vec![])
+        .await
+        .expect(201);
+    // The same result again under another trace: a replay, not a conflict.
+    let r = post(first, vec![("traceparent", T3)]).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+
+    let drained = app.drain(&alice).await.unwrap();
+    assert_eq!(
+        drained["trace"],
+        json!({"traceparent": T2, "tracestate": "k=v"})
+    );
+    let r = app.get("/a2a/results/next?max=5", &alice).await;
+    let rest = r.expect(200)["results"].as_array().unwrap().clone();
+    assert_eq!(rest.len(), 2, "{}", r.text);
+    assert_eq!(
+        rest[0]["trace"],
+        json!({"traceparent": T3}),
+        "the body's own"
+    );
+    assert!(rest[1].get("trace").is_none(), "untraced: {}", r.text);
+}
+
+both_engines!(a_batch_of_results_keeps_each_results_own_trace);
+async fn a_batch_of_results_keeps_each_results_own_trace(app: TestApp) {
+    let (alice, bob) = (app.alice(), app.bob());
+    for _ in 0..2 {
+        send(&app, &task("alice", "bob"), &[]).await.expect(201);
+    }
+    let a = app.lease_some(&bob).await.0;
+    let b = app.lease_some(&bob).await.0;
+    let mut rb = result(&b, "ok", "done");
+    rb["trace"] = json!({"traceparent": T3});
+    let batch = json!({"results": [result(&a, "ok", "done"), rb]});
+    let r = app
+        .post_with("/a2a/results/batch", &bob, &batch, &[("traceparent", T1)])
+        .await;
+    for item in r.expect(200)["results"].as_array().unwrap() {
+        assert_eq!(item["status"], 201, "{}", r.text);
+    }
+    let r = app.get("/a2a/results/next?max=5", &alice).await;
+    let traces: Vec<&Value> = r.expect(200)["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| &x["trace"]["traceparent"])
+        .collect();
+    assert_eq!(traces, [T1, T3]);
+}

@@ -53,3 +53,24 @@ async fn a_send_task_carries_the_trace_of_its_meta(app: TestApp) {
     let r = app.next(&app.bob(), "").await;
     assert!(r.expect(200)["task"].get("trace").is_none(), "{}", r.text);
 }
+
+both_engines!(a_post_result_carries_the_trace_of_its_meta_back_to_the_sender);
+async fn a_post_result_carries_the_trace_of_its_meta_back_to_the_sender(app: TestApp) {
+    let id = app.send_ok(&app.alice(), &task("alice", "bob")).await;
+    let (task_id, lease) = app.lease_some(&app.bob()).await;
+    assert_eq!(task_id, id);
+    let (bob, _) = Mcp::init(&app, &app.bob(), "2025-06-18").await;
+    let args = json!({"task_id": id, "status": "ok", "lease_id": lease["lease_id"],
+                      "content": [{"type": "text", "text": "done"}]});
+    let params = json!({"name": "post_result", "arguments": args,
+                        "_meta": {"traceparent": T2}});
+    let r = bob.post(&rpc("tools/call", params.clone())).await;
+    assert_ne!(r.expect(200)["result"]["isError"], true, "{}", r.text);
+    // The same result under another trace: a replay, not a conflict.
+    let mut again = params;
+    again["_meta"] = json!({"traceparent": T1});
+    let r = bob.post(&rpc("tools/call", again)).await;
+    assert_ne!(r.expect(200)["result"]["isError"], true, "{}", r.text);
+    let drained = app.drain(&app.alice()).await.unwrap();
+    assert_eq!(drained["trace"], json!({"traceparent": T2}), "{drained}");
+}

@@ -64,6 +64,7 @@ impl Reply {
             content: self.content,
             error_message: self.error_message,
             lease_id,
+            trace: None,
         }
     }
 }

@@ -45,6 +45,16 @@ pub struct A2ATaskResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(pattern = r"^[^\u0000]*$"))]
     pub error_message: Option<String>,
+    /// The W3C trace context of the answer (taken from the `traceparent`/`tracestate` headers
+    /// of its post when absent; the body wins). One that is not well formed is dropped, never
+    /// refused; it is no part of the result's identity: the same result again under another
+    /// trace is a replay.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::trace::lenient"
+    )]
+    pub trace: Option<crate::Trace>,
 }
 
 /// The body of `POST /a2a/results`: a result plus an optional fencing `lease_id`.
@@ -61,6 +71,16 @@ pub struct PostResult {
     /// Optional fencing guard: when given it must be the task's current lease id (409 `lease_mismatch`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease_id: Option<Uuid>,
+    /// The W3C trace context of the answer (taken from the `traceparent`/`tracestate` headers
+    /// of its post when absent; the body wins). One that is not well formed is dropped, never
+    /// refused; it is no part of the result's identity: the same result again under another
+    /// trace is a replay.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::trace::lenient"
+    )]
+    pub trace: Option<crate::Trace>,
 }
 
 impl PostResult {
@@ -71,6 +91,7 @@ impl PostResult {
             status: self.status,
             content: self.content.clone(),
             error_message: self.error_message.clone(),
+            trace: self.trace.clone(),
         }
     }
 }

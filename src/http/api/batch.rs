@@ -104,14 +104,17 @@ async fn send_batch(state: State, caller: Caller, body: WriteRequest) -> Answer 
 #[utoipa::path(post, path = "/a2a/results/batch",
     request_body(content = ResultBatch, description = "The results, each with an optional fencing `lease_id`.",
         example = openapi::example_result_batch_body),
+    params(crate::http::trace::TraceHeaders),
     responses(
         (status = 200, description = "One item per result, in request order.",
             body = answers::ResultsPosted, example = openapi::example_results_posted),
     )
 )]
 async fn post_results_batch(state: State, caller: Caller, body: WriteRequest) -> Answer {
+    let trace = body.trace();
     let (body, key) = body.object("result batch")?.split();
-    let batch: ResultBatch = typed_owned("result batch", body)?;
+    let mut batch: ResultBatch = typed_owned("result batch", body)?;
+    crate::http::trace::carry_each(&mut batch.results, trace.as_ref());
     let results: Vec<PostResult> = items("result", batch.results)?;
     let done = state.mailbox.post_results(key.by(&caller), results).await?;
     let results = each(&done.value, |task_id, status, code, message, done| {

@@ -47,6 +47,7 @@ api_routes! {
 #[utoipa::path(post, path = "/a2a/results",
     request_body(content = PostResult, description = "The result, with an optional fencing `lease_id`.",
         example = openapi::example_post_result),
+    params(crate::http::trace::TraceHeaders),
     responses(
         (status = 201, description = "Stored for the sender.", body = answers::ResultPosted),
         (status = 200, description = "Replay: this task was already answered with this result; the first answer again.",
@@ -54,7 +55,10 @@ api_routes! {
     )
 )]
 async fn post_result(state: State, caller: Caller, body: WriteRequest) -> Answer {
-    let result = body.read::<PostResult>()?;
+    let mut result = body.read::<PostResult>()?;
+    if result.input.trace.is_none() {
+        result.input.trace = body.trace();
+    }
     let done = state
         .mailbox
         .post_result(result.by(&caller), &result.input)

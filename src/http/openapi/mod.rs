@@ -76,10 +76,10 @@ visible to the caller answers exactly like one that does not exist.\n\n\
 answers the stored response with `Idempotent-Replayed: true`; with a different request → 422 \
 `idempotency_key_reused`; while the first request still runs → 409 `idempotency_in_flight` with \
 `Retry-After`.\n\n\
-**Trace context.** A task carries its sender's W3C trace context to its worker: its `trace` \
-field, else the send's `traceparent`/`tracestate` headers; a malformed one is dropped, never \
-refused, and it is never part of a request's identity (a retry under another trace replays and \
-keeps the first).\n\n\
+**Trace context.** A task carries its sender's W3C trace context to its worker, and a result its \
+worker's back to the sender: the `trace` field, else the request's `traceparent`/`tracestate` \
+headers; a malformed one is dropped, never refused, and it is never part of a request's \
+identity (a retry under another trace replays and keeps the first).\n\n\
 **A2A.** Every recipient is also an A2A protocol 1.0 agent under `/a2a/agents/{recipient}` (agent \
 card, JSON-RPC and HTTP+JSON bindings). Those routes follow the A2A specification, which A2A \
 clients are built from, and are not described in this document.",

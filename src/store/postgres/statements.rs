@@ -196,7 +196,7 @@ named_sql! { POSTGRES;
     /// the sender, `$26` audit event ids; the drains' `$27` senders, `$28` riding flags; `$29`
     /// now.
     pub(crate) const STEP_MANY: &str =
-        "SELECT o_kind, o_ord, o_text, o_status, o_content, o_error FROM a2a_step_many(\
+        "SELECT o_kind, o_ord, o_text, o_status, o_content, o_error, o_trace FROM a2a_step_many(\
          $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, \
          $21, $22, $23, $24, $25, $26, $27, $28, $29)";
 

@@ -56,7 +56,7 @@ UPDATE tasks
 SET state = 'resolved',
     updated_at_ms = $2
 WHERE id = ANY (ARRAY (SELECT id FROM tasks WHERE state = 'result_pending' AND sender = $1 ORDER BY result_seq LIMIT $3 FOR UPDATE SKIP LOCKED))
-RETURNING id, result_status, result_content, result_error, result_seq;
+RETURNING id, result_status, result_content, result_error, result_trace, result_seq;
 
 -- name: queue_head
 -- $1 recipient: the head of its queue (id, sender, deadline).
@@ -302,7 +302,7 @@ ORDER BY queue_seq + 0 LIMIT 1;
 -- $19 statuses, $20 contents, $21 errors, $22 callers, $23 lease guards, $24/$25 audit bodies
 -- before and after the sender, $26 audit event ids; the drains' $27 senders, $28 riding flags; $29
 -- now.
-SELECT o_kind, o_ord, o_text, o_status, o_content, o_error
+SELECT o_kind, o_ord, o_text, o_status, o_content, o_error, o_trace
 FROM a2a_step_many($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
     $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29);
 
@@ -362,13 +362,15 @@ SELECT pg_advisory_xact_lock(7262002);
 -- costs its executor's start, and the audit table is then started once a batch. Their event ids
 -- come with the elements (`s_events`, `r_events`, made by the server as the column's default
 -- would make them: a UUIDv7 each), which costs PostgreSQL less than the default's SQL per row.
--- CREATE OR REPLACE keeps a function of another signature beside this one: drop any such
--- earlier version first (this one takes 29 arguments).
+-- CREATE OR REPLACE keeps a function of another signature beside this one, and cannot change
+-- the columns a function answers: drop any earlier version first (this one takes 29 arguments
+-- and answers `o_trace`).
 DO $$
 DECLARE f regprocedure;
 BEGIN
     FOR f IN SELECT oid::regprocedure FROM pg_proc
-             WHERE proname = 'a2a_step_many' AND pronargs <> 29 LOOP
+             WHERE proname = 'a2a_step_many'
+               AND (pronargs <> 29 OR pg_get_function_result(oid) NOT LIKE '%o_trace%') LOOP
         EXECUTE 'DROP FUNCTION ' || f;
     END LOOP;
 END $$;
@@ -381,7 +383,8 @@ CREATE OR REPLACE FUNCTION a2a_step_many(
     r_guards TEXT[], r_audit_pre TEXT[], r_audit_post TEXT[], r_events TEXT[],
     d_senders TEXT[], d_if_stored BOOLEAN[],
     p_now BIGINT)
-RETURNS TABLE (o_kind INT, o_ord INT, o_text TEXT, o_status TEXT, o_content TEXT, o_error TEXT)
+RETURNS TABLE (o_kind INT, o_ord INT, o_text TEXT, o_status TEXT, o_content TEXT, o_error TEXT,
+               o_trace TEXT)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
@@ -391,6 +394,7 @@ DECLARE
     v_status TEXT;
     v_content TEXT;
     v_error TEXT;
+    v_trace TEXT;
     j INT;
     -- What set_config answers (not read).
     v_setting TEXT;
@@ -489,21 +493,22 @@ BEGIN
         WHERE id = (SELECT h.id FROM tasks h WHERE h.id = r_ids[i] FOR UPDATE SKIP LOCKED)
           AND state = 'in_flight' AND leased_to = r_callers[i]
           AND cache_key IS NULL AND (r_guards[i] IS NULL OR lease_id = r_guards[i])
-        RETURNING sender, id, state, result_status, result_content, result_error
-        INTO v_text, v_id, v_state, v_status, v_content, v_error;
+        RETURNING sender, id, state, result_status, result_content, result_error, result_trace
+        INTO v_text, v_id, v_state, v_status, v_content, v_error, v_trace;
         IF FOUND THEN
             a_issuers := a_issuers || r_callers[i];
             a_bodies := a_bodies || (r_audit_pre[i] || v_text || r_audit_post[i]);
             a_tasks := a_tasks || v_id;
             a_events := a_events || r_events[i];
             o_kind := 2; o_ord := i; o_text := v_text;
-            o_status := NULL; o_content := NULL; o_error := NULL;
+            o_status := NULL; o_content := NULL; o_error := NULL; o_trace := NULL;
             RETURN NEXT;
             IF v_state = 'resolved' THEN
                 j := array_position(v_drains, v_text);
                 v_drains[j] := NULL;
                 o_kind := 3; o_ord := j; o_text := v_id;
                 o_status := v_status; o_content := v_content; o_error := v_error;
+                o_trace := v_trace;
                 RETURN NEXT;
             ELSE
                 v_stored := v_stored || v_text;
@@ -525,6 +530,7 @@ BEGIN
     END IF;
     -- Lease claims: the head of the recipient's queue, when it is live and not locked.
     o_kind := 1; o_status := NULL; o_content := NULL; o_error := NULL;
+    o_trace := NULL;
     FOR i IN 1 .. COALESCE(array_length(c_recipients, 1), 0) LOOP
         CONTINUE WHEN v_claims[i] IS NULL;
         CONTINUE WHEN c_if_sent[i] AND NOT (c_recipients[i] = ANY (v_sent));
@@ -560,8 +566,8 @@ BEGIN
             updated_at_ms = p_now
         WHERE id = (SELECT id FROM tasks WHERE state = 'result_pending'
             AND sender = d_senders[i] ORDER BY result_seq LIMIT 1 FOR UPDATE SKIP LOCKED)
-        RETURNING id, result_status, result_content, result_error
-        INTO o_text, o_status, o_content, o_error;
+        RETURNING id, result_status, result_content, result_error, result_trace
+        INTO o_text, o_status, o_content, o_error, o_trace;
         IF FOUND THEN
             o_ord := i;
             RETURN NEXT;
@@ -584,6 +590,12 @@ SELECT id, sender, recipient, body, state, attempt, lease_id, leased_to, leased_
     result_status, result_content, result_error, result_by, created_at_ms, updated_at_ms,
     canceled_by, cancel_reason, canceled_from, canceled_at_ms
 FROM tasks
+WHERE id = $1;
+
+-- name: set_result_trace
+-- $1 id, $2 trace context (JSON text): a stored result's trace context.
+UPDATE tasks
+SET result_trace = $2
 WHERE id = $1;
 
 -- name: task_origin

@@ -37,13 +37,15 @@
 -- costs its executor's start, and the audit table is then started once a batch. Their event ids
 -- come with the elements (`s_events`, `r_events`, made by the server as the column's default
 -- would make them: a UUIDv7 each), which costs PostgreSQL less than the default's SQL per row.
--- CREATE OR REPLACE keeps a function of another signature beside this one: drop any such
--- earlier version first (this one takes 29 arguments).
+-- CREATE OR REPLACE keeps a function of another signature beside this one, and cannot change
+-- the columns a function answers: drop any earlier version first (this one takes 29 arguments
+-- and answers `o_trace`).
 DO $$
 DECLARE f regprocedure;
 BEGIN
     FOR f IN SELECT oid::regprocedure FROM pg_proc
-             WHERE proname = 'a2a_step_many' AND pronargs <> 29 LOOP
+             WHERE proname = 'a2a_step_many'
+               AND (pronargs <> 29 OR pg_get_function_result(oid) NOT LIKE '%o_trace%') LOOP
         EXECUTE 'DROP FUNCTION ' || f;
     END LOOP;
 END $$;
@@ -56,7 +58,8 @@ CREATE OR REPLACE FUNCTION a2a_step_many(
     r_guards TEXT[], r_audit_pre TEXT[], r_audit_post TEXT[], r_events TEXT[],
     d_senders TEXT[], d_if_stored BOOLEAN[],
     p_now BIGINT)
-RETURNS TABLE (o_kind INT, o_ord INT, o_text TEXT, o_status TEXT, o_content TEXT, o_error TEXT)
+RETURNS TABLE (o_kind INT, o_ord INT, o_text TEXT, o_status TEXT, o_content TEXT, o_error TEXT,
+               o_trace TEXT)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
@@ -66,6 +69,7 @@ DECLARE
     v_status TEXT;
     v_content TEXT;
     v_error TEXT;
+    v_trace TEXT;
     j INT;
     -- What set_config answers (not read).
     v_setting TEXT;
@@ -133,21 +137,22 @@ BEGIN
         WHERE id = (SELECT h.id FROM tasks h WHERE h.id = r_ids[i] FOR UPDATE SKIP LOCKED)
           AND state = 'in_flight' AND leased_to = r_callers[i]
           AND cache_key IS NULL AND (r_guards[i] IS NULL OR lease_id = r_guards[i])
-        RETURNING sender, id, state, result_status, result_content, result_error
-        INTO v_text, v_id, v_state, v_status, v_content, v_error;
+        RETURNING sender, id, state, result_status, result_content, result_error, result_trace
+        INTO v_text, v_id, v_state, v_status, v_content, v_error, v_trace;
         IF FOUND THEN
             a_issuers := a_issuers || r_callers[i];
             a_bodies := a_bodies || (r_audit_pre[i] || v_text || r_audit_post[i]);
             a_tasks := a_tasks || v_id;
             a_events := a_events || r_events[i];
             o_kind := __KIND_RESULT__; o_ord := i; o_text := v_text;
-            o_status := NULL; o_content := NULL; o_error := NULL;
+            o_status := NULL; o_content := NULL; o_error := NULL; o_trace := NULL;
             RETURN NEXT;
             IF v_state = 'resolved' THEN
                 j := array_position(v_drains, v_text);
                 v_drains[j] := NULL;
                 o_kind := __KIND_DRAIN__; o_ord := j; o_text := v_id;
                 o_status := v_status; o_content := v_content; o_error := v_error;
+                o_trace := v_trace;
                 RETURN NEXT;
             ELSE
                 v_stored := v_stored || v_text;
@@ -169,6 +174,7 @@ BEGIN
     END IF;
     -- Lease claims: the head of the recipient's queue, when it is live and not locked.
     o_kind := __KIND_CLAIM__; o_status := NULL; o_content := NULL; o_error := NULL;
+    o_trace := NULL;
     FOR i IN 1 .. COALESCE(array_length(c_recipients, 1), 0) LOOP
         CONTINUE WHEN v_claims[i] IS NULL;
         CONTINUE WHEN c_if_sent[i] AND NOT (c_recipients[i] = ANY (v_sent));
@@ -186,7 +192,7 @@ BEGIN
         CONTINUE WHEN v_drains[i] IS NULL;
         CONTINUE WHEN d_if_stored[i] AND NOT (d_senders[i] = ANY (v_stored));
         __DRAIN__
-        INTO o_text, o_status, o_content, o_error;
+        INTO o_text, o_status, o_content, o_error, o_trace;
         IF FOUND THEN
             o_ord := i;
             RETURN NEXT;

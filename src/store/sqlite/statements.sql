@@ -57,7 +57,7 @@ SET state = 'resolved',
     updated_at_ms = $2
 WHERE id IN (SELECT id FROM tasks WHERE state = 'result_pending'
     AND sender = $1 ORDER BY result_seq LIMIT $3)
-RETURNING id, result_status, result_content, result_error, result_seq;
+RETURNING id, result_status, result_content, result_error, result_trace, result_seq;
 
 -- name: queue_head
 -- $1 recipient: the head of its queue (id, sender, deadline).
@@ -323,7 +323,7 @@ SET state = 'resolved',
     updated_at_ms = $2
 WHERE id = (SELECT id FROM tasks WHERE state = 'result_pending'
     AND sender = $1 ORDER BY result_seq LIMIT 1)
-RETURNING id, result_status, result_content, result_error;
+RETURNING id, result_status, result_content, result_error, result_trace;
 
 -- ==== Both engines alike (src/store/statements.rs) ====
 
@@ -340,6 +340,12 @@ SELECT id, sender, recipient, body, state, attempt, lease_id, leased_to, leased_
     result_status, result_content, result_error, result_by, created_at_ms, updated_at_ms,
     canceled_by, cancel_reason, canceled_from, canceled_at_ms
 FROM tasks
+WHERE id = $1;
+
+-- name: set_result_trace
+-- $1 id, $2 trace context (JSON text): a stored result's trace context.
+UPDATE tasks
+SET result_trace = $2
 WHERE id = $1;
 
 -- name: task_origin

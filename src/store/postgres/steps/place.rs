@@ -15,6 +15,7 @@ pub(super) struct StepRow {
     pub(super) o_status: Option<String>,
     pub(super) o_content: Option<String>,
     pub(super) o_error: Option<String>,
+    pub(super) o_trace: Option<String>,
 }
 
 /// Maps the rows `a2a_step_many` answered to the batch's elements (`kinds`, in batch order): a
@@ -73,6 +74,7 @@ pub(super) fn place(kinds: &[usize], rows: Vec<StepRow>) -> Vec<Outcome> {
                 result_status: row.o_status,
                 result_content: row.o_content,
                 result_error: row.o_error,
+                result_trace: row.o_trace,
             })),
         };
     }

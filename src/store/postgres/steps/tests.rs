@@ -107,6 +107,7 @@ fn row(kind: i32, ord: i32, text: Option<&str>) -> StepRow {
         o_status: Some("ok".into()),
         o_content: Some("[]".into()),
         o_error: None,
+        o_trace: None,
     }
 }
 

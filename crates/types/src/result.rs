@@ -48,12 +48,15 @@ pub struct A2ATaskResult {
     /// The W3C trace context of the answer (taken from the `traceparent`/`tracestate` headers
     /// of its post when absent; the body wins). One that is not well formed is dropped, never
     /// refused; it is no part of the result's identity: the same result again under another
-    /// trace is a replay.
+    /// trace is a replay. Its shape is a task's `trace`: `{"traceparent", "tracestate"?}`.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::trace::lenient"
     )]
+    // Any value is taken (and dropped unless it is a `Trace`): the document promises no refusal.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<serde_json::Value>, example = json!(
+        {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"})))]
     pub trace: Option<crate::Trace>,
 }
 
@@ -74,12 +77,15 @@ pub struct PostResult {
     /// The W3C trace context of the answer (taken from the `traceparent`/`tracestate` headers
     /// of its post when absent; the body wins). One that is not well formed is dropped, never
     /// refused; it is no part of the result's identity: the same result again under another
-    /// trace is a replay.
+    /// trace is a replay. Its shape is a task's `trace`: `{"traceparent", "tracestate"?}`.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::trace::lenient"
     )]
+    // Any value is taken (and dropped unless it is a `Trace`): the document promises no refusal.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<serde_json::Value>, example = json!(
+        {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"})))]
     pub trace: Option<crate::Trace>,
 }
 

@@ -109,11 +109,16 @@ pub struct A2ATask {
     /// The sender's W3C trace context, handed to whoever leases the task (taken from the
     /// `traceparent`/`tracestate` headers when absent; the body wins). One that is not well
     /// formed is dropped, never refused; it is no part of the task's identity: a retry with
-    /// another trace replays, keeping the first.
+    /// another trace replays, keeping the first. Its shape: `{"traceparent": "00-<32 hex>-<16
+    /// hex>-<2 hex>", "tracestate": "k=v,…"}` (`tracestate` optional); any other value sent is
+    /// dropped, and an answer never shows one.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::trace::lenient"
     )]
+    // Any value is taken (and dropped unless it is a `Trace`): the document promises no refusal.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<serde_json::Value>, example = json!(
+        {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"})))]
     pub trace: Option<crate::Trace>,
 }

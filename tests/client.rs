@@ -19,6 +19,7 @@ mod client {
     mod retries;
     mod tasks;
     mod tls;
+    mod trace;
     mod transports;
     mod worker;
 

@@ -99,7 +99,7 @@ mod worker;
 
 pub use a2a_mailbox_types as types;
 pub use a2a_mailbox_types::answers::{LeaseItem, LeaseRef, ResultItem};
-pub use a2a_mailbox_types::{AgentId, ErrorCode};
+pub use a2a_mailbox_types::{AgentId, ErrorCode, Trace};
 pub use backoff::Backoff;
 pub use batch_worker::BatchWorker;
 pub use checkpoint::{Checkpoint, Resumed, CHECKPOINT_VERSION};

@@ -8,7 +8,7 @@ use crate::call::{json, Call};
 use crate::tasks::MAX_WAIT;
 use crate::{Client, Error};
 use a2a_mailbox_types::answers::{ResultOpt, ResultPosted, Results};
-use a2a_mailbox_types::{A2ATaskResult, Content, PostResult, ResultStatus};
+use a2a_mailbox_types::{A2ATaskResult, Content, PostResult, ResultStatus, Trace};
 
 /// What a recipient answers for a task: a status, content, and for errors a message.
 ///
@@ -25,6 +25,8 @@ pub struct Reply {
     pub content: Vec<Content>,
     /// Why it failed, for `error`.
     pub error_message: Option<String>,
+    /// The W3C trace context of the span that did the work, handed to the sender with the result.
+    pub trace: Option<Trace>,
 }
 
 impl Reply {
@@ -34,6 +36,7 @@ impl Reply {
             status: ResultStatus::Ok,
             content,
             error_message: None,
+            trace: None,
         }
     }
     /// Success with one text block.
@@ -53,7 +56,15 @@ impl Reply {
             status: ResultStatus::Error,
             content: Vec::new(),
             error_message: Some(message.into()),
+            trace: None,
         }
+    }
+
+    /// With the W3C trace context of the span that did the work: the sender finds it in the
+    /// drained result's `trace`. Never part of the result's identity.
+    pub fn trace(mut self, trace: Trace) -> Reply {
+        self.trace = Some(trace);
+        self
     }
 
     /// The body of `POST /a2a/results` for `task_id`, fenced by `lease_id` when given.
@@ -64,7 +75,7 @@ impl Reply {
             content: self.content,
             error_message: self.error_message,
             lease_id,
-            trace: None,
+            trace: self.trace,
         }
     }
 }

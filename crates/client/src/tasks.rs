@@ -12,7 +12,7 @@ use a2a_mailbox_types::answers::{
 };
 use a2a_mailbox_types::{
     A2ATask, BatchItem, CancelRequest, Content, DuplicateSafety, HeartbeatRequest, Idempotency,
-    Lease, TaskBatch, TaskStatus,
+    Lease, TaskBatch, TaskStatus, Trace,
 };
 
 /// The longest long-poll the mailbox accepts (`wait_ms` 0..=30000).
@@ -49,6 +49,8 @@ pub struct NewTask {
     pub idempotency: Option<Idempotency>,
     /// Free-form JSON kept with the task.
     pub metadata: Option<Map<String, Value>>,
+    /// The sender's W3C trace context, handed to whoever leases the task.
+    pub trace: Option<Trace>,
 }
 
 impl NewTask {
@@ -98,6 +100,14 @@ impl NewTask {
         });
         self
     }
+    /// The W3C trace context of the span that sends the task: the worker that leases it finds
+    /// it in the task's `trace`, to link its own span to. Never part of the task's identity: a
+    /// retry under another span replays ([`Trace::parse`] makes one from a `traceparent`).
+    pub fn trace(mut self, trace: Trace) -> NewTask {
+        self.trace = Some(trace);
+        self
+    }
+
     /// Sets the free-form metadata object.
     pub fn metadata(mut self, metadata: Map<String, Value>) -> NewTask {
         self.metadata = Some(metadata);
@@ -123,7 +133,7 @@ impl NewTask {
             deadline_ms: self.deadline_ms,
             idempotency: self.idempotency,
             metadata: self.metadata,
-            trace: None,
+            trace: self.trace,
         })
     }
 }

@@ -339,14 +339,11 @@ impl Modify for Conventions {
                     .scheme(HttpAuthScheme::Bearer)
                     .bearer_format("JWT")
                     .description(Some(
-                        "A JWT (HS256 with a shared secret, RS256/ES256/EdDSA with a configured \
-                         public key, or a key of an identity provider's JWKS chosen by `kid`). \
-                         Claims: `sub` (the caller's AgentId, required; another claim when \
-                         configured), `exp` (required), optional `nbf`/`iat`, `aud`/`iss` \
-                         (checked when configured), `caps`: a list of action strings or \
-                         `{\"action\", \"scope\"}` objects, and an OAuth `scope`/`scp` whose \
-                         names are read as actions. Mint one with \
-                         `a2a-mailbox token --sub NAME --cap ACTION`.",
+                        "A JWT (HS256 secret, RS256/ES256/EdDSA public key, or a JWKS key by `kid`). \
+                         Claims: `sub` (the AgentId; another claim if configured), `exp`, optional \
+                         `nbf`/`iat`, `aud`/`iss` (checked when configured), `caps` (action strings \
+                         or `{\"action\", \"scope\"}`) and OAuth `scope`/`scp` names as actions. \
+                         Mint one with `a2a-mailbox token --sub NAME --cap ACTION`.",
                     ))
                     .build(),
             ),

@@ -171,9 +171,39 @@ impl World {
     }
 
     /// Sends a request as it is (no `${name}`s left to fill); the response headers or the error.
+    ///
+    /// A connection that fails under a request is tried once more on a new connection: a
+    /// pooled connection can meet the server's idle close on a loaded machine (a race every
+    /// HTTP client has), which is not the service dropping a request. A request that fails on
+    /// a fresh connection too is the finding, with the whole chain of errors.
     async fn send_raw(&self, r: &FReq) -> (Got, Result<reqwest::header::HeaderMap, ()>) {
+        let (got, headers) = self.send_on(&self.client, r).await;
+        if got.status != 0 || got.timed_out || got.unsent {
+            return (got, headers);
+        }
+        let fresh = reqwest::Client::builder()
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(5))
+            .pool_max_idle_per_host(0)
+            .build()
+            .expect("an HTTP client");
+        let (again, headers) = self.send_on(&fresh, r).await;
+        if again.status != 0 {
+            return (again, headers);
+        }
+        let text = format!("{}; on a new connection too: {}", got.text, again.text);
+        (Got { text, ..again }, headers)
+    }
+
+    /// [`Self::send_raw`] on one client.
+    async fn send_on(
+        &self,
+        client: &reqwest::Client,
+        r: &FReq,
+    ) -> (Got, Result<reqwest::header::HeaderMap, ()>) {
         let method = Method::from_bytes(r.method.as_bytes()).unwrap_or(Method::GET);
-        let mut b = self.client.request(method, self.app.url(&r.path));
+        let mut b = client.request(method, self.app.url(&r.path));
         let mut headers = reqwest::header::HeaderMap::new();
         let mut put = |k: &str, v: &str| {
             if let (Ok(k), Ok(v)) = (
@@ -222,9 +252,15 @@ impl World {
                 (got, Ok(headers))
             }
             Err(e) => {
+                let mut text = format!("transport error: {e}");
+                let mut source = std::error::Error::source(&e);
+                while let Some(cause) = source {
+                    text.push_str(&format!(": {cause}"));
+                    source = cause.source();
+                }
                 let got = Got {
                     status: 0,
-                    text: format!("transport error: {e}"),
+                    text,
                     timed_out: e.is_timeout(),
                     unsent: e.is_builder(),
                 };

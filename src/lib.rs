@@ -30,5 +30,6 @@ pub mod mailbox;
 pub mod metrics;
 pub mod server;
 pub mod store;
+pub mod telemetry;
 pub mod transport;
 pub mod trim;

@@ -3,9 +3,9 @@
 use std::io::Write;
 use std::time::Duration;
 
+use a2a_mailbox::telemetry;
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
-use tracing_subscriber::EnvFilter;
 
 use a2a_mailbox::auth::{mint_hs256, CapEntry};
 use a2a_mailbox::cli;
@@ -322,14 +322,22 @@ fn print(out: anyhow::Result<String>) -> anyhow::Result<()> {
 }
 
 fn main() -> std::process::ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
     let cli = Cli::parse();
+    let export = match telemetry::start(matches!(cli.command, Command::Serve(_))) {
+        Ok(export) => export,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let code = run(cli);
+    if let Some(export) = export {
+        export.shutdown();
+    }
+    code
+}
+
+fn run(cli: Cli) -> std::process::ExitCode {
     let result = match cli.command {
         Command::Token(a) => run_token(a),
         command => {

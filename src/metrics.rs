@@ -26,6 +26,27 @@ pub fn render_jwks(out: &mut String, (ok, failed): (u64, u64)) {
     let _ = writeln!(out, "{name}{{outcome=\"error\"}} {failed}");
 }
 
+/// Appends what trace export did with the spans it was given (`telemetry`): exported, dropped
+/// because its queue was full, or lost in a batch the collector did not take.
+pub fn render_spans(out: &mut String, tally: &crate::telemetry::Tally) {
+    let name = "a2a_otel_spans_total";
+    let _ = writeln!(
+        out,
+        "# HELP {name} Spans given to trace export, by outcome.\n# TYPE {name} counter"
+    );
+    for (outcome, n) in [
+        ("exported", &tally.exported),
+        ("dropped", &tally.dropped),
+        ("failed", &tally.failed),
+    ] {
+        let _ = writeln!(
+            out,
+            "{name}{{outcome=\"{outcome}\"}} {}",
+            n.load(Ordering::Relaxed)
+        );
+    }
+}
+
 /// Upper bounds (seconds) of the request latency buckets.
 const BUCKETS: [f64; 12] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,

@@ -22,7 +22,7 @@ pub use a2a_mailbox_types::BatchItem;
 
 impl Mailbox {
     /// `POST /a2a/tasks/batch`: `tasks` as JSON, each checked like the body of a single send.
-    pub async fn send_batch(
+    pub(super) async fn send_batch_untraced(
         &self,
         by: Author<'_>,
         tasks: Vec<Value>,

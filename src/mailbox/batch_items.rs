@@ -23,7 +23,7 @@ pub type ItemOutcomes<T> = Vec<(Uuid, Result<Done<T>, MailboxError>)>;
 
 impl Mailbox {
     /// `POST /a2a/results/batch`.
-    pub async fn post_results(
+    pub(super) async fn post_results_untraced(
         &self,
         by: Author<'_>,
         results: Vec<PostResult>,

@@ -18,7 +18,7 @@ use crate::store::{TaskRow, Tx};
 impl Mailbox {
     /// `GET /a2a/tasks/next`: leases the oldest queued task of `recipient`, waiting up to `wait`.
     /// With an attempt id, a retry answers the lease the first take got (if still held).
-    pub async fn lease_next(
+    pub(super) async fn lease_next_untraced(
         &self,
         caller: &Caller,
         recipient: &str,
@@ -27,7 +27,7 @@ impl Mailbox {
     ) -> Result<TaskOpt, MailboxError> {
         let leased = match attempt {
             Some(a) => self
-                .lease_batch(caller, recipient, 1, wait, Some(a))
+                .lease_batch_untraced(caller, recipient, 1, wait, Some(a))
                 .await?
                 .leases
                 .pop()

@@ -26,6 +26,7 @@ mod secrets;
 pub mod send;
 pub mod takes;
 pub mod tasks;
+mod traced;
 mod visibility;
 mod wake;
 mod wakeups;

@@ -18,7 +18,7 @@ use crate::store::{StoredResult, TaskRow, Tx};
 
 impl Mailbox {
     /// `POST /a2a/results`.
-    pub async fn post_result(
+    pub(super) async fn post_result_untraced(
         &self,
         by: Author<'_>,
         input: &PostResult,
@@ -259,7 +259,7 @@ impl Mailbox {
 
     /// `GET /a2a/results/next`: drains the oldest pending result of a task the caller sent.
     /// With an attempt id, a retry answers the result the first drain took.
-    pub async fn drain_result(
+    pub(super) async fn drain_result_untraced(
         &self,
         caller: &Caller,
         wait: Duration,
@@ -267,7 +267,7 @@ impl Mailbox {
     ) -> Result<ResultOpt, MailboxError> {
         let result = match attempt {
             Some(a) => self
-                .drain_batch(caller, 1, wait, Some(a))
+                .drain_batch_untraced(caller, 1, wait, Some(a))
                 .await?
                 .results
                 .pop(),

@@ -181,7 +181,7 @@ impl Mailbox {
 
     /// [`Mailbox::send`] for a facade, which keeps `kept` in the task's `metadata` under its
     /// own key.
-    pub async fn send_keeping(
+    pub(super) async fn send_keeping_untraced(
         &self,
         by: Author<'_>,
         raw: &Value,

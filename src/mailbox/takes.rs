@@ -81,7 +81,7 @@ impl Attempt {
 impl Mailbox {
     /// `GET /a2a/tasks/next?max=`: leases up to `max` of the oldest queued tasks of
     /// `recipient`, each with its own lease, waiting up to `wait` for the first.
-    pub async fn lease_batch(
+    pub(super) async fn lease_batch_untraced(
         &self,
         caller: &Caller,
         recipient: &str,
@@ -169,7 +169,7 @@ impl Mailbox {
 
     /// `GET /a2a/results/next?max=`: drains up to `max` of the oldest pending results of the
     /// caller's tasks, waiting up to `wait` for the first.
-    pub async fn drain_batch(
+    pub(super) async fn drain_batch_untraced(
         &self,
         caller: &Caller,
         max: u32,

@@ -19,6 +19,7 @@ use sqlx::{Connection, Executor, PgConnection};
 use uuid::Uuid;
 
 pub mod jwks;
+pub mod otlp;
 pub mod outcome;
 pub mod python;
 pub mod store;

@@ -11,8 +11,8 @@ use std::sync::Mutex;
 /// Serialises the making of environments between the tests of one process.
 static MAKING: Mutex<()> = Mutex::new(());
 
-/// Runs `cmd` to completion and panics, with its output, unless it succeeded.
-pub fn run_checked(cmd: &mut Command, what: &str) {
+/// Runs `cmd` to completion and panics, with its output, unless it succeeded: what it printed.
+pub fn run_checked(cmd: &mut Command, what: &str) -> String {
     let out = cmd
         .output()
         .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
@@ -23,6 +23,7 @@ pub fn run_checked(cmd: &mut Command, what: &str) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// A Python interpreter with the packages of `scripts/<dir>/requirements.txt`: the one named by

@@ -284,7 +284,8 @@ impl Run<'_> {
         for leased in leased {
             let task_id = leased.task.id;
             let lease_id = leased.lease.lease_id;
-            let work = handler(leased);
+            let processing = crate::otel::processing(&leased.task);
+            let work = processing.run(handler(leased));
             let abort = self.handlers.spawn(async move { (task_id, work.await) });
             let phase = Phase::Running(abort);
             self.held.insert(task_id, Held { lease_id, phase });

@@ -164,6 +164,14 @@ impl Client {
         if let Some(key) = key {
             req = req.header("Idempotency-Key", key);
         }
+        // The current span's trace context (feature `otel`): the mailbox's span of this request
+        // joins the caller's trace.
+        if let Some(trace) = crate::otel::current() {
+            req = req.header("traceparent", trace.traceparent);
+            if let Some(state) = trace.tracestate {
+                req = req.header("tracestate", state);
+            }
+        }
         if let Some(body) = &call.body {
             req = req.json(body);
         }

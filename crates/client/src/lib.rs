@@ -91,6 +91,7 @@ mod durable;
 mod error;
 mod listing;
 mod ops;
+mod otel;
 mod results;
 mod tasks;
 mod tls;

@@ -277,7 +277,12 @@ impl Client {
     }
 
     /// `task` with its id, this agent as the sender, and the client's context id by default.
-    fn complete(&self, task: NewTask, id: Uuid) -> Result<A2ATask, Error> {
+    /// The task as sent; without a trace context of its own, it takes the current span's
+    /// (feature `otel`).
+    fn complete(&self, mut task: NewTask, id: Uuid) -> Result<A2ATask, Error> {
+        if task.trace.is_none() {
+            task.trace = crate::otel::current();
+        }
         let context = self.ledger().context_id.clone();
         task.into_task(id, self.agent_id().clone(), context)
     }

@@ -122,7 +122,8 @@ impl Worker {
         };
         let task_id = leased.task.id;
         let lease_id = leased.lease.lease_id;
-        let work = handler(leased);
+        let processing = crate::otel::processing(&leased.task);
+        let work = processing.run(handler(leased));
         let reply = tokio::select! {
             reply = work => reply,
             stop = self.heartbeats(task_id, lease_id) => return Ok(Some(stop)),

@@ -30,6 +30,8 @@ mod retry;
 mod state;
 mod task;
 pub mod trace;
+#[cfg(feature = "otel")]
+mod trace_otel;
 
 pub use agent::{AgentId, AGENT_ID_PATTERN};
 pub use error::{ErrorBody, ErrorCode};

@@ -85,6 +85,9 @@ async fn metrics(state: State) -> Result<HttpResponse, MailboxError> {
     if let Some(jwks) = &state.verifier.keys().jwks {
         crate::metrics::render_jwks(&mut text, jwks.fetches());
     }
+    if crate::telemetry::on() {
+        crate::metrics::render_spans(&mut text, &crate::telemetry::TALLY);
+    }
     Ok(HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")
         .body(text))

@@ -19,6 +19,8 @@ use anyhow::Context;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tracing_actix_web::TracingLogger;
 
+use super::root_span::Root;
+
 use super::compact_head::CompactHead;
 use super::conn::ContractErrors;
 use super::nul_guard::refuse_nul;
@@ -81,7 +83,7 @@ fn app(
         // panic is answered 500 `internal` and logged under the request's id.
         .wrap(from_fn(catch_panics))
         .wrap(from_fn(observe_latency))
-        .wrap(TracingLogger::default())
+        .wrap(TracingLogger::<Root>::new())
         .wrap(CompactHead)
         .configure(configure)
         .default_service(web::to(not_found_route))

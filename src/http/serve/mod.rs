@@ -7,6 +7,7 @@ mod conn;
 mod listen;
 mod nul_guard;
 mod panics;
+mod root_span;
 
 pub use listen::{listen, Listening};
 pub use nul_guard::refuse_nul;

@@ -8,6 +8,7 @@
 mod common;
 
 mod otel {
+    mod cli;
     mod flow;
     mod surfaces;
 

@@ -1,6 +1,6 @@
 //! What every command shares: the flags naming the mailbox, and how an answer is printed as JSON.
 
-use a2a_mailbox_client::Client;
+use a2a_mailbox_client::{Client, Trace};
 use clap::Args;
 use serde::Serialize;
 
@@ -15,9 +15,18 @@ pub struct ClientArgs {
 }
 
 impl ClientArgs {
-    /// The client of the mailbox these flags name.
+    /// The client of the mailbox these flags name. A command run under `TRACEPARENT` (and
+    /// `TRACESTATE`), OpenTelemetry's environment carriers, sends that trace context with each
+    /// request, so the mailbox's spans of an operator's action join the trace that ran it.
     pub(crate) fn client(&self) -> anyhow::Result<Client> {
-        Ok(Client::new(self.url.clone(), self.token.clone())?)
+        let mut builder = Client::builder(self.url.clone(), self.token.clone());
+        let var = |name| std::env::var(name).ok();
+        if let Some(trace) =
+            var("TRACEPARENT").and_then(|p| Trace::parse(&p, var("TRACESTATE").as_deref()))
+        {
+            builder = builder.trace(trace);
+        }
+        Ok(builder.build()?)
     }
 }
 

@@ -164,9 +164,9 @@ impl Client {
         if let Some(key) = key {
             req = req.header("Idempotency-Key", key);
         }
-        // The current span's trace context (feature `otel`): the mailbox's span of this request
-        // joins the caller's trace.
-        if let Some(trace) = crate::otel::current() {
+        // The current span's trace context (feature `otel`), else the client's own: the
+        // mailbox's span of this request joins the caller's trace.
+        if let Some(trace) = crate::otel::current().or_else(|| inner.trace.clone()) {
             req = req.header("traceparent", trace.traceparent);
             if let Some(state) = trace.tracestate {
                 req = req.header("tracestate", state);

@@ -8,7 +8,7 @@ use a2a_mailbox_types::IDLE_CONNECTION_REUSE;
 
 use crate::checkpoint::Ledger;
 use crate::tls::Trust;
-use crate::{token_subject, AgentId, Backoff, Error};
+use crate::{token_subject, AgentId, Backoff, Error, Trace};
 
 /// A typed client of one a2a-mailbox, over TCP or a Unix socket.
 ///
@@ -41,6 +41,8 @@ pub(crate) struct Inner {
     pub(crate) timeout: Duration,
     pub(crate) batch_body_limit: usize,
     pub(crate) ledger: Mutex<Ledger>,
+    /// The trace context of [`ClientBuilder::trace`].
+    pub(crate) trace: Option<Trace>,
 }
 
 /// Options of a [`Client`]: start from [`Client::builder`] or [`ClientBuilder::unix`].
@@ -80,6 +82,7 @@ pub struct ClientBuilder {
     batch_body_limit: usize,
     context_id: Option<String>,
     trust: Trust,
+    trace: Option<Trace>,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -93,6 +96,7 @@ impl std::fmt::Debug for ClientBuilder {
             .field("batch_body_limit", &self.batch_body_limit)
             .field("context_id", &self.context_id)
             .field("trust", &self.trust)
+            .field("trace", &self.trace)
             .finish()
     }
 }
@@ -125,6 +129,14 @@ impl ClientBuilder {
     /// requests that fit. Set it to the mailbox's limit when that was lowered.
     pub fn batch_body_limit(mut self, bytes: usize) -> ClientBuilder {
         self.batch_body_limit = bytes;
+        self
+    }
+
+    /// A trace context every request carries (`traceparent`), and every task sent without a
+    /// `trace` of its own: for a process that is one step of a trace, such as a command run
+    /// under `TRACEPARENT`. With the `otel` feature, a current span's context comes first.
+    pub fn trace(mut self, trace: Trace) -> ClientBuilder {
+        self.trace = Some(trace);
         self
     }
 
@@ -184,6 +196,7 @@ impl ClientBuilder {
                 timeout: self.timeout,
                 batch_body_limit: self.batch_body_limit,
                 ledger: Mutex::new(Ledger::new(self.context_id)),
+                trace: self.trace,
             }),
         })
     }
@@ -219,6 +232,7 @@ impl Client {
             batch_body_limit: crate::batches::DEFAULT_BATCH_BODY_LIMIT,
             context_id: None,
             trust: Trust::default(),
+            trace: None,
         }
     }
 

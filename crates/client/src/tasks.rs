@@ -278,10 +278,10 @@ impl Client {
 
     /// `task` with its id, this agent as the sender, and the client's context id by default.
     /// The task as sent; without a trace context of its own, it takes the current span's
-    /// (feature `otel`).
+    /// (feature `otel`), else the client's ([`ClientBuilder::trace`](crate::ClientBuilder::trace)).
     fn complete(&self, mut task: NewTask, id: Uuid) -> Result<A2ATask, Error> {
         if task.trace.is_none() {
-            task.trace = crate::otel::current();
+            task.trace = crate::otel::current().or_else(|| self.inner.trace.clone());
         }
         let context = self.ledger().context_id.clone();
         task.into_task(id, self.agent_id().clone(), context)

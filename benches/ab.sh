@@ -9,7 +9,7 @@
 # with a target directory of its own beside it (cargo refuses a tree that lands inside this
 # workspace, as target/ does); the bench harness and the new server are the work tree's release
 # builds, in ${CARGO_TARGET_DIR:-target}. Writes
-# benches/results/<date>-ab-<old>-<new>.json (every round's tasks/s, and per engine the ratio
+# benches/results/<date>-ab-<old>-<new>[-<A2A_AB_TAG>].json (every round's tasks/s, and per engine the ratio
 # new ÷ old of each round, its median and range, and the means) and prints the summary.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -40,7 +40,9 @@ cargo build --release --quiet --bin a2a-mailbox
 cp "$target/release/a2a-mailbox" "$work/a2a-mailbox-new"
 new_bin="$work/a2a-mailbox-new"
 
-out="benches/results/$(date -u +%F)-ab-$old-$new.json"
+# A2A_AB_TAG names a run made under other settings (say, `export-on` with OTEL_ variables set), so
+# that it does not overwrite the plain run of the same two commits.
+out="benches/results/$(date -u +%F)-ab-$old-$new${A2A_AB_TAG:+-$A2A_AB_TAG}.json"
 runs="$work/runs-$old-$new"
 rm -rf "$runs"
 mkdir -p "$runs"

@@ -36,12 +36,7 @@ pub fn carry(object: &mut Value, trace: Option<&Trace>) {
     let (Some(trace), Some(fields)) = (trace, object.as_object_mut()) else {
         return;
     };
-    let own = fields
-        .get("trace")
-        .and_then(|t| t.get("traceparent"))
-        .and_then(Value::as_str)
-        .and_then(|p| Trace::parse(p, None));
-    if own.is_none() {
+    if fields.get("trace").and_then(Trace::in_object).is_none() {
         if let Ok(value) = serde_json::to_value(trace) {
             fields.insert("trace".to_owned(), value);
         }

@@ -24,11 +24,9 @@ use crate::error::MailboxError;
 use crate::telemetry::spans;
 use a2a_mailbox_types::Trace;
 
-/// The trace context a task or result as sent names in its `trace` field, if well formed.
+/// The trace context a task as sent names in its `trace` field, if well formed.
 fn trace_in(raw: &Value) -> Option<Trace> {
-    let t = raw.get("trace")?;
-    let field = |name| t.get(name).and_then(Value::as_str);
-    Trace::parse(field("traceparent")?, field("tracestate"))
+    raw.get("trace").and_then(Trace::in_object)
 }
 
 impl Mailbox {

@@ -265,15 +265,27 @@ impl Api {
 
     /// Waits until the sample reads `want` (at most 15 s, re-reading every 10 ms).
     pub async fn until_metric(&self, sample: &str, want: f64) {
+        self.until_metric_is(sample, &format!("{want}"), |now| now == want)
+            .await
+    }
+
+    /// Waits until the sample reads at least `least` (at most 15 s).
+    #[allow(dead_code)] // tests/otel only
+    pub async fn until_metric_at_least(&self, sample: &str, least: f64) {
+        self.until_metric_is(sample, &format!("at least {least}"), |now| now >= least)
+            .await
+    }
+
+    async fn until_metric_is(&self, sample: &str, wanted: &str, good: impl Fn(f64) -> bool) {
         let deadline = Instant::now() + Duration::from_secs(15);
         loop {
             let now = self.metric(sample).await;
-            if now == want {
+            if good(now) {
                 return;
             }
             assert!(
                 Instant::now() < deadline,
-                "{sample} reads {now}, waited 15 s for {want}"
+                "{sample} reads {now}, waited 15 s for {wanted}"
             );
             tokio::time::sleep(Duration::from_millis(10)).await;
         }

@@ -175,15 +175,8 @@ async fn a_collector_that_never_answers_costs_requests_nothing(app: TestApp) {
             .await
             .expect("every send is answered while export is stuck");
     }
-    let dropped = "a2a_otel_spans_total{outcome=\"dropped\"}";
-    let deadline = std::time::Instant::now() + Duration::from_secs(15);
-    while app.metric(dropped).await < 1.0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no span counted as dropped"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    app.until_metric_at_least("a2a_otel_spans_total{outcome=\"dropped\"}", 1.0)
+        .await;
     assert_eq!(
         app.metric("a2a_otel_spans_total{outcome=\"exported\"}")
             .await,

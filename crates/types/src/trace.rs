@@ -43,6 +43,13 @@ impl Trace {
         })
     }
 
+    /// The trace context a JSON object names in its `traceparent` and `tracestate` fields (a
+    /// task's or a result's `trace`, MCP's `_meta`): `None` unless well formed.
+    pub fn in_object(object: &serde_json::Value) -> Option<Trace> {
+        let field = |name| object.get(name).and_then(serde_json::Value::as_str);
+        Trace::parse(field("traceparent")?, field("tracestate"))
+    }
+
     /// The trace id (32 hex digits).
     pub fn trace_id(&self) -> &str {
         self.traceparent.get(3..35).unwrap_or_default()
@@ -97,10 +104,7 @@ fn valid_tracestate(s: &str) -> bool {
 
 /// Reads a `trace` field leniently: anything but a well-formed trace context is `None`.
 pub fn lenient<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Trace>, D::Error> {
-    let value = serde_json::Value::deserialize(d)?;
-    let parent = value.get("traceparent").and_then(serde_json::Value::as_str);
-    let state = value.get("tracestate").and_then(serde_json::Value::as_str);
-    Ok(parent.and_then(|p| Trace::parse(p, state)))
+    Ok(Trace::in_object(&serde_json::Value::deserialize(d)?))
 }
 
 #[cfg(test)]

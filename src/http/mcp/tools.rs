@@ -97,9 +97,7 @@ impl ToolCall<'_> {
         free_form::body_within(&args, limit).map_err(|e| RpcError::params(e.message))?;
         let name = params.get("name").and_then(Value::as_str);
         if matches!(name, Some("send_task" | "post_result")) {
-            let meta = params.get("_meta");
-            let field = |k| meta.and_then(|m| m.get(k)).and_then(Value::as_str);
-            let trace = field("traceparent").and_then(|p| Trace::parse(p, field("tracestate")));
+            let trace = params.get("_meta").and_then(Trace::in_object);
             crate::http::trace::carry(&mut args, trace.as_ref());
         }
         Ok(args)
